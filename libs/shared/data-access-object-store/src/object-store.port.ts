@@ -1,0 +1,93 @@
+import { PodminError } from '@podmin/util-errors';
+
+/** An object read from the store with its entity tag. */
+export interface StoredObject {
+  body: Buffer;
+  /** Opaque entity tag, quoted as S3 returns it (e.g. `"0cc175b9..."`). */
+  etag: string;
+}
+
+/** Metadata of one object. */
+export interface ObjectHead {
+  etag: string;
+  size: number;
+  lastModified: Date;
+}
+
+/** One entry of a listing. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  etag: string;
+  lastModified: Date;
+}
+
+/** One page of a listing; pass `nextToken` back to continue. */
+export interface ListPage {
+  objects: ListedObject[];
+  nextToken?: string;
+}
+
+/** Options of a bounded read. */
+export interface GetOptions {
+  /** Reject with OBJECT_TOO_LARGE when the object exceeds this many bytes (default 16 MiB). */
+  maxBytes?: number;
+}
+
+/** Result of a conditional read: unchanged when the current ETag equals the one given. */
+export type ConditionalGetResult =
+  | { status: 'unchanged'; etag: string }
+  | ({ status: 'changed' } & StoredObject);
+
+/**
+ * The object-storage port every podmin component uses. Errors are PodminErrors:
+ * OBJECT_NOT_FOUND for a missing key, PRECONDITION_FAILED for a failed create-only or
+ * if-match write, OBJECT_TOO_LARGE for a read over its bound, BUCKET_UNAVAILABLE or
+ * ACCESS_DENIED when the store cannot be reached or used.
+ */
+export interface ObjectStore {
+  /** Reads a whole object (bounded) with its ETag; OBJECT_NOT_FOUND when absent. */
+  get(key: string, options?: GetOptions): Promise<StoredObject>;
+  /** Reads an object unless its ETag still equals `etag`; OBJECT_NOT_FOUND when absent. */
+  getIfChanged(key: string, etag: string, options?: GetOptions): Promise<ConditionalGetResult>;
+  /** Creates an object only if the key is absent; PRECONDITION_FAILED when it exists. Returns the new ETag. */
+  putIfAbsent(key: string, body: Buffer | string): Promise<string>;
+  /** Replaces an object only if its current ETag equals `etag`; PRECONDITION_FAILED otherwise (also when absent). */
+  putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
+  /** Writes an object unconditionally. Returns the new ETag. */
+  put(key: string, body: Buffer | string): Promise<string>;
+  /** Metadata of an object; OBJECT_NOT_FOUND when absent. */
+  head(key: string): Promise<ObjectHead>;
+  /** Deletes an object; deleting an absent key succeeds. */
+  delete(key: string): Promise<void>;
+  /** One page (at most 1000 entries) of keys under `prefix`, in lexicographic key order. */
+  list(prefix: string, token?: string): Promise<ListPage>;
+}
+
+/** Default bound of a whole-object read. */
+export const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
+
+/** Object keys are relative, slash-separated, without empty, `.` or `..` segments. */
+export function assertValidKey(key: string): void {
+  if (
+    key.length === 0 ||
+    key.length > 1024 ||
+    key.startsWith('/') ||
+    key.endsWith('/') ||
+    key.includes('\\') ||
+    key.includes('\0') ||
+    key.split('/').some((s) => s === '' || s === '.' || s === '..')
+  ) {
+    throw new InvalidKeyError(key);
+  }
+}
+
+/** Raised for a key that is not a relative slash-separated path. */
+export class InvalidKeyError extends PodminError {
+  constructor(key: string) {
+    super(
+      'INVALID_ARGUMENT',
+      `object key ${JSON.stringify(key)}: must be a relative slash-separated path without empty, "." or ".." segments`,
+    );
+  }
+}
