@@ -1,0 +1,4 @@
+export * from './paths';
+export * from './files';
+export * from './contexts';
+export * from './env';

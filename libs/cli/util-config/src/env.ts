@@ -1,0 +1,38 @@
+/** Settings the CLI takes from its environment; the only place that reads process.env. */
+export interface CliEnvironment {
+  /** Overrides the S3 endpoint (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL), e.g. an emulator. */
+  s3Endpoint?: string;
+  /** Overrides the SSM endpoint (AWS_ENDPOINT_URL_SSM, else AWS_ENDPOINT_URL). */
+  ssmEndpoint?: string;
+  /** Overrides the Secrets Manager endpoint. */
+  secretsManagerEndpoint?: string;
+  /** Default AWS region (AWS_REGION, else AWS_DEFAULT_REGION). */
+  awsRegion?: string;
+  /** Default AWS profile (AWS_PROFILE). */
+  awsProfile?: string;
+}
+
+/** Reads the CLI's environment once. */
+export function readCliEnvironment(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CliEnvironment {
+  const pick = (...names: string[]): string | undefined => {
+    for (const n of names) {
+      const v = env[n];
+      if (v) return v;
+    }
+    return undefined;
+  };
+  const out: CliEnvironment = {};
+  const s3 = pick('AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL');
+  const ssm = pick('AWS_ENDPOINT_URL_SSM', 'AWS_ENDPOINT_URL');
+  const sm = pick('AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL');
+  const region = pick('AWS_REGION', 'AWS_DEFAULT_REGION');
+  const profile = pick('AWS_PROFILE');
+  if (s3) out.s3Endpoint = s3;
+  if (ssm) out.ssmEndpoint = ssm;
+  if (sm) out.secretsManagerEndpoint = sm;
+  if (region) out.awsRegion = region;
+  if (profile) out.awsProfile = profile;
+  return out;
+}

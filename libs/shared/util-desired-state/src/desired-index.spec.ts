@@ -1,0 +1,81 @@
+import { hasCode } from '@podmin/util-errors';
+import {
+  parseIndex,
+  podPayloadKey,
+  serializeIndex,
+  servicePayloadKey,
+  sha512Hex,
+  verifyPayload,
+  withDeployment,
+  withoutDeployment,
+  parseDeploymentKey,
+} from './desired-index';
+
+const pod = podPayloadKey('workers', 'kind: Pod\n');
+const svc = servicePayloadKey('product', 'frontend', 'kind: Service\n');
+
+describe('desired index', () => {
+  it('names payloads by SHA-512 of their bytes', () => {
+    expect(pod).toBe(`nodegroups/workers/pods/sha512/${sha512Hex('kind: Pod\n')}.yaml`);
+    expect(svc).toMatch(/^services\/product\/frontend\/sha512\/[0-9a-f]{128}\.yaml$/);
+  });
+
+  it('serializes in the spec shape with sorted keys and omits an absent service', () => {
+    const text = serializeIndex({
+      'workers/web': { pod, service: svc },
+      'a/b': { pod: podPayloadKey('a', 'x') },
+    });
+    expect(Object.keys(JSON.parse(text) as object)).toEqual(['a/b', 'workers/web']);
+    expect(text).toContain(`"workers/web": {\n    "pod": "${pod}",\n    "service": "${svc}"\n  }`);
+    expect(text).not.toContain('"service": undefined');
+    expect(parseIndex(text)).toEqual({
+      'workers/web': { pod, service: svc },
+      'a/b': { pod: podPayloadKey('a', 'x') },
+    });
+  });
+
+  it('rejects duplicate keys, unknown fields and foreign paths', () => {
+    const dup = `{"workers/web": {"pod": "${pod}"}, "workers/web": {"pod": "${pod}"}}`;
+    expect(() => parseIndex(dup)).toThrow(/workers\/web: duplicate key/);
+    expect(() => parseIndex(`{"workers/web": {"pod": "${pod}", "extra": 1}}`)).toThrow(
+      /workers\/web.extra: unknown field/,
+    );
+    expect(() => parseIndex(`{"other/web": {"pod": "${pod}"}}`)).toThrow(/other\/web.pod/);
+    expect(() => parseIndex('[]')).toThrow(/must be a JSON object/);
+    expect(() => parseIndex('{')).toThrow(/not valid JSON/);
+    expect(() => parseIndex(`{"Bad/web": {"pod": "${pod}"}}`)).toThrow(/Bad\/web/);
+  });
+
+  it('keeps one owner per namespaced Service across NodeGroups', () => {
+    const index = withDeployment({}, 'workers/web', { pod, service: svc });
+    const other = {
+      pod: podPayloadKey('edge', 'y'),
+      service: servicePayloadKey('product', 'frontend', 'other'),
+    };
+    let caught: unknown;
+    try {
+      withDeployment(index, 'edge/web2', other);
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'ALREADY_EXISTS')).toBe(true);
+    expect(String(caught)).toContain('workers/web');
+    // The owner itself may update its Service payload.
+    expect(
+      withDeployment(index, 'workers/web', { pod, service: other.service })['workers/web']?.service,
+    ).toBe(other.service);
+    expect(withoutDeployment(index, 'workers/web')).toEqual({});
+  });
+
+  it('verifies payload bytes against the digest in the key', () => {
+    expect(() => verifyPayload(pod, Buffer.from('kind: Pod\n'))).not.toThrow();
+    expect(() => verifyPayload(pod, Buffer.from('kind: Pod\nx: 1\n'))).toThrow(
+      /not the digest in its path/,
+    );
+  });
+
+  it('parses deployment keys', () => {
+    expect(parseDeploymentKey('workers/web')).toEqual({ nodegroup: 'workers', name: 'web' });
+    expect(() => parseDeploymentKey('workers/web/x')).toThrow(/<nodegroup>\/<deployment>/);
+  });
+});
