@@ -1,0 +1,3 @@
+export * from './reporter';
+export * from './terminal-reporter';
+export * from './format';
