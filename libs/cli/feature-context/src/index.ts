@@ -1,0 +1,2 @@
+export * from './context.ports';
+export * from './connect';

@@ -1,0 +1,3 @@
+export * from './desired-state.ports';
+export * from './commit';
+export * from './list';

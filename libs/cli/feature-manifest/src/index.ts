@@ -1,0 +1,2 @@
+export * from './manifest-file';
+export * from './manifest-commands';

@@ -1,0 +1,38 @@
+import {
+  ContextStore,
+  readCliEnvironment,
+  resolveDirs,
+  type CliEnvironment,
+  type ClusterContext,
+  type PodminDirs,
+} from '@podmin/cli-util-config';
+import { TerminalReporter, type Reporter } from '@podmin/cli-util-io';
+import type { ObjectStore } from '@podmin/data-access-object-store';
+
+/** Everything a command handler gets from the shell, built once in main. */
+export interface CliContext {
+  reporter: Reporter;
+  dirs: PodminDirs;
+  env: CliEnvironment;
+  contexts: ContextStore;
+  /** The current context and its opened bucket; NO_CONTEXT when none is selected. */
+  currentBucket(): Promise<{ context: ClusterContext; store: ObjectStore }>;
+}
+
+/** Builds the CLI context from the process environment. */
+export function createCliContext(reporter: Reporter = new TerminalReporter()): CliContext {
+  const dirs = resolveDirs();
+  const env = readCliEnvironment();
+  const contexts = new ContextStore(dirs.config);
+  return {
+    reporter,
+    dirs,
+    env,
+    contexts,
+    async currentBucket() {
+      const context = await contexts.current();
+      const { openObjectStore } = await import('@podmin/cli-data-access-cluster');
+      return { context, store: await openObjectStore(context, env) };
+    },
+  };
+}

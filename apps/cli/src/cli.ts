@@ -1,0 +1,66 @@
+import yargs from 'yargs/yargs';
+import { formatError } from '@podmin/cli-util-io';
+import { PodminError } from '@podmin/util-errors';
+import { createCliContext, type CliContext } from './cli-context';
+import { connectCommand } from './commands/connect/connect.command';
+import { deleteCommand } from './commands/delete/delete.command';
+import { deployCommand } from './commands/deploy/deploy.command';
+import { disconnectCommand } from './commands/disconnect/disconnect.command';
+import { initCommand } from './commands/init/init.command';
+import { listCommand } from './commands/list/list.command';
+import { useCommand } from './commands/use/use.command';
+import { validateCommand } from './commands/validate/validate.command';
+
+declare const __PODMIN_VERSION__: string | undefined;
+
+/** The CLI version, injected by the bundler. */
+export const VERSION = typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev';
+
+/** An invocation error from yargs (bad flags): shown with usage. */
+class UsageError extends PodminError {
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
+/** Runs the CLI with `argv`; resolves to the process exit code. */
+export async function run(argv: string[], ctx: CliContext = createCliContext()): Promise<number> {
+  const debug = argv.includes('--debug');
+  const parser = yargs(argv)
+    .scriptName('podmin')
+    .usage('$0 <command> [options]\n\nRun Kubernetes static Pods on VMs with an unmodified kubelet and no control plane.')
+    .command(connectCommand(ctx))
+    .command(useCommand(ctx))
+    .command(disconnectCommand(ctx))
+    .command(initCommand(ctx))
+    .command(validateCommand(ctx))
+    .command(deployCommand(ctx))
+    .command(listCommand(ctx))
+    .command(deleteCommand(ctx))
+    .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")')
+    .option('debug', { type: 'boolean', describe: 'Show stack traces of errors', global: true })
+    .demandCommand(1, 'Choose a command; see the list above')
+    .recommendCommands()
+    .strict()
+    .version(VERSION)
+    .alias('h', 'help')
+    .alias('v', 'version')
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .epilogue('Commands other than init, validate, use, connect, disconnect and completion need a current context.')
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new UsageError(msg);
+    })
+    .exitProcess(false);
+  try {
+    await parser.parseAsync();
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      ctx.reporter.info(await parser.getHelp());
+      ctx.reporter.info('');
+    }
+    ctx.reporter.info(formatError(err, debug).trimEnd());
+    return 1;
+  }
+}

@@ -1,0 +1,31 @@
+import type { CommandModule } from 'yargs';
+import type { CliContext } from '../../cli-context';
+
+/** `podmin list`: the committed desired-state inventory. */
+export function listCommand(ctx: CliContext): CommandModule<object, { output: string }> {
+  return {
+    command: 'list',
+    describe: 'List committed deployments (desired state, not runtime status)',
+    builder: (y) =>
+      y
+        .option('output', { alias: 'o', type: 'string', choices: ['table', 'json'], default: 'table', describe: 'Output format' })
+        .example('$0 list', 'NAME, NAMESPACE, NODEGROUP, SERVICE, ORIGIN')
+        .example('$0 list -o json', 'The same as JSON'),
+    handler: async (args) => {
+      const { store } = await ctx.currentBucket();
+      const { listDeployments } = await import('@podmin/cli-feature-deploy');
+      const rows = await listDeployments(store, (m) => ctx.reporter.warn(m));
+      if (args.output === 'json') {
+        ctx.reporter.result(JSON.stringify(rows, null, 2));
+        return;
+      }
+      const { renderTable } = await import('@podmin/cli-util-io');
+      ctx.reporter.result(
+        renderTable(
+          ['NAME', 'NAMESPACE', 'NODEGROUP', 'SERVICE', 'ORIGIN'],
+          rows.map((r) => [r.name, r.namespace, r.nodegroup, r.service ?? '-', r.origin ?? '-']),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { parse as parseYaml } from 'yaml';
+import { hasCode, PodminError } from '@podmin/util-errors';
+import {
+  INDEX_KEY,
+  MAX_INDEX_BYTES,
+  MAX_PAYLOAD_BYTES,
+  parseDeploymentKey,
+  parseIndex,
+  parseServiceKey,
+  verifyPayload,
+} from '@podmin/util-desired-state';
+import type { DesiredStateStore } from './desired-state.ports';
+
+/** One committed deployment as `podmin list` shows it. */
+export interface DeploymentSummary {
+  name: string;
+  namespace: string;
+  nodegroup: string;
+  /** `<service>` when the deployment has a Service. */
+  service: string | null;
+  /** A recognised built-in install origin, e.g. `install/cloudflared`. */
+  origin: string | null;
+  pod: string;
+  servicePath: string | null;
+}
+
+/** Annotation naming the built-in command that installed a deployment. */
+export const ORIGIN_ANNOTATION = 'podmin.dev/origin';
+/** Origins `list` recognises; anything else shows as none. */
+export const RECOGNIZED_ORIGINS: ReadonlySet<string> = new Set(['install/cloudflared']);
+
+/** Reads the index and each referenced Pod payload (verified) into inventory rows, sorted. */
+export async function listDeployments(
+  store: Pick<DesiredStateStore, 'get'>,
+  warn: (message: string) => void = () => undefined,
+): Promise<DeploymentSummary[]> {
+  let index;
+  try {
+    index = parseIndex((await store.get(INDEX_KEY, { maxBytes: MAX_INDEX_BYTES })).body);
+  } catch (err) {
+    if (hasCode(err, 'OBJECT_NOT_FOUND')) return [];
+    throw err;
+  }
+  const rows = await Promise.all(
+    Object.entries(index).map(async ([key, entry]): Promise<DeploymentSummary> => {
+      const { nodegroup, name } = parseDeploymentKey(key);
+      const svc = entry.service ? parseServiceKey(entry.service) : undefined;
+      let namespace = svc?.namespace ?? 'default';
+      let origin: string | null = null;
+      try {
+        const { body } = await store.get(entry.pod, { maxBytes: MAX_PAYLOAD_BYTES });
+        verifyPayload(entry.pod, body);
+        const pod = parseYaml(body.toString('utf8')) as { metadata?: { namespace?: string; annotations?: Record<string, string> } };
+        namespace = pod.metadata?.namespace ?? 'default';
+        const declared = pod.metadata?.annotations?.[ORIGIN_ANNOTATION];
+        origin = declared && RECOGNIZED_ORIGINS.has(declared) ? declared : null;
+      } catch (err) {
+        const why = err instanceof PodminError || err instanceof Error ? err.message : String(err);
+        warn(`reading the Pod payload of ${key}: ${why}`);
+      }
+      return {
+        name,
+        namespace,
+        nodegroup,
+        service: svc ? svc.service : null,
+        origin,
+        pod: entry.pod,
+        servicePath: entry.service ?? null,
+      };
+    }),
+  );
+  return rows.sort((a, b) => a.nodegroup.localeCompare(b.nodegroup) || a.name.localeCompare(b.name));
+}
