@@ -1,3 +1,4 @@
+import os from 'node:os';
 import {
   ContextStore,
   readCliEnvironment,
@@ -20,9 +21,12 @@ export interface CliContext {
 }
 
 /** Builds the CLI context from the process environment. */
-export function createCliContext(reporter: Reporter = new TerminalReporter()): CliContext {
-  const dirs = resolveDirs();
-  const env = readCliEnvironment();
+export function createCliContext(
+  reporter: Reporter = new TerminalReporter(),
+  environment: Readonly<Record<string, string | undefined>> = process.env,
+): CliContext {
+  const dirs = resolveDirs({ env: environment, platform: process.platform, home: environment['HOME'] ?? os.homedir() });
+  const env = readCliEnvironment(environment);
   const contexts = new ContextStore(dirs.config);
   return {
     reporter,

@@ -73,14 +73,19 @@ async function putPayload(store: DesiredStateStore, key: string, body: string): 
 export async function updateIndex(
   store: DesiredStateStore,
   mutate: (index: DesiredIndex) => DesiredIndex | undefined,
-  options: CommitOptions = {},
+  options: CommitOptions & { beforeFirstWrite?: () => Promise<void> } = {},
 ): Promise<{ changed: boolean; attempts: number }> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const backoff = options.backoff ?? jitteredBackoff;
+  let prepared = options.beforeFirstWrite === undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const { index, etag } = await readIndex(store);
     const next = mutate(index);
     if (next === undefined) return { changed: false, attempts: attempt };
+    if (!prepared) {
+      await options.beforeFirstWrite?.();
+      prepared = true;
+    }
     const body = serializeIndex(next);
     try {
       if (etag === undefined) await store.putIfAbsent(INDEX_KEY, body);
@@ -97,7 +102,8 @@ export async function updateIndex(
 }
 
 /**
- * Commits one deployment: payloads create-only first, then the index entry by CAS.
+ * Commits one deployment: reads the index and validates the change (so a rejected deploy
+ * writes nothing), writes payloads create-only, then the index entry by CAS.
  * Success means desired state is committed, not that a Pod runs.
  */
 export async function commitDeployment(
@@ -110,12 +116,14 @@ export async function commitDeployment(
   if (payloads.service) {
     entry.service = servicePayloadKey(payloads.service.namespace, payloads.service.name, payloads.service.yaml);
   }
-  await putPayload(store, entry.pod, payloads.podYaml);
-  if (payloads.service && entry.service) await putPayload(store, entry.service, payloads.service.yaml);
+  const writePayloads = async (): Promise<void> => {
+    await putPayload(store, entry.pod, payloads.podYaml);
+    if (payloads.service && entry.service) await putPayload(store, entry.service, payloads.service.yaml);
+  };
   const { changed, attempts } = await updateIndex(
     store,
     (index) => (sameEntry(index[key], entry) ? undefined : withDeployment(index, key, entry)),
-    options,
+    { ...options, beforeFirstWrite: writePayloads },
   );
   return { key, entry, changed, attempts };
 }
