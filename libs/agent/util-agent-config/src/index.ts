@@ -1,0 +1,2 @@
+export * from './agent-config';
+export * from './ipv6';
