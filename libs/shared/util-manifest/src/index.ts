@@ -1,0 +1,29 @@
+export { parseYamlStream, stringifyCanonical } from './yaml';
+export { parseImageFlags, parsePortFlags, parseQuantity, checkImageOverrides } from './flags';
+export type { ImageOverrides, PortMapping } from './flags';
+export { CLUSTER_REGISTRY, checkClusterImage, resolveClusterImage } from './image-reference';
+export type { ImageCheck } from './image-reference';
+export {
+  APP_NAME_LABEL,
+  DEFAULT_SERVICE_PORT,
+  DEFAULT_TARGET_PORT,
+  assertInitImages,
+  assertNoBuiltInOnlyFlags,
+  renderBuiltInManifest,
+} from './built-in-manifest';
+export type { BuiltInOnlyFlags, BuiltInOptions } from './built-in-manifest';
+export { buildDeployment } from './deployment';
+export type { BuildOptions, Deployment, DeploymentService } from './deployment';
+export { recognizedOrigin } from './origin';
+export { DNS1123_LABEL_RULE, isDns1123Label } from './names';
+export {
+  AWS_PARAMETER_STORE_ANNOTATION,
+  AWS_SECRETS_MANAGER_ANNOTATION,
+  NODEGROUP_SELECTOR_KEY,
+  ORIGIN_ANNOTATION,
+  RECOGNIZED_ORIGINS,
+  SERVICE_ANNOTATION,
+  WORKLOAD_IDENTITY_MOUNT_PATH,
+  WORKLOAD_IDENTITY_VOLUME,
+  workloadIdentityHostPath,
+} from './constants';

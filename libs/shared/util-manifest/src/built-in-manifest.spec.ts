@@ -1,0 +1,266 @@
+import { ValidationError } from '@podmin/util-errors';
+import {
+  assertInitImages,
+  assertNoBuiltInOnlyFlags,
+  renderBuiltInManifest,
+} from './built-in-manifest';
+import type { BuiltInOptions } from './built-in-manifest';
+import { buildDeployment } from './deployment';
+import { parseImageFlags, parsePortFlags } from './flags';
+import { parseYamlStream } from './yaml';
+
+function captureError(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      return err;
+    }
+    throw err;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+function options(overrides: Partial<BuiltInOptions> = {}): BuiltInOptions {
+  return { name: 'app', nodegroup: 'workers', images: parseImageFlags(['hello:v1']), ...overrides };
+}
+
+describe('renderBuiltInManifest', () => {
+  it('renders a minimal single-container DaemonSet', () => {
+    expect(renderBuiltInManifest(options())).toBe(
+      [
+        'apiVersion: apps/v1',
+        'kind: DaemonSet',
+        'metadata:',
+        '  name: app',
+        '  namespace: default',
+        'spec:',
+        '  selector:',
+        '    matchLabels:',
+        '      app.kubernetes.io/name: app',
+        '  template:',
+        '    metadata:',
+        '      labels:',
+        '        app.kubernetes.io/name: app',
+        '    spec:',
+        '      nodeSelector:',
+        '        podmin.dev/nodegroup: workers',
+        '      containers:',
+        '        - name: app',
+        '          image: registry.podmin.internal/apps/hello:v1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('is accepted by buildDeployment with the same name and nodegroup', () => {
+    const deployment = buildDeployment(renderBuiltInManifest(options({ namespace: 'product' })), {
+      source: 'built-in',
+      name: 'app',
+      nodegroup: 'workers',
+    });
+    expect(deployment).toMatchObject({ name: 'app', namespace: 'product', nodegroup: 'workers' });
+    expect(deployment.service).toBeUndefined();
+  });
+
+  it('creates one container per named image in order, with limits on each', () => {
+    const text = renderBuiltInManifest(
+      options({
+        namespace: 'product',
+        images: parseImageFlags([
+          'web=registry.podmin.internal/apps/example/web:v1',
+          'sidecar=registry.podmin.internal/apps/example/sidecar:v1',
+        ]),
+        cpu: '250m',
+        memory: '512Mi',
+      }),
+    );
+    const [daemonSet] = parseYamlStream(text, 'built-in');
+    expect(daemonSet).toMatchObject({
+      metadata: { name: 'app', namespace: 'product' },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'web',
+                image: 'registry.podmin.internal/apps/example/web:v1',
+                resources: { limits: { cpu: '250m', memory: '512Mi' } },
+              },
+              {
+                name: 'sidecar',
+                image: 'registry.podmin.internal/apps/example/sidecar:v1',
+                resources: { limits: { cpu: '250m', memory: '512Mi' } },
+              },
+            ],
+          },
+        },
+      },
+    });
+    expect(buildDeployment(text, { source: 'built-in' }).name).toBe('app');
+  });
+
+  it('renders containers without images when none are given, which deploy then rejects', () => {
+    const text = renderBuiltInManifest(options({ images: { named: new Map() } }));
+    expect(text).not.toContain('image:');
+    const err = captureError(() => buildDeployment(text, { source: 'built-in' }));
+    expect(err.code).toBe('INVALID_MANIFEST');
+    expect(err.message).toContain('DaemonSet spec.template.spec.containers[0].image');
+    expect(err.message).toContain('every container needs an image');
+    expect(
+      buildDeployment(text, { source: 'built-in', images: parseImageFlags(['hello']) }).podYaml,
+    ).toContain('registry.podmin.internal/apps/hello');
+  });
+
+  it('adds the default HTTPS Service and readiness probe with --service', () => {
+    const text = renderBuiltInManifest(options({ service: true }));
+    const [daemonSet, service] = parseYamlStream(text, 'built-in');
+    expect(text).toContain('\n---\napiVersion: v1\nkind: Service\n');
+    expect(daemonSet).toMatchObject({
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { readinessProbe: { httpGet: { scheme: 'HTTPS', path: '/healthz', port: 8443 } } },
+            ],
+          },
+        },
+      },
+    });
+    expect(service).toEqual({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'app', namespace: 'default' },
+      spec: {
+        selector: { 'app.kubernetes.io/name': 'app' },
+        ports: [{ port: 443, targetPort: 8443, protocol: 'TCP' }],
+      },
+    });
+    const deployment = buildDeployment(text, { source: 'built-in', requireService: true });
+    expect(deployment.service?.name).toBe('app');
+    expect(deployment.pod.metadata).toMatchObject({ annotations: { 'podmin.dev/service': 'app' } });
+  });
+
+  it('replaces the default ports and probes the first target port over TCP', () => {
+    const text = renderBuiltInManifest(
+      options({ service: true, ports: parsePortFlags(['80:8080,53:5353']) }),
+    );
+    const [daemonSet, service] = parseYamlStream(text, 'built-in');
+    expect(daemonSet).toMatchObject({
+      spec: {
+        template: { spec: { containers: [{ readinessProbe: { tcpSocket: { port: 8080 } } }] } },
+      },
+    });
+    expect(service).toMatchObject({
+      spec: {
+        ports: [
+          { port: 80, targetPort: 8080, protocol: 'TCP' },
+          { port: 53, targetPort: 5353, protocol: 'TCP' },
+        ],
+      },
+    });
+    expect(buildDeployment(text, { source: 'built-in' }).service?.object.spec).toMatchObject({
+      ports: [
+        { port: 80, targetPort: 8080, protocol: 'TCP' },
+        { port: 53, targetPort: 5353, protocol: 'TCP' },
+      ],
+    });
+  });
+
+  it('uses the default Service when ports is empty', () => {
+    expect(renderBuiltInManifest(options({ service: true, ports: [] }))).toContain('port: 443');
+  });
+
+  it('is deterministic', () => {
+    const opts = options({ service: true, cpu: '1', memory: '1Gi' });
+    expect(renderBuiltInManifest(opts)).toBe(renderBuiltInManifest(opts));
+  });
+
+  it.each<[string, Partial<BuiltInOptions>, string, string]>([
+    [
+      'ports without service',
+      { ports: [{ port: 80, targetPort: 8080 }] },
+      '--port',
+      'requires --service',
+    ],
+    [
+      'service with several containers',
+      { service: true, images: parseImageFlags(['a=x', 'b=y']) },
+      '--service',
+      'needs exactly one container',
+    ],
+    ['invalid name', { name: 'App' }, '<name>', 'DNS-1123 label'],
+    ['invalid nodegroup', { nodegroup: 'a_b' }, '--nodegroup', 'DNS-1123 label'],
+    ['invalid namespace', { namespace: 'A' }, '--namespace', 'DNS-1123 label'],
+    ['reserved namespace', { namespace: '_system' }, '--namespace', 'is reserved'],
+    ['zero cpu', { cpu: '0' }, '--cpu', 'positive Kubernetes quantity'],
+    ['negative memory', { memory: '-1Gi' }, '--memory', 'positive Kubernetes quantity'],
+    [
+      'foreign image',
+      { images: parseImageFlags(['docker.io/library/nginx:1.27']) },
+      '--image',
+      'podmin push',
+    ],
+    [
+      'foreign named image',
+      { images: parseImageFlags(['web=ghcr.io/x/y']) },
+      '--image',
+      'podmin push ghcr.io/x/y',
+    ],
+    [
+      'mixed images',
+      { images: { bare: 'a', named: new Map([['b', 'c']]) } },
+      '--image',
+      'cannot combine',
+    ],
+    [
+      'out-of-range port',
+      { service: true, ports: [{ port: 0, targetPort: 80 }] },
+      '--port',
+      '1 through 65535',
+    ],
+    [
+      'duplicate port',
+      {
+        service: true,
+        ports: [
+          { port: 80, targetPort: 80 },
+          { port: 80, targetPort: 81 },
+        ],
+      },
+      '--port',
+      'more than once',
+    ],
+  ])('rejects %s naming the flag', (_title, overrides, field, message) => {
+    const err = captureError(() => renderBuiltInManifest(options(overrides)));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    const problem = err.problems.find((p) => p.field === field);
+    expect(problem?.message).toContain(message);
+  });
+});
+
+describe('assertInitImages', () => {
+  it('requires at least one --image', () => {
+    const err = captureError(() => assertInitImages({ named: new Map() }));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.problems[0]?.field).toBe('--image');
+    expect(() => assertInitImages(parseImageFlags(['x']))).not.toThrow();
+    expect(() => assertInitImages(parseImageFlags(['a=x']))).not.toThrow();
+  });
+});
+
+describe('assertNoBuiltInOnlyFlags', () => {
+  it('accepts no built-in-only flags', () => {
+    expect(() => assertNoBuiltInOnlyFlags({})).not.toThrow();
+    expect(() => assertNoBuiltInOnlyFlags({ ports: [] })).not.toThrow();
+  });
+
+  it('names each flag given with --file', () => {
+    const err = captureError(() =>
+      assertNoBuiltInOnlyFlags({ cpu: '1', memory: '1Gi', ports: ['80:8080'] }),
+    );
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.problems.map((p) => p.field)).toEqual(['--port', '--cpu', '--memory']);
+    expect(err.message).toContain('cannot be used with --file');
+  });
+});

@@ -1,0 +1,1157 @@
+import { ValidationError } from '@podmin/util-errors';
+import { buildDeployment } from './deployment';
+import type { BuildOptions } from './deployment';
+import { parseImageFlags } from './flags';
+import { parseYamlStream, stringifyCanonical } from './yaml';
+
+function captureError(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      return err;
+    }
+    throw err;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+const FULL_DAEMONSET = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: web
+  namespace: product
+  labels:
+    team: a
+  annotations:
+    example.com/owner: team-a
+spec:
+  selector:
+    matchLabels:
+      app: web
+  updateStrategy:
+    type: RollingUpdate
+  minReadySeconds: 5
+  revisionHistoryLimit: 3
+  template:
+    metadata:
+      labels:
+        app: web
+        tier: front
+      annotations:
+        example.com/note: hello
+        podmin.dev/aws-parameter-store: database-url,log-level
+    spec:
+      nodeSelector:
+        podmin.dev/nodegroup: workers
+      terminationGracePeriodSeconds: 10
+      initContainers:
+        - name: migrate
+          image: example/migrate:v1
+      containers:
+        - name: web
+          image: registry.podmin.internal/apps/example/web:v1
+          imagePullPolicy: IfNotPresent
+          ports:
+            - containerPort: 8443
+          volumeMounts:
+            - name: data
+              mountPath: /data
+        - name: sidecar
+          image: example/sidecar:v1
+      volumes:
+        - name: data
+          emptyDir: {}
+`;
+
+const SERVICE = `apiVersion: v1
+kind: Service
+metadata:
+  name: web-svc
+  namespace: product
+spec:
+  selector:
+    app: web
+  ports:
+    - port: 443
+      targetPort: 8443
+    - port: 53
+      protocol: UDP
+      name: dns
+`;
+
+const MINIMAL = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: app
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: app
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: app
+    spec:
+      nodeSelector:
+        podmin.dev/nodegroup: workers
+      containers:
+        - name: app
+          image: hello:v1
+`;
+
+const MINIMAL_SERVICE = `apiVersion: v1
+kind: Service
+metadata:
+  name: app
+spec:
+  selector:
+    app.kubernetes.io/name: app
+  ports:
+    - port: 80
+`;
+
+type Path = string | readonly (string | number)[];
+type Edit = readonly [Path, unknown];
+
+function segments(path: Path): (string | number)[] {
+  return typeof path === 'string'
+    ? path.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : part))
+    : [...path];
+}
+
+/** Applies edits (undefined deletes) to one document of a YAML stream and re-serialises it. */
+function edit(text: string, edits: readonly Edit[], documentIndex = 0): string {
+  const documents = parseYamlStream(text, 'fixture.yaml');
+  for (const [path, value] of edits) {
+    const parts = segments(path);
+    const last = parts.pop()!;
+    let node = documents[documentIndex] as Record<string | number, unknown>;
+    for (const part of parts) {
+      node[part] ??= {};
+      node = node[part] as Record<string | number, unknown>;
+    }
+    if (value === undefined) {
+      if (Array.isArray(node) && typeof last === 'number') {
+        node.splice(last, 1);
+      } else {
+        delete node[last];
+      }
+    } else {
+      node[last] = value;
+    }
+  }
+  return documents.map((doc) => stringifyCanonical(doc)).join('---\n');
+}
+
+function build(text: string, opts: Partial<BuildOptions> = {}) {
+  return buildDeployment(text, { source: 'app.yaml', ...opts });
+}
+
+function expectInvalid(text: string, opts: Partial<BuildOptions> = {}): ValidationError {
+  const err = captureError(() => build(text, opts));
+  expect(err.code).toBe('INVALID_MANIFEST');
+  expect(err.message.startsWith('validating app.yaml')).toBe(true);
+  return err;
+}
+
+function messageFor(err: ValidationError, field: string): string {
+  const problem = err.problems.find((p) => p.field === field);
+  if (problem === undefined) {
+    throw new Error(`no problem for ${field}; got:\n${err.message}`);
+  }
+  expect(err.message).toContain(`${field}: ${problem.message}`);
+  return problem.message;
+}
+
+const IDENTITY_MOUNT = {
+  name: 'podmin-workload-identity',
+  mountPath: '/var/run/secrets/podmin.dev/tls',
+  readOnly: true,
+};
+
+describe('buildDeployment', () => {
+  describe('extraction', () => {
+    it('extracts the Pod and canonical Service from a full DaemonSet + Service stream', () => {
+      const deployment = build(`${FULL_DAEMONSET}---\n${SERVICE}`, {
+        name: 'web',
+        nodegroup: 'workers',
+      });
+      expect(deployment.name).toBe('web');
+      expect(deployment.namespace).toBe('product');
+      expect(deployment.nodegroup).toBe('workers');
+      expect(deployment.pod).toEqual({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'web',
+          namespace: 'product',
+          labels: { app: 'web', tier: 'front' },
+          annotations: {
+            'example.com/note': 'hello',
+            'podmin.dev/aws-parameter-store': 'database-url,log-level',
+            'podmin.dev/service': 'web-svc',
+          },
+        },
+        spec: {
+          terminationGracePeriodSeconds: 10,
+          initContainers: [
+            {
+              name: 'migrate',
+              image: 'registry.podmin.internal/apps/example/migrate:v1',
+              imagePullPolicy: 'Always',
+              volumeMounts: [IDENTITY_MOUNT],
+            },
+          ],
+          containers: [
+            {
+              name: 'web',
+              image: 'registry.podmin.internal/apps/example/web:v1',
+              imagePullPolicy: 'IfNotPresent',
+              ports: [{ containerPort: 8443 }],
+              volumeMounts: [{ name: 'data', mountPath: '/data' }, IDENTITY_MOUNT],
+            },
+            {
+              name: 'sidecar',
+              image: 'registry.podmin.internal/apps/example/sidecar:v1',
+              imagePullPolicy: 'Always',
+              volumeMounts: [IDENTITY_MOUNT],
+            },
+          ],
+          volumes: [
+            { name: 'data', emptyDir: {} },
+            {
+              name: 'podmin-workload-identity',
+              hostPath: { path: '/run/podmin/workloads/web/identity', type: 'Directory' },
+            },
+          ],
+        },
+      });
+      expect(deployment.podYaml).toBe(stringifyCanonical(deployment.pod));
+      expect(deployment.service).toEqual({
+        name: 'web-svc',
+        namespace: 'product',
+        object: {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web-svc', namespace: 'product' },
+          spec: {
+            selector: { app: 'web' },
+            ports: [
+              { port: 443, protocol: 'TCP', targetPort: 8443 },
+              { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
+            ],
+          },
+        },
+        yaml: expect.any(String),
+      });
+      expect(deployment.service?.yaml).toBe(stringifyCanonical(deployment.service?.object));
+    });
+
+    it('accepts the Service before the DaemonSet with identical output', () => {
+      const forward = build(`${FULL_DAEMONSET}---\n${SERVICE}`);
+      const reverse = build(`---\n${SERVICE}---\n# comment only\n---\n${FULL_DAEMONSET}`);
+      expect(reverse.podYaml).toBe(forward.podYaml);
+      expect(reverse.service?.yaml).toBe(forward.service?.yaml);
+    });
+
+    it('produces byte-identical payloads regardless of input key order', () => {
+      const reordered = stringifyCanonical(parseYamlStream(FULL_DAEMONSET, 'x')[0]);
+      expect(reordered).not.toBe(FULL_DAEMONSET);
+      expect(build(reordered).podYaml).toBe(build(FULL_DAEMONSET).podYaml);
+    });
+
+    it('defaults the namespace, drops the emptied nodeSelector and omits empty annotations', () => {
+      const deployment = build(MINIMAL);
+      expect(deployment.namespace).toBe('default');
+      expect(deployment.service).toBeUndefined();
+      expect(deployment.pod.metadata).toEqual({
+        name: 'app',
+        namespace: 'default',
+        labels: { 'app.kubernetes.io/name': 'app' },
+      });
+      expect(deployment.pod.spec).not.toHaveProperty('nodeSelector');
+      expect(deployment.podYaml).not.toContain('podmin.dev/nodegroup');
+      expect(deployment.podYaml).toContain('imagePullPolicy: Always');
+    });
+
+    it('ignores DaemonSet-only fields and metadata when building the Pod', () => {
+      const pod = build(FULL_DAEMONSET).podYaml;
+      for (const dropped of [
+        'updateStrategy',
+        'minReadySeconds',
+        'revisionHistoryLimit',
+        'team',
+        'example.com/owner',
+      ]) {
+        expect(pod).not.toContain(dropped);
+      }
+    });
+
+    it('preserves other supported template content', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.hostNetwork', true],
+        ['spec.template.spec.securityContext', { runAsNonRoot: true }],
+        ['spec.template.spec.containers.0.env', [{ name: 'A', value: 'yes' }]],
+        ['spec.template.metadata.annotations', { 'podmin.dev/origin': 'install/cloudflared' }],
+      ]);
+      const { pod, podYaml } = build(text);
+      expect(pod.spec).toMatchObject({
+        hostNetwork: true,
+        securityContext: { runAsNonRoot: true },
+      });
+      expect(podYaml).toContain('value: "yes"');
+      expect(pod.metadata).toMatchObject({
+        annotations: { 'podmin.dev/origin': 'install/cloudflared' },
+      });
+    });
+
+    it('accepts matching name and nodegroup options', () => {
+      expect(build(MINIMAL, { name: 'app', nodegroup: 'workers' }).name).toBe('app');
+    });
+  });
+
+  describe('stream', () => {
+    it('rejects a stream without a DaemonSet', () => {
+      const err = expectInvalid(SERVICE);
+      expect(messageFor(err, 'app.yaml')).toContain('contains no apps/v1 DaemonSet');
+      expect(expectInvalid('').problems).toHaveLength(1);
+    });
+
+    it('rejects a second DaemonSet and a second Service with their lines', () => {
+      const err = expectInvalid(`${MINIMAL}---\n${MINIMAL}`);
+      expect(messageFor(err, 'app.yaml:20')).toContain('second DaemonSet');
+      const services = expectInvalid(`${MINIMAL}---\n${MINIMAL_SERVICE}---\n${MINIMAL_SERVICE}`);
+      expect(messageFor(services, 'app.yaml:30')).toContain('second Service');
+    });
+
+    it.each([
+      [
+        'apiVersion: v1\nkind: ConfigMap\n',
+        'apiVersion "v1" with kind "ConfigMap" is not supported',
+      ],
+      ['apiVersion: extensions/v1beta1\nkind: DaemonSet\n', 'apiVersion "extensions/v1beta1"'],
+      ['apiVersion: apps/v1\nkind: Service\n', 'kind "Service" is not supported'],
+      ['kind: DaemonSet\n', 'apiVersion (missing)'],
+      ['- a\n- b\n', 'document is a list'],
+      ['just text\n', 'document is the string'],
+    ])('rejects the extra document %j', (extra, message) => {
+      const err = expectInvalid(`${MINIMAL}---\n${extra}`);
+      expect(messageFor(err, 'app.yaml:20')).toContain(message);
+      expect(err.message).toContain('exactly one apps/v1 DaemonSet and at most one v1 Service');
+    });
+
+    it('passes YAML strictness errors through', () => {
+      const err = captureError(() => build(`${MINIMAL}metadata:\n  name: x\n`));
+      expect(err.code).toBe('INVALID_MANIFEST');
+      expect(err.message).toContain('app.yaml:19');
+      expect(err.message).toContain('duplicate map key');
+    });
+
+    it('requires a Service for requireService and names --service', () => {
+      const err = expectInvalid(MINIMAL, { requireService: true });
+      expect(messageFor(err, '--service')).toContain('app.yaml defines no v1 Service');
+      expect(
+        build(`${MINIMAL}---\n${MINIMAL_SERVICE}`, { requireService: true }).service?.name,
+      ).toBe('app');
+    });
+  });
+
+  describe('DaemonSet fields', () => {
+    it.each<[string, Edit[], string, string]>([
+      [
+        'unknown top-level field',
+        [['status', {}]],
+        'DaemonSet status',
+        'allowed fields here are: apiVersion, kind, metadata, spec',
+      ],
+      ['missing metadata', [['metadata', undefined]], 'DaemonSet metadata', 'is required'],
+      [
+        'unknown metadata field',
+        [['metadata.uid', 'x']],
+        'DaemonSet metadata.uid',
+        'name, namespace, labels, annotations',
+      ],
+      ['missing name', [['metadata.name', undefined]], 'DaemonSet metadata.name', 'is required'],
+      ['invalid name', [['metadata.name', 'Web_1']], 'DaemonSet metadata.name', 'DNS-1123 label'],
+      ['long name', [['metadata.name', 'a'.repeat(64)]], 'DaemonSet metadata.name', 'at most 63'],
+      ['numeric name', [['metadata.name', 12]], 'DaemonSet metadata.name', 'must be a string'],
+      [
+        'invalid namespace',
+        [['metadata.namespace', 'Prod']],
+        'DaemonSet metadata.namespace',
+        'DNS-1123 label',
+      ],
+      [
+        'reserved namespace',
+        [['metadata.namespace', '_system']],
+        'DaemonSet metadata.namespace',
+        'is reserved',
+      ],
+      [
+        'non-string label',
+        [['metadata.labels', { team: 1 }]],
+        'DaemonSet metadata.labels["team"]',
+        'must be a string',
+      ],
+      [
+        'invalid label key',
+        [['metadata.labels', { 'a b': 'x' }]],
+        'DaemonSet metadata.labels["a b"]',
+        'qualified name',
+      ],
+      [
+        'invalid label value',
+        [['metadata.labels', { a: 'x y' }]],
+        'DaemonSet metadata.labels["a"]',
+        'label values',
+      ],
+      [
+        'non-string annotation',
+        [['metadata.annotations', { a: true }]],
+        'DaemonSet metadata.annotations["a"]',
+        'must be a string',
+      ],
+      [
+        'annotations not a map',
+        [['metadata.annotations', ['a']]],
+        'DaemonSet metadata.annotations',
+        'must be a mapping',
+      ],
+      ['missing spec', [['spec', undefined]], 'DaemonSet spec', 'is required'],
+      [
+        'unknown spec field',
+        [['spec.replicas', 2]],
+        'DaemonSet spec.replicas',
+        'selector, template, updateStrategy',
+      ],
+      [
+        'negative minReadySeconds',
+        [['spec.minReadySeconds', -1]],
+        'DaemonSet spec.minReadySeconds',
+        'integer from 0',
+      ],
+      [
+        'missing selector',
+        [['spec.selector', undefined]],
+        'DaemonSet spec.selector',
+        'is required',
+      ],
+      [
+        'matchExpressions',
+        [['spec.selector.matchExpressions', [{ key: 'app', operator: 'Exists' }]]],
+        'DaemonSet spec.selector.matchExpressions',
+        'matchLabels only',
+      ],
+      [
+        'missing matchLabels',
+        [['spec.selector.matchLabels', undefined]],
+        'DaemonSet spec.selector.matchLabels',
+        'is required',
+      ],
+      [
+        'empty matchLabels',
+        [['spec.selector.matchLabels', {}]],
+        'DaemonSet spec.selector.matchLabels',
+        'must not be empty',
+      ],
+      [
+        'matchLabels not in template',
+        [['spec.selector.matchLabels', { 'app.kubernetes.io/name': 'other' }]],
+        'DaemonSet spec.selector.matchLabels["app.kubernetes.io/name"]',
+        'subset of the Pod template labels',
+      ],
+      [
+        'missing template',
+        [['spec.template', undefined]],
+        'DaemonSet spec.template',
+        'is required',
+      ],
+      [
+        'unknown template field',
+        [['spec.template.status', 1]],
+        'DaemonSet spec.template.status',
+        'metadata, spec',
+      ],
+      [
+        'template name',
+        [['spec.template.metadata.name', 'x']],
+        'DaemonSet spec.template.metadata.name',
+        'DaemonSet metadata.name',
+      ],
+      [
+        'template namespace',
+        [['spec.template.metadata.namespace', 'x']],
+        'DaemonSet spec.template.metadata.namespace',
+        'DaemonSet metadata.namespace',
+      ],
+      [
+        'unknown template metadata field',
+        [['spec.template.metadata.generateName', 'x']],
+        'DaemonSet spec.template.metadata.generateName',
+        'is not supported',
+      ],
+      [
+        'missing template labels',
+        [['spec.template.metadata.labels', undefined]],
+        'DaemonSet spec.template.metadata.labels',
+        'is required',
+      ],
+      [
+        'missing template spec',
+        [['spec.template.spec', undefined]],
+        'DaemonSet spec.template.spec',
+        'is required',
+      ],
+      [
+        'unknown PodSpec field',
+        [['spec.template.spec.containerz', []]],
+        'DaemonSet spec.template.spec.containerz',
+        'not a Kubernetes v1 PodSpec field',
+      ],
+      [
+        'unknown Container field',
+        [['spec.template.spec.containers.0.imagePullPolicyy', 'Always']],
+        'DaemonSet spec.template.spec.containers[0].imagePullPolicyy',
+        'not a Kubernetes v1 Container field',
+      ],
+      [
+        'ephemeral containers',
+        [['spec.template.spec.ephemeralContainers', [{ name: 'debug' }]]],
+        'DaemonSet spec.template.spec.ephemeralContainers',
+        'is not supported',
+      ],
+    ])('rejects %s', (_title, edits, field, message) => {
+      const err = expectInvalid(edit(MINIMAL, edits));
+      expect(messageFor(err, field)).toContain(message);
+    });
+
+    it('accepts every Kubernetes v1 PodSpec and Container field name', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.dnsPolicy', 'ClusterFirst'],
+        ['spec.template.spec.hostAliases', []],
+        ['spec.template.spec.priorityClassName', 'high'],
+        ['spec.template.spec.runtimeClassName', 'gvisor'],
+        ['spec.template.spec.tolerations', []],
+        ['spec.template.spec.containers.0.startupProbe', { exec: { command: ['true'] } }],
+        ['spec.template.spec.containers.0.resizePolicy', []],
+        ['spec.template.spec.containers.0.lifecycle', {}],
+        ['spec.template.spec.containers.0.tty', false],
+      ]);
+      expect(build(text).pod.spec).toMatchObject({
+        dnsPolicy: 'ClusterFirst',
+        runtimeClassName: 'gvisor',
+      });
+    });
+
+    it('collects many problems in one error', () => {
+      const err = expectInvalid(
+        edit(MINIMAL, [
+          ['metadata.name', 'Bad'],
+          ['spec.replicas', 1],
+          ['spec.template.spec.nodeName', 'n1'],
+          ['spec.template.spec.containers.0.image', 'docker.io/library/nginx:1.27'],
+        ]),
+      );
+      expect(err.problems.map((p) => p.field)).toEqual(
+        expect.arrayContaining([
+          'DaemonSet metadata.name',
+          'DaemonSet spec.replicas',
+          'DaemonSet spec.template.spec.nodeName',
+          'DaemonSet spec.template.spec.containers[0].image',
+        ]),
+      );
+    });
+
+    it('requires metadata.name to equal the deployment name', () => {
+      const err = expectInvalid(MINIMAL, { name: 'other' });
+      expect(messageFor(err, 'DaemonSet metadata.name')).toBe(
+        'is "app" but the deployment name is "other"; they must match',
+      );
+    });
+  });
+
+  describe('scheduling', () => {
+    const selectorPath = 'DaemonSet spec.template.spec.nodeSelector';
+
+    it('requires the NodeGroup nodeSelector', () => {
+      const err = expectInvalid(edit(MINIMAL, [['spec.template.spec.nodeSelector', undefined]]));
+      expect(messageFor(err, selectorPath)).toContain('podmin.dev/nodegroup: <nodegroup>');
+      const empty = expectInvalid(edit(MINIMAL, [['spec.template.spec.nodeSelector', {}]]));
+      expect(messageFor(empty, selectorPath)).toContain('has no podmin.dev/nodegroup');
+      const list = expectInvalid(edit(MINIMAL, [['spec.template.spec.nodeSelector', ['x']]]));
+      expect(messageFor(list, selectorPath)).toContain('must be exactly');
+    });
+
+    it('rejects any other node selector key', () => {
+      const err = expectInvalid(
+        edit(MINIMAL, [
+          [['spec', 'template', 'spec', 'nodeSelector', 'kubernetes.io/arch'], 'arm64'],
+        ]),
+      );
+      expect(messageFor(err, `${selectorPath}["kubernetes.io/arch"]`)).toContain(
+        'sole scheduling target',
+      );
+    });
+
+    it('rejects an invalid NodeGroup name', () => {
+      const err = expectInvalid(
+        edit(MINIMAL, [
+          [['spec', 'template', 'spec', 'nodeSelector', 'podmin.dev/nodegroup'], 'Workers!'],
+        ]),
+      );
+      expect(messageFor(err, `${selectorPath}["podmin.dev/nodegroup"]`)).toContain(
+        'DNS-1123 label',
+      );
+    });
+
+    it('requires the selector to equal --nodegroup', () => {
+      const err = expectInvalid(MINIMAL, { nodegroup: 'gpu' });
+      expect(messageFor(err, `${selectorPath}["podmin.dev/nodegroup"]`)).toBe(
+        'is "workers" but --nodegroup is "gpu"; they must match',
+      );
+    });
+
+    it.each([
+      ['nodeName', 'node-1'],
+      ['affinity', { nodeAffinity: {} }],
+      ['schedulerName', 'custom'],
+      ['topologySpreadConstraints', []],
+    ])('rejects %s', (field, value) => {
+      const err = expectInvalid(edit(MINIMAL, [[`spec.template.spec.${field}`, value]]));
+      expect(messageFor(err, `DaemonSet spec.template.spec.${field}`)).toContain(
+        'podmin.dev/nodegroup: <nodegroup> is the sole scheduling target',
+      );
+    });
+  });
+
+  describe('annotations', () => {
+    const annotationsPath = 'DaemonSet spec.template.metadata.annotations';
+
+    it.each(['database-url', 'database-url,log-level', 'A.b_c-1,x'])(
+      'accepts secret keys %j',
+      (keys) => {
+        for (const annotation of [
+          'podmin.dev/aws-parameter-store',
+          'podmin.dev/aws-secrets-manager',
+        ]) {
+          const text = edit(MINIMAL, [
+            ['spec.template.metadata.annotations', { [annotation]: keys }],
+          ]);
+          expect(build(text).pod.metadata).toMatchObject({ annotations: { [annotation]: keys } });
+        }
+      },
+    );
+
+    it.each([
+      ['a,,b', 'key ""'],
+      ['', 'key ""'],
+      ['..', 'key ".."'],
+      ['.', 'key "."'],
+      ['.hidden', 'key ".hidden"'],
+      ['a/b', 'key "a/b"'],
+      ['a, b', 'key " b"'],
+      ['a,b,a', 'key "a" is listed more than once'],
+    ])('rejects secret keys %j', (keys, message) => {
+      for (const annotation of [
+        'podmin.dev/aws-parameter-store',
+        'podmin.dev/aws-secrets-manager',
+      ]) {
+        const text = edit(MINIMAL, [
+          ['spec.template.metadata.annotations', { [annotation]: keys }],
+        ]);
+        const err = expectInvalid(text);
+        const problem = messageFor(err, `${annotationsPath}["${annotation}"]`);
+        expect(problem).toContain(message);
+        if (!message.includes('more than once')) {
+          expect(problem).toContain('single path component');
+        }
+      }
+    });
+
+    it.each(['podmin.dev/service', 'podmin.dev/revision', 'podmin.dev/identity-revision'])(
+      'rejects the reserved annotation %s',
+      (annotation) => {
+        const text = edit(MINIMAL, [['spec.template.metadata.annotations', { [annotation]: 'x' }]]);
+        expect(messageFor(expectInvalid(text), `${annotationsPath}["${annotation}"]`)).toContain(
+          'is set by podmin',
+        );
+      },
+    );
+  });
+
+  describe('containers and images', () => {
+    const containers = 'DaemonSet spec.template.spec.containers';
+
+    it('applies named overrides to regular and init containers, adding missing image fields', () => {
+      const text = edit(FULL_DAEMONSET, [['spec.template.spec.initContainers.0.image', undefined]]);
+      const { pod } = build(text, {
+        images: parseImageFlags([
+          'migrate=example/migrate:v2',
+          'sidecar=registry.podmin.internal/mirror/docker.io/x:1',
+        ]),
+      });
+      expect(pod.spec).toMatchObject({
+        initContainers: [
+          { name: 'migrate', image: 'registry.podmin.internal/apps/example/migrate:v2' },
+        ],
+        containers: [
+          { name: 'web', image: 'registry.podmin.internal/apps/example/web:v1' },
+          { name: 'sidecar', image: 'registry.podmin.internal/mirror/docker.io/x:1' },
+        ],
+      });
+    });
+
+    it('applies a bare override to the only container, even without an image field', () => {
+      const text = edit(MINIMAL, [['spec.template.spec.containers.0.image', undefined]]);
+      const { pod } = build(text, { images: parseImageFlags(['other:v2']) });
+      expect(pod.spec).toMatchObject({
+        containers: [{ image: 'registry.podmin.internal/apps/other:v2' }],
+      });
+    });
+
+    it('rejects a bare override with several containers or any init container', () => {
+      const err = expectInvalid(FULL_DAEMONSET, { images: parseImageFlags(['x:v1']) });
+      expect(messageFor(err, '--image')).toContain(
+        'needs exactly one container and no init containers',
+      );
+      const withInit = edit(MINIMAL, [
+        ['spec.template.spec.initContainers', [{ name: 'init', image: 'x' }]],
+      ]);
+      expect(
+        messageFor(expectInvalid(withInit, { images: parseImageFlags(['x:v1']) }), '--image'),
+      ).toContain('1 container(s) and 1 init container(s)');
+    });
+
+    it('rejects an override for an unknown container, listing the names', () => {
+      const err = expectInvalid(FULL_DAEMONSET, { images: parseImageFlags(['db=x:v1']) });
+      expect(messageFor(err, '--image')).toBe(
+        'no container named "db" in spec.template.spec; containers and init containers are: web, sidecar, migrate',
+      );
+    });
+
+    it('rejects invalid overrides passed directly', () => {
+      const err = expectInvalid(MINIMAL, { images: { bare: 'x', named: new Map([['app', 'y']]) } });
+      expect(messageFor(err, '--image')).toContain('cannot combine');
+    });
+
+    it('requires every regular and init container to have an image', () => {
+      const text = edit(FULL_DAEMONSET, [
+        ['spec.template.spec.initContainers.0.image', undefined],
+        ['spec.template.spec.containers.1.image', ''],
+      ]);
+      const err = expectInvalid(text);
+      expect(messageFor(err, 'DaemonSet spec.template.spec.initContainers[0].image')).toContain(
+        'container "migrate" has no image; every container needs an image',
+      );
+      expect(messageFor(err, `${containers}[1].image`)).toContain('--image sidecar=<reference>');
+    });
+
+    it('rejects foreign registries with push guidance, noting overrides', () => {
+      const err = expectInvalid(
+        edit(MINIMAL, [['spec.template.spec.containers.0.image', 'ghcr.io/x/y:v1']]),
+      );
+      expect(messageFor(err, `${containers}[0].image`)).toContain(
+        'run `podmin push ghcr.io/x/y:v1`',
+      );
+      const flagged = expectInvalid(MINIMAL, { images: parseImageFlags(['app=docker.io/x/y']) });
+      expect(
+        messageFor(flagged, `${containers}[0].image (set by --image app=docker.io/x/y)`),
+      ).toContain('podmin push docker.io/x/y');
+    });
+
+    it('rejects non-string images', () => {
+      const err = expectInvalid(edit(MINIMAL, [['spec.template.spec.containers.0.image', 5]]));
+      expect(messageFor(err, `${containers}[0].image`)).toContain(
+        'must be a string image reference',
+      );
+    });
+
+    it('defaults imagePullPolicy to Always and keeps allowed values', () => {
+      for (const policy of ['Always', 'IfNotPresent', 'Never']) {
+        const text = edit(MINIMAL, [['spec.template.spec.containers.0.imagePullPolicy', policy]]);
+        expect(build(text).pod.spec).toMatchObject({ containers: [{ imagePullPolicy: policy }] });
+      }
+      const err = expectInvalid(
+        edit(MINIMAL, [['spec.template.spec.containers.0.imagePullPolicy', 'always']]),
+      );
+      expect(messageFor(err, `${containers}[0].imagePullPolicy`)).toContain(
+        'Always, IfNotPresent, Never',
+      );
+    });
+
+    it('requires at least one container', () => {
+      expect(
+        messageFor(
+          expectInvalid(edit(MINIMAL, [['spec.template.spec.containers', []]])),
+          containers,
+        ),
+      ).toContain('at least one container');
+      expect(
+        messageFor(
+          expectInvalid(edit(MINIMAL, [['spec.template.spec.containers', undefined]])),
+          containers,
+        ),
+      ).toContain('is required');
+      expect(
+        messageFor(
+          expectInvalid(edit(MINIMAL, [['spec.template.spec.containers', {}]])),
+          containers,
+        ),
+      ).toContain('must be a list');
+      expect(
+        messageFor(
+          expectInvalid(edit(MINIMAL, [['spec.template.spec.containers', ['x']]])),
+          `${containers}[0]`,
+        ),
+      ).toContain('must be a mapping');
+    });
+
+    it('requires unique DNS-1123 container names across containers and init containers', () => {
+      const duplicate = edit(FULL_DAEMONSET, [['spec.template.spec.initContainers.0.name', 'web']]);
+      expect(
+        messageFor(expectInvalid(duplicate), 'DaemonSet spec.template.spec.initContainers[0].name'),
+      ).toContain('"web" is already used by spec.template.spec.containers[0]');
+      const invalid = edit(MINIMAL, [['spec.template.spec.containers.0.name', 'App']]);
+      expect(messageFor(expectInvalid(invalid), `${containers}[0].name`)).toContain(
+        'DNS-1123 label',
+      );
+      const missing = edit(MINIMAL, [['spec.template.spec.containers.0.name', undefined]]);
+      expect(messageFor(expectInvalid(missing), `${containers}[0].name`)).toContain('is required');
+    });
+  });
+
+  describe('workload identity', () => {
+    const identityVolume = {
+      name: 'podmin-workload-identity',
+      hostPath: { path: '/run/podmin/workloads/app/identity', type: 'Directory' },
+    };
+    const volumes = 'DaemonSet spec.template.spec.volumes';
+    const mounts = 'DaemonSet spec.template.spec.containers[0].volumeMounts';
+
+    it('does not duplicate an identical volume and exact mount', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.volumes', [identityVolume]],
+        ['spec.template.spec.containers.0.volumeMounts', [IDENTITY_MOUNT]],
+      ]);
+      const { pod } = build(text);
+      expect(pod.spec).toMatchObject({
+        volumes: [identityVolume],
+        containers: [{ volumeMounts: [IDENTITY_MOUNT] }],
+      });
+    });
+
+    it('adds the volume and mount when absent', () => {
+      const { pod } = build(MINIMAL);
+      expect(pod.spec).toMatchObject({
+        volumes: [identityVolume],
+        containers: [{ volumeMounts: [IDENTITY_MOUNT] }],
+      });
+    });
+
+    it('rejects a different volume using the reserved name', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.volumes', [{ name: 'podmin-workload-identity', emptyDir: {} }]],
+      ]);
+      expect(messageFor(expectInvalid(text), `${volumes}[0]`)).toContain(
+        'reserved for the workload identity; remove this volume (podmin adds it) or define it exactly as hostPath {path: /run/podmin/workloads/app/identity, type: Directory}',
+      );
+    });
+
+    it.each([
+      ['another path', { ...IDENTITY_MOUNT, mountPath: '/tls' }],
+      ['not read-only', { ...IDENTITY_MOUNT, readOnly: false }],
+      [
+        'readOnly omitted',
+        { name: 'podmin-workload-identity', mountPath: '/var/run/secrets/podmin.dev/tls' },
+      ],
+      ['extra fields', { ...IDENTITY_MOUNT, subPath: 'tls.crt' }],
+    ])('rejects a mount of the identity volume at %s', (_title, mount) => {
+      const text = edit(MINIMAL, [['spec.template.spec.containers.0.volumeMounts', [mount]]]);
+      expect(messageFor(expectInvalid(text), `${mounts}[0]`)).toContain(
+        'may only be mounted at /var/run/secrets/podmin.dev/tls with readOnly: true',
+      );
+    });
+
+    it.each([
+      '/var/run/secrets/podmin.dev/tls',
+      '/var/run/secrets/podmin.dev/tls/',
+      '/var/run/secrets',
+      '/var',
+      '/',
+      '/var/run/secrets/podmin.dev/tls/extra',
+    ])('rejects another volume mounted at %s', (mountPath) => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.volumes', [{ name: 'data', emptyDir: {} }]],
+        ['spec.template.spec.containers.0.volumeMounts', [{ name: 'data', mountPath }]],
+      ]);
+      expect(messageFor(expectInvalid(text), `${mounts}[0].mountPath`)).toContain(
+        'overlaps the workload identity mount /var/run/secrets/podmin.dev/tls',
+      );
+    });
+
+    it('accepts sibling paths such as the service-account location', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.volumes', [{ name: 'data', emptyDir: {} }]],
+        [
+          'spec.template.spec.containers.0.volumeMounts',
+          [
+            { name: 'data', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+            { name: 'data', mountPath: '/var/run/secrets/podmin.dev/tls2' },
+          ],
+        ],
+      ]);
+      expect(build(text).pod.spec).toMatchObject({
+        containers: [{ volumeMounts: expect.any(Array) }],
+      });
+    });
+
+    it('mounts the identity into init containers too', () => {
+      const text = edit(MINIMAL, [
+        ['spec.template.spec.initContainers', [{ name: 'init', image: 'x' }]],
+      ]);
+      expect(build(text).pod.spec).toMatchObject({
+        initContainers: [{ volumeMounts: [IDENTITY_MOUNT] }],
+      });
+    });
+
+    it('rejects reserved secret volume names and paths', () => {
+      const text = edit(MINIMAL, [
+        [
+          'spec.template.spec.volumes',
+          [
+            { name: 'podmin-aws-parameter-store', emptyDir: {} },
+            { name: 'data', emptyDir: {} },
+          ],
+        ],
+        [
+          'spec.template.spec.containers.0.volumeMounts',
+          [
+            { name: 'podmin-aws-secrets-manager', mountPath: '/secrets' },
+            { name: 'data', mountPath: '/var/run/podmin/aws-parameter-store' },
+            { name: 'data', mountPath: '/var/run/podmin' },
+          ],
+        ],
+      ]);
+      const err = expectInvalid(text);
+      expect(messageFor(err, `${volumes}[0].name`)).toContain(
+        '"podmin-aws-parameter-store" is reserved',
+      );
+      expect(messageFor(err, `${mounts}[0].name`)).toContain(
+        '"podmin-aws-secrets-manager" is reserved',
+      );
+      expect(messageFor(err, `${mounts}[1].mountPath`)).toContain('under /var/run/podmin');
+      expect(messageFor(err, `${mounts}[2].mountPath`)).toContain('reserves for secret mounts');
+    });
+
+    it('rejects duplicate volume names and malformed mounts', () => {
+      const text = edit(MINIMAL, [
+        [
+          'spec.template.spec.volumes',
+          [
+            { name: 'data', emptyDir: {} },
+            { name: 'data', emptyDir: {} },
+          ],
+        ],
+        [
+          'spec.template.spec.containers.0.volumeMounts',
+          [{ name: 'data', mountPath: 'relative' }, {}],
+        ],
+      ]);
+      const err = expectInvalid(text);
+      expect(messageFor(err, `${volumes}[1].name`)).toContain('volume names must be unique');
+      expect(messageFor(err, `${mounts}[0].mountPath`)).toContain('absolute path');
+      expect(messageFor(err, `${mounts}[1].name`)).toContain('is required');
+    });
+  });
+
+  describe('Service', () => {
+    const withService = (edits: Edit[], daemonSet = MINIMAL): string =>
+      `${daemonSet}---\n${edit(MINIMAL_SERVICE, edits)}`;
+
+    it('fills in namespace, protocol and targetPort defaults and annotates the Pod', () => {
+      const deployment = build(`${MINIMAL}---\n${MINIMAL_SERVICE}`);
+      expect(deployment.service?.object).toEqual({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'app', namespace: 'default' },
+        spec: {
+          selector: { 'app.kubernetes.io/name': 'app' },
+          ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }],
+        },
+      });
+      expect(deployment.service?.yaml).toBe(
+        [
+          'apiVersion: v1',
+          'kind: Service',
+          'metadata:',
+          '  name: app',
+          '  namespace: default',
+          'spec:',
+          '  ports:',
+          '    - port: 80',
+          '      protocol: TCP',
+          '      targetPort: 80',
+          '  selector:',
+          '    app.kubernetes.io/name: app',
+          '',
+        ].join('\n'),
+      );
+      expect(deployment.pod.metadata).toMatchObject({
+        annotations: { 'podmin.dev/service': 'app' },
+      });
+    });
+
+    it('accepts type ClusterIP, a different name, and the same port on TCP and UDP', () => {
+      const text = withService([
+        ['metadata.name', 'other'],
+        ['spec.type', 'ClusterIP'],
+        [
+          'spec.ports',
+          [{ port: 53 }, { port: 53, protocol: 'UDP', targetPort: 5353, name: 'dns' }],
+        ],
+      ]);
+      const deployment = build(text);
+      expect(deployment.service?.name).toBe('other');
+      expect(deployment.service?.object.spec).toEqual({
+        selector: { 'app.kubernetes.io/name': 'app' },
+        ports: [
+          { port: 53, protocol: 'TCP', targetPort: 53 },
+          { name: 'dns', port: 53, protocol: 'UDP', targetPort: 5353 },
+        ],
+      });
+      expect(deployment.service?.object).not.toHaveProperty('spec.type');
+    });
+
+    it('requires the DaemonSet namespace', () => {
+      const explicit = expectInvalid(withService([['metadata.namespace', 'product']]));
+      expect(messageFor(explicit, 'Service metadata.namespace')).toBe(
+        'is "product" but the DaemonSet\'s namespace is "default"; a Service must be in its DaemonSet\'s namespace',
+      );
+      const omitted = expectInvalid(
+        withService([], edit(MINIMAL, [['metadata.namespace', 'product']])),
+      );
+      expect(messageFor(omitted, 'Service metadata.namespace')).toContain(
+        'is "default" (the default)',
+      );
+      const matching = build(
+        withService(
+          [['metadata.namespace', 'product']],
+          edit(MINIMAL, [['metadata.namespace', 'product']]),
+        ),
+      );
+      expect(matching.service?.namespace).toBe('product');
+      const reserved = expectInvalid(withService([['metadata.namespace', '_system']]));
+      expect(messageFor(reserved, 'Service metadata.namespace')).toContain('is reserved');
+    });
+
+    it.each<[string, Edit[], string, string]>([
+      ['status', [['status', {}]], 'Service status', 'podmin supports only Service metadata.name'],
+      ['labels', [['metadata.labels', { a: 'b' }]], 'Service metadata.labels', 'is not supported'],
+      ['missing name', [['metadata.name', undefined]], 'Service metadata.name', 'is required'],
+      ['invalid name', [['metadata.name', 'My_Svc']], 'Service metadata.name', 'DNS-1123 label'],
+      ['missing spec', [['spec', undefined]], 'Service spec', 'is required'],
+      ['clusterIP', [['spec.clusterIP', 'None']], 'Service spec.clusterIP', 'is not supported'],
+      ['NodePort type', [['spec.type', 'NodePort']], 'Service spec.type', 'only ClusterIP'],
+      ['missing selector', [['spec.selector', undefined]], 'Service spec.selector', 'is required'],
+      ['empty selector', [['spec.selector', {}]], 'Service spec.selector', 'must not be empty'],
+      ['selector list', [['spec.selector', ['a']]], 'Service spec.selector', 'must be a mapping'],
+      [
+        'non-string selector',
+        [['spec.selector', { app: 1 }]],
+        'Service spec.selector["app"]',
+        'must be a string',
+      ],
+      [
+        'foreign selector',
+        [['spec.selector', { app: 'other' }]],
+        'Service spec.selector["app"]',
+        'does not select this DaemonSet',
+      ],
+      ['missing ports', [['spec.ports', undefined]], 'Service spec.ports', 'is required'],
+      ['empty ports', [['spec.ports', []]], 'Service spec.ports', 'at least one port'],
+      [
+        'port 0',
+        [['spec.ports', [{ port: 0 }]]],
+        'Service spec.ports[0].port',
+        'integer from 1 through 65535',
+      ],
+      [
+        'port 65536',
+        [['spec.ports', [{ port: 65536 }]]],
+        'Service spec.ports[0].port',
+        'integer from 1 through 65535',
+      ],
+      [
+        'string port',
+        [['spec.ports', [{ port: '80' }]]],
+        'Service spec.ports[0].port',
+        'integer from 1 through 65535',
+      ],
+      [
+        'missing port',
+        [['spec.ports', [{ targetPort: 80 }]]],
+        'Service spec.ports[0].port',
+        'integer from 1 through 65535',
+      ],
+      [
+        'named targetPort',
+        [['spec.ports', [{ port: 80, targetPort: 'http' }]]],
+        'Service spec.ports[0].targetPort',
+        'named target port "http" is not supported',
+      ],
+      [
+        'targetPort 70000',
+        [['spec.ports', [{ port: 80, targetPort: 70000 }]]],
+        'Service spec.ports[0].targetPort',
+        'integer from 1 through 65535',
+      ],
+      [
+        'SCTP',
+        [['spec.ports', [{ port: 80, protocol: 'SCTP' }]]],
+        'Service spec.ports[0].protocol',
+        'use TCP or UDP',
+      ],
+      [
+        'lowercase tcp',
+        [['spec.ports', [{ port: 80, protocol: 'tcp' }]]],
+        'Service spec.ports[0].protocol',
+        'use TCP or UDP',
+      ],
+      [
+        'nodePort',
+        [['spec.ports', [{ port: 80, nodePort: 30080 }]]],
+        'Service spec.ports[0].nodePort',
+        'is not supported',
+      ],
+      [
+        'duplicate protocol/port',
+        [['spec.ports', [{ port: 80 }, { port: 80, protocol: 'TCP', targetPort: 81 }]]],
+        'Service spec.ports[1]',
+        'TCP/80 is already used by spec.ports[0]',
+      ],
+      [
+        'duplicate port names',
+        [
+          [
+            'spec.ports',
+            [
+              { port: 80, name: 'web' },
+              { port: 81, name: 'web' },
+            ],
+          ],
+        ],
+        'Service spec.ports[1].name',
+        'port names must be unique',
+      ],
+      [
+        'port entry not a map',
+        [['spec.ports', [80]]],
+        'Service spec.ports[0]',
+        'must be a mapping',
+      ],
+    ])('rejects %s', (_title, edits, field, message) => {
+      expect(messageFor(expectInvalid(withService(edits)), field)).toContain(message);
+    });
+  });
+});

@@ -1,0 +1,424 @@
+import { PodminError, ValidationError } from '@podmin/util-errors';
+import type { FieldProblem } from '@podmin/util-errors';
+import {
+  ProblemSink,
+  checkKeys,
+  describeType,
+  entryPath,
+  expectDnsLabel,
+  expectInteger,
+  expectRecord,
+  expectStringMap,
+  isRecord,
+} from './checks';
+import {
+  AWS_PARAMETER_STORE_ANNOTATION,
+  AWS_SECRETS_MANAGER_ANNOTATION,
+  RESERVED_POD_ANNOTATIONS,
+  SERVICE_ANNOTATION,
+} from './constants';
+import { checkImageOverrides } from './flags';
+import type { ImageOverrides } from './flags';
+import { checkPodSpec } from './pod-spec';
+import { checkNamespace, checkSelectorSubset, checkService } from './service';
+import type { CheckedService } from './service';
+import { parseYamlDocuments, stringifyCanonical } from './yaml';
+
+/** Options for {@link buildDeployment}: where the text came from and what the command line requires. */
+export interface BuildOptions {
+  /** File name used in messages. */
+  source: string;
+  /** `deploy <name>`: metadata.name must equal it. */
+  name?: string;
+  /** `--nodegroup/-g`: the template's NodeGroup selector must equal it. */
+  nodegroup?: string;
+  /** `--image` overrides applied to the template's containers. */
+  images?: ImageOverrides;
+  /** `--service` with `--file`: the stream must contain a Service. */
+  requireService?: boolean;
+}
+
+/** The canonical Service emitted with a deployment. */
+export interface DeploymentService {
+  name: string;
+  namespace: string;
+  object: Record<string, unknown>;
+  /** `stringifyCanonical(object)`. */
+  yaml: string;
+}
+
+/** A validated deployment: the Pod extracted from the DaemonSet and its optional Service. */
+export interface Deployment {
+  name: string;
+  namespace: string;
+  nodegroup: string;
+  pod: Record<string, unknown>;
+  /** `stringifyCanonical(pod)`, the content-addressed payload. */
+  podYaml: string;
+  service?: DeploymentService;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const STREAM_RULE =
+  'a deployment stream holds exactly one apps/v1 DaemonSet and at most one v1 Service';
+
+interface CheckedDaemonSet {
+  name: string | undefined;
+  namespace: string | undefined;
+  nodegroup: string | undefined;
+  labels: Record<string, string> | undefined;
+  annotations: Record<string, string>;
+  podSpec: Record<string, unknown> | undefined;
+}
+
+/**
+ * Validates a DaemonSet (+ optional Service) stream and extracts the static Pod: NodeGroup
+ * selector removed, images overridden and resolved, pull policy defaulted, identity mounted.
+ */
+export function buildDeployment(text: string, opts: BuildOptions): Deployment {
+  const documents = parseYamlDocuments(text, opts.source);
+  const problems: FieldProblem[] = [];
+  let daemonSet: Record<string, unknown> | undefined;
+  let service: Record<string, unknown> | undefined;
+
+  for (const doc of documents) {
+    const where = `${opts.source}:${doc.line}`;
+    if (!isRecord(doc.value)) {
+      problems.push({
+        field: where,
+        message: `document is ${describeType(doc.value)}; ${STREAM_RULE}`,
+      });
+      continue;
+    }
+    const { apiVersion, kind } = doc.value;
+    if (kind === 'DaemonSet' && apiVersion === 'apps/v1') {
+      if (daemonSet === undefined) {
+        daemonSet = doc.value;
+      } else {
+        problems.push({ field: where, message: `second DaemonSet; ${STREAM_RULE}` });
+      }
+    } else if (kind === 'Service' && apiVersion === 'v1') {
+      if (service === undefined) {
+        service = doc.value;
+      } else {
+        problems.push({ field: where, message: `second Service; ${STREAM_RULE}` });
+      }
+    } else {
+      problems.push({
+        field: where,
+        message: `apiVersion ${showValue(apiVersion)} with kind ${showValue(kind)} is not supported; ${STREAM_RULE}`,
+      });
+    }
+  }
+  if (daemonSet === undefined) {
+    problems.push({ field: opts.source, message: `contains no apps/v1 DaemonSet; ${STREAM_RULE}` });
+  }
+  if (opts.requireService === true && service === undefined) {
+    problems.push({
+      field: '--service',
+      message: `${opts.source} defines no v1 Service; with --file, --service requires the manifest to contain one`,
+    });
+  }
+
+  const images = opts.images ?? { named: new Map<string, string>() };
+  problems.push(...checkImageOverrides(images));
+  const checked =
+    daemonSet === undefined
+      ? undefined
+      : checkDaemonSet(daemonSet, opts, images, new ProblemSink(problems, 'DaemonSet'));
+  const checkedService =
+    service === undefined
+      ? undefined
+      : checkService(
+          service,
+          checked?.namespace,
+          checked?.labels,
+          new ProblemSink(problems, 'Service'),
+        );
+
+  if (problems.length > 0) {
+    throw new ValidationError(`validating ${opts.source}`, problems);
+  }
+  return assemble(checked, checkedService);
+}
+
+function assemble(
+  checked: CheckedDaemonSet | undefined,
+  service: CheckedService | undefined,
+): Deployment {
+  const { name, namespace, nodegroup, labels, annotations, podSpec } = checked ?? {};
+  if (
+    name === undefined ||
+    namespace === undefined ||
+    nodegroup === undefined ||
+    labels === undefined ||
+    annotations === undefined ||
+    podSpec === undefined
+  ) {
+    throw new PodminError(
+      'INTERNAL',
+      'building deployment: validation passed with incomplete results',
+    );
+  }
+  const podAnnotations: Record<string, string> = { ...annotations };
+  if (service !== undefined) {
+    podAnnotations[SERVICE_ANNOTATION] = service.name;
+  }
+  const metadata: Record<string, unknown> = { name, namespace, labels };
+  if (Object.keys(podAnnotations).length > 0) {
+    metadata.annotations = podAnnotations;
+  }
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata, spec: podSpec };
+  const deployment: Deployment = {
+    name,
+    namespace,
+    nodegroup,
+    pod,
+    podYaml: stringifyCanonical(pod),
+  };
+  if (service !== undefined) {
+    deployment.service = { ...service, yaml: stringifyCanonical(service.object) };
+  }
+  return deployment;
+}
+
+function showValue(value: unknown): string {
+  if (value === undefined) {
+    return '(missing)';
+  }
+  return typeof value === 'string' ? JSON.stringify(value) : describeType(value);
+}
+
+function required(sink: ProblemSink, path: string, what: string): undefined {
+  sink.add(path, `is required: ${what}`);
+  return undefined;
+}
+
+function checkDaemonSet(
+  ds: Record<string, unknown>,
+  opts: BuildOptions,
+  images: ImageOverrides,
+  sink: ProblemSink,
+): CheckedDaemonSet {
+  checkKeys(ds, ['apiVersion', 'kind', 'metadata', 'spec'], '', sink);
+  const result: CheckedDaemonSet = {
+    name: undefined,
+    namespace: 'default',
+    nodegroup: undefined,
+    labels: undefined,
+    annotations: {},
+    podSpec: undefined,
+  };
+
+  const metadata =
+    ds.metadata === undefined
+      ? required(sink, 'metadata', 'a mapping with at least name')
+      : expectRecord(ds.metadata, 'metadata', sink);
+  if (metadata !== undefined) {
+    checkKeys(metadata, ['name', 'namespace', 'labels', 'annotations'], 'metadata', sink);
+    result.name =
+      metadata.name === undefined
+        ? required(sink, 'metadata.name', 'a DNS-1123 label naming the DaemonSet and its Pod')
+        : expectDnsLabel(metadata.name, 'metadata.name', sink);
+    if (result.name !== undefined && opts.name !== undefined && result.name !== opts.name) {
+      sink.add(
+        'metadata.name',
+        `is "${result.name}" but the deployment name is "${opts.name}"; they must match`,
+      );
+    }
+    if (metadata.namespace !== undefined) {
+      result.namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
+    }
+    if (metadata.labels !== undefined) {
+      expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
+    }
+    if (metadata.annotations !== undefined) {
+      expectStringMap(metadata.annotations, 'metadata.annotations', sink, 'annotations');
+    }
+  }
+
+  const spec =
+    ds.spec === undefined
+      ? required(sink, 'spec', 'a mapping with selector and template')
+      : expectRecord(ds.spec, 'spec', sink);
+  if (spec === undefined) {
+    return result;
+  }
+  checkKeys(
+    spec,
+    ['selector', 'template', 'updateStrategy', 'minReadySeconds', 'revisionHistoryLimit'],
+    'spec',
+    sink,
+  );
+  if (spec.updateStrategy !== undefined) {
+    expectRecord(spec.updateStrategy, 'spec.updateStrategy', sink);
+  }
+  for (const field of ['minReadySeconds', 'revisionHistoryLimit']) {
+    if (spec[field] !== undefined) {
+      expectInteger(spec[field], `spec.${field}`, sink, 0, 2147483647);
+    }
+  }
+
+  const matchLabels = checkSelector(spec.selector, sink);
+  const template =
+    spec.template === undefined
+      ? required(sink, 'spec.template', 'the Pod template with metadata.labels and spec')
+      : expectRecord(spec.template, 'spec.template', sink);
+  if (template !== undefined) {
+    checkTemplate(template, result, opts, images, sink);
+  }
+  if (matchLabels !== undefined && template !== undefined) {
+    checkSelectorSubset(
+      matchLabels,
+      result.labels,
+      'spec.selector.matchLabels',
+      sink,
+      'does not match the Pod template',
+    );
+  }
+  return result;
+}
+
+function checkSelector(value: unknown, sink: ProblemSink): Record<string, string> | undefined {
+  const selector =
+    value === undefined
+      ? required(sink, 'spec.selector', 'a mapping with a non-empty matchLabels')
+      : expectRecord(value, 'spec.selector', sink);
+  if (selector === undefined) {
+    return undefined;
+  }
+  checkKeys(selector, ['matchLabels', 'matchExpressions'], 'spec.selector', sink);
+  if (selector.matchExpressions !== undefined) {
+    sink.add(
+      'spec.selector.matchExpressions',
+      'is not supported; select the Pod template with equality-based matchLabels only',
+    );
+  }
+  if (selector.matchLabels === undefined) {
+    return required(
+      sink,
+      'spec.selector.matchLabels',
+      'a non-empty map of the Pod template labels',
+    );
+  }
+  const matchLabels = expectStringMap(
+    selector.matchLabels,
+    'spec.selector.matchLabels',
+    sink,
+    'selector',
+  );
+  if (matchLabels !== undefined && Object.keys(matchLabels).length === 0) {
+    sink.add(
+      'spec.selector.matchLabels',
+      'must not be empty: select the Pod template by at least one label',
+    );
+    return undefined;
+  }
+  return matchLabels;
+}
+
+function checkTemplate(
+  template: Record<string, unknown>,
+  result: CheckedDaemonSet,
+  opts: BuildOptions,
+  images: ImageOverrides,
+  sink: ProblemSink,
+): void {
+  checkKeys(template, ['metadata', 'spec'], 'spec.template', sink);
+  const metadata =
+    template.metadata === undefined
+      ? required(
+          sink,
+          'spec.template.metadata',
+          'a mapping with labels matching spec.selector.matchLabels',
+        )
+      : expectRecord(template.metadata, 'spec.template.metadata', sink);
+  if (metadata !== undefined) {
+    checkTemplateMetadata(metadata, result, sink);
+  }
+  const spec =
+    template.spec === undefined
+      ? required(
+          sink,
+          'spec.template.spec',
+          'the Pod spec with containers and the NodeGroup nodeSelector',
+        )
+      : expectRecord(template.spec, 'spec.template.spec', sink);
+  if (spec !== undefined) {
+    const checked = checkPodSpec(spec, {
+      podName: result.name,
+      nodegroup: opts.nodegroup,
+      images,
+      sink,
+    });
+    result.podSpec = checked.spec;
+    result.nodegroup = checked.nodegroup;
+  }
+}
+
+function checkTemplateMetadata(
+  metadata: Record<string, unknown>,
+  result: CheckedDaemonSet,
+  sink: ProblemSink,
+): void {
+  for (const field of ['name', 'namespace'] as const) {
+    if (metadata[field] !== undefined) {
+      sink.add(
+        `spec.template.metadata.${field}`,
+        `is not allowed; podmin sets the Pod ${field} from the DaemonSet metadata.${field}`,
+      );
+    }
+  }
+  checkKeys(
+    metadata,
+    ['labels', 'annotations', 'name', 'namespace'],
+    'spec.template.metadata',
+    sink,
+  );
+  result.labels =
+    metadata.labels === undefined
+      ? required(
+          sink,
+          'spec.template.metadata.labels',
+          'a map including every spec.selector.matchLabels entry',
+        )
+      : expectStringMap(metadata.labels, 'spec.template.metadata.labels', sink, 'labels');
+  if (metadata.annotations === undefined) {
+    return;
+  }
+  const path = 'spec.template.metadata.annotations';
+  const annotations = expectStringMap(metadata.annotations, path, sink, 'annotations');
+  if (annotations === undefined) {
+    return;
+  }
+  result.annotations = annotations;
+  for (const key of RESERVED_POD_ANNOTATIONS) {
+    if (annotations[key] !== undefined) {
+      sink.add(
+        entryPath(path, key),
+        'is set by podmin and may not appear in the template; remove it',
+      );
+    }
+  }
+  for (const key of [AWS_PARAMETER_STORE_ANNOTATION, AWS_SECRETS_MANAGER_ANNOTATION]) {
+    const value = annotations[key];
+    if (value !== undefined) {
+      checkSecretKeys(value, entryPath(path, key), sink);
+    }
+  }
+}
+
+function checkSecretKeys(value: string, path: string, sink: ProblemSink): void {
+  const seen = new Set<string>();
+  for (const key of value.split(',')) {
+    if (!SAFE_KEY.test(key)) {
+      sink.add(
+        path,
+        `key "${key}" is invalid; list comma-separated keys (no spaces), each a single path component matching [A-Za-z0-9][A-Za-z0-9._-]* (not "." or "..")`,
+      );
+    } else if (seen.has(key)) {
+      sink.add(path, `key "${key}" is listed more than once; list each key once`);
+    }
+    seen.add(key);
+  }
+}

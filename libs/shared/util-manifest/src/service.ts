@@ -1,0 +1,268 @@
+import { RESERVED_NAMESPACE } from './constants';
+import type { ProblemSink } from './checks';
+import {
+  checkKeys,
+  childPath,
+  describeType,
+  entryPath,
+  expectDnsLabel,
+  expectInteger,
+  expectList,
+  expectRecord,
+  expectStringMap,
+} from './checks';
+
+/** A validated Service with defaults filled in (namespace, protocol, targetPort). */
+export interface CheckedService {
+  name: string;
+  namespace: string;
+  object: Record<string, unknown>;
+}
+
+const SERVICE_SUBSET =
+  'podmin supports only Service metadata.name, metadata.namespace, spec.selector, spec.ports and spec.type: ClusterIP';
+
+/** Validates a namespace value: a DNS-1123 label that is not the reserved `_system`. */
+export function checkNamespace(
+  value: unknown,
+  path: string,
+  sink: ProblemSink,
+): string | undefined {
+  if (value === RESERVED_NAMESPACE) {
+    sink.add(
+      path,
+      `"${RESERVED_NAMESPACE}" is reserved for podmin system secrets and is never a valid namespace; choose another namespace`,
+    );
+    return undefined;
+  }
+  return expectDnsLabel(value, path, sink);
+}
+
+/** Reports each selector entry that the Pod template labels do not carry. */
+export function checkSelectorSubset(
+  selector: Record<string, string>,
+  templateLabels: Record<string, string> | undefined,
+  path: string,
+  sink: ProblemSink,
+  what: string,
+): void {
+  for (const [key, value] of Object.entries(selector)) {
+    if (templateLabels?.[key] !== value) {
+      sink.add(
+        entryPath(path, key),
+        `${what}: spec.template.metadata.labels must contain ${key}: "${value}" (the selector must be a subset of the Pod template labels)`,
+      );
+    }
+  }
+}
+
+/**
+ * Validates the supported Service subset against its DaemonSet: same namespace, a selector
+ * matching the Pod template labels, integer TCP/UDP ports with optional integer targetPort.
+ */
+export function checkService(
+  service: Record<string, unknown>,
+  daemonSetNamespace: string | undefined,
+  templateLabels: Record<string, string> | undefined,
+  sink: ProblemSink,
+): CheckedService | undefined {
+  checkKeys(
+    service,
+    ['apiVersion', 'kind', 'metadata', 'spec'],
+    '',
+    sink,
+    `is not supported; ${SERVICE_SUBSET}`,
+  );
+
+  let name: string | undefined;
+  let namespace: string | undefined = 'default';
+  const metadata =
+    service.metadata === undefined
+      ? (sink.add('metadata', 'is required; it must contain name'), undefined)
+      : expectRecord(service.metadata, 'metadata', sink);
+  if (metadata !== undefined) {
+    checkKeys(
+      metadata,
+      ['name', 'namespace'],
+      'metadata',
+      sink,
+      `is not supported; ${SERVICE_SUBSET}`,
+    );
+    name =
+      metadata.name === undefined
+        ? (sink.add('metadata.name', 'is required: a DNS-1123 label naming the Service'), undefined)
+        : expectDnsLabel(metadata.name, 'metadata.name', sink);
+    if (metadata.namespace !== undefined) {
+      namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
+    }
+    if (
+      namespace !== undefined &&
+      daemonSetNamespace !== undefined &&
+      namespace !== daemonSetNamespace
+    ) {
+      sink.add(
+        'metadata.namespace',
+        `is "${namespace}"${metadata.namespace === undefined ? ' (the default)' : ''} but the DaemonSet's namespace is "${daemonSetNamespace}"; a Service must be in its DaemonSet's namespace`,
+      );
+    }
+  }
+
+  const spec =
+    service.spec === undefined
+      ? (sink.add('spec', 'is required; it must contain selector and ports'), undefined)
+      : expectRecord(service.spec, 'spec', sink);
+  let selector: Record<string, string> | undefined;
+  let ports: Record<string, unknown>[] | undefined;
+  if (spec !== undefined) {
+    checkKeys(
+      spec,
+      ['selector', 'ports', 'type'],
+      'spec',
+      sink,
+      `is not supported; ${SERVICE_SUBSET}`,
+    );
+    if (spec.type !== undefined && spec.type !== 'ClusterIP') {
+      sink.add(
+        'spec.type',
+        `${describeType(spec.type)} is not supported; only ClusterIP (the default) is allowed`,
+      );
+    }
+    selector = checkServiceSelector(spec.selector, templateLabels, sink);
+    ports = checkPorts(spec.ports, sink);
+  }
+
+  if (
+    name === undefined ||
+    namespace === undefined ||
+    selector === undefined ||
+    ports === undefined
+  ) {
+    return undefined;
+  }
+  return {
+    name,
+    namespace,
+    object: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace },
+      spec: { selector, ports },
+    },
+  };
+}
+
+function checkServiceSelector(
+  value: unknown,
+  templateLabels: Record<string, string> | undefined,
+  sink: ProblemSink,
+): Record<string, string> | undefined {
+  const path = 'spec.selector';
+  if (value === undefined) {
+    sink.add(path, 'is required: a non-empty map of labels selecting the DaemonSet Pods');
+    return undefined;
+  }
+  const selector = expectStringMap(value, path, sink, 'selector');
+  if (selector === undefined) {
+    return undefined;
+  }
+  if (Object.keys(selector).length === 0) {
+    sink.add(path, 'must not be empty: a Service selects Pods by at least one label');
+    return undefined;
+  }
+  checkSelectorSubset(selector, templateLabels, path, sink, 'does not select this DaemonSet');
+  return selector;
+}
+
+function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[] | undefined {
+  const path = 'spec.ports';
+  if (value === undefined) {
+    sink.add(path, 'is required: a non-empty list of {port, targetPort?, protocol?, name?}');
+    return undefined;
+  }
+  const items = expectList(value, path, sink);
+  if (items === undefined) {
+    return undefined;
+  }
+  if (items.length === 0) {
+    sink.add(path, 'must list at least one port');
+    return undefined;
+  }
+  const out: Record<string, unknown>[] = [];
+  const pairs = new Map<string, string>();
+  const names = new Map<string, string>();
+  let valid = true;
+  items.forEach((item, index) => {
+    const itemPath = `${path}[${index}]`;
+    const port = expectRecord(item, itemPath, sink);
+    if (port === undefined) {
+      valid = false;
+      return;
+    }
+    checkKeys(
+      port,
+      ['port', 'targetPort', 'protocol', 'name'],
+      itemPath,
+      sink,
+      'is not supported; a Service port has only port, targetPort, protocol and name',
+    );
+    const number = expectInteger(port.port, childPath(itemPath, 'port'), sink, 1, 65535);
+    let targetPort: number | undefined = number;
+    if (typeof port.targetPort === 'string') {
+      sink.add(
+        childPath(itemPath, 'targetPort'),
+        `named target port "${port.targetPort}" is not supported; use an integer from 1 through 65535`,
+      );
+      targetPort = undefined;
+    } else if (port.targetPort !== undefined) {
+      targetPort = expectInteger(
+        port.targetPort,
+        childPath(itemPath, 'targetPort'),
+        sink,
+        1,
+        65535,
+      );
+    }
+    const protocol = port.protocol ?? 'TCP';
+    if (protocol !== 'TCP' && protocol !== 'UDP') {
+      sink.add(
+        childPath(itemPath, 'protocol'),
+        `${describeType(protocol)} is not supported; use TCP or UDP`,
+      );
+      valid = false;
+      return;
+    }
+    let name: string | undefined;
+    if (port.name !== undefined) {
+      name = expectDnsLabel(port.name, childPath(itemPath, 'name'), sink);
+      const other = name === undefined ? undefined : names.get(name);
+      if (other !== undefined) {
+        sink.add(
+          childPath(itemPath, 'name'),
+          `"${name}" is already used by ${other}; port names must be unique`,
+        );
+      } else if (name !== undefined) {
+        names.set(name, itemPath);
+      }
+      if (name === undefined) {
+        valid = false;
+      }
+    }
+    if (number === undefined || targetPort === undefined) {
+      valid = false;
+      return;
+    }
+    const pair = `${protocol}/${number}`;
+    const other = pairs.get(pair);
+    if (other !== undefined) {
+      sink.add(
+        itemPath,
+        `${pair} is already used by ${other}; each protocol/port pair must be unique`,
+      );
+      valid = false;
+      return;
+    }
+    pairs.set(pair, itemPath);
+    out.push({ ...(name === undefined ? {} : { name }), port: number, protocol, targetPort });
+  });
+  return valid ? out : undefined;
+}

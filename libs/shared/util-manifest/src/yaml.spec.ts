@@ -1,0 +1,170 @@
+import { PodminError, ValidationError } from '@podmin/util-errors';
+import { parseYamlStream, stringifyCanonical } from './yaml';
+
+function captureError(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      return err;
+    }
+    throw err;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('parseYamlStream', () => {
+  it('parses every document of a stream and skips empty ones', () => {
+    const text =
+      '---\n# leading comment\n---\nkind: A\n---\n---\nkind: B\nlist: [1, "2", true, null]\n';
+    expect(parseYamlStream(text, 'app.yaml')).toEqual([
+      { kind: 'A' },
+      { kind: 'B', list: [1, '2', true, null] },
+    ]);
+  });
+
+  it('returns no documents for an empty or comment-only stream', () => {
+    expect(parseYamlStream('', 'empty.yaml')).toEqual([]);
+    expect(parseYamlStream('# nothing\n', 'empty.yaml')).toEqual([]);
+  });
+
+  it('keeps YAML 1.2 core semantics: yes/on are strings', () => {
+    expect(parseYamlStream('a: yes\nb: on\nc: 0o17\n', 's.yaml')).toEqual([
+      { a: 'yes', b: 'on', c: 15 },
+    ]);
+  });
+
+  it('rejects duplicate keys with the file and line', () => {
+    const err = captureError(() => parseYamlStream('a: 1\nb:\n  c: 1\n  c: 2\n', 'dup.yaml'));
+    expect(err.code).toBe('INVALID_MANIFEST');
+    expect(err.problems).toEqual([
+      { field: 'dup.yaml:4', message: expect.stringContaining('duplicate map key') },
+    ]);
+  });
+
+  it('rejects merge keys', () => {
+    const err = captureError(() => parseYamlStream('a:\n  <<: {b: 1}\n', 'merge.yaml'));
+    expect(err.code).toBe('INVALID_MANIFEST');
+    expect(err.problems[0]?.field).toBe('merge.yaml:2');
+    expect(err.message).toContain('merge keys (<<) are not allowed');
+  });
+
+  it('rejects non-string keys', () => {
+    for (const text of ['1: a\n', 'true: a\n', 'null: a\n', '? [a]\n: b\n', '? {a: 1}\n: b\n']) {
+      const err = captureError(() => parseYamlStream(text, 'keys.yaml'));
+      expect(err.code).toBe('INVALID_MANIFEST');
+      expect(err.message).toContain('keys.yaml:1');
+      expect(err.message).toContain('map keys must be strings');
+    }
+  });
+
+  it('accepts quoted scalar keys', () => {
+    expect(parseYamlStream('"1": a\n\'true\': b\n', 'keys.yaml')).toEqual([
+      { '1': 'a', true: 'b' },
+    ]);
+  });
+
+  it('rejects anchors and aliases', () => {
+    const err = captureError(() => parseYamlStream('a: &x {b: 1}\nc: *x\n', 'alias.yaml'));
+    expect(err.problems.map((p) => p.field)).toEqual(['alias.yaml:1', 'alias.yaml:2']);
+    expect(err.message).toContain('anchor &x is not allowed');
+    expect(err.message).toContain('alias *x is not allowed');
+  });
+
+  it('rejects syntax errors and unresolved tags, naming the line', () => {
+    const syntax = captureError(() => parseYamlStream('a: 1\nb: [1, 2\n', 'syntax.yaml'));
+    expect(syntax.code).toBe('INVALID_MANIFEST');
+    expect(syntax.problems[0]?.field).toMatch(/^syntax\.yaml:\d+$/);
+    const tag = captureError(() => parseYamlStream('a: 1\n---\nb: !custom 2\n', 'tag.yaml'));
+    expect(tag.problems[0]?.field).toBe('tag.yaml:3');
+    expect(tag.message).toContain('only plain YAML 1.2 core values');
+  });
+
+  it('reports problems from every document at once', () => {
+    const err = captureError(() => parseYamlStream('a: 1\na: 2\n---\nb: &x 1\n', 'multi.yaml'));
+    expect(err.problems.map((p) => p.field)).toEqual(['multi.yaml:2', 'multi.yaml:4']);
+  });
+});
+
+describe('stringifyCanonical', () => {
+  const value = {
+    spec: { z: 1, a: [{ y: 'b', x: 'a' }], '10': 'ten', '9': 'nine' },
+    apiVersion: 'v1',
+    metadata: { annotations: { 'b/x': 'yes', 'a/y': 'on', c: '0777', d: 'multi\nline', e: '' } },
+    long: 'word '.repeat(50).trim(),
+    dropped: undefined,
+  };
+
+  it('sorts keys recursively by code unit and quotes ambiguous strings', () => {
+    expect(stringifyCanonical(value)).toBe(
+      [
+        'apiVersion: v1',
+        `long: ${'word '.repeat(50).trim()}`,
+        'metadata:',
+        '  annotations:',
+        '    a/y: "on"',
+        '    b/x: "yes"',
+        '    c: "0777"',
+        '    d: |-',
+        '      multi',
+        '      line',
+        '    e: ""',
+        'spec:',
+        '  "10": ten',
+        '  "9": nine',
+        '  a:',
+        '    - x: a',
+        '      "y": b',
+        '  z: 1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('is byte-stable regardless of input key order', () => {
+    const reordered = {
+      metadata: { annotations: { e: '', d: 'multi\nline', c: '0777', 'b/x': 'yes', 'a/y': 'on' } },
+      long: 'word '.repeat(50).trim(),
+      apiVersion: 'v1',
+      spec: { '9': 'nine', '10': 'ten', a: [{ x: 'a', y: 'b' }], z: 1 },
+    };
+    expect(stringifyCanonical(reordered)).toBe(stringifyCanonical(value));
+    expect(stringifyCanonical(value)).toBe(stringifyCanonical(structuredClone(value)));
+  });
+
+  it('round-trips through parseYamlStream', () => {
+    expect(parseYamlStream(stringifyCanonical(value), 'c.yaml')).toEqual([
+      {
+        apiVersion: value.apiVersion,
+        long: value.long,
+        metadata: value.metadata,
+        spec: value.spec,
+      },
+    ]);
+  });
+
+  it('never emits anchors for repeated objects and ends with a newline', () => {
+    const shared = { a: 1 };
+    const text = stringifyCanonical({ x: shared, y: shared });
+    expect(text).toBe('x:\n  a: 1\n"y":\n  a: 1\n');
+    expect(text).not.toContain('&');
+  });
+
+  it('keeps a literal __proto__ key as data', () => {
+    const [parsed] = parseYamlStream('__proto__: {a: 1}\nb: 2\n', 'p.yaml');
+    expect(stringifyCanonical(parsed)).toBe('__proto__:\n  a: 1\nb: 2\n');
+  });
+
+  it('rejects values that are not JSON-like', () => {
+    for (const bad of [{ a: new Date(0) }, { a: Number.NaN }, { a: new Map() }, [() => 1]]) {
+      let caught: unknown;
+      try {
+        stringifyCanonical(bad);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(PodminError);
+      expect((caught as PodminError).code).toBe('INTERNAL');
+    }
+  });
+});

@@ -1,0 +1,187 @@
+import { LineCounter, isAlias, isNode, isScalar, parseAllDocuments, stringify, visit } from 'yaml';
+import type { Document, Node, Pair, ToStringOptions, YAMLError } from 'yaml';
+import { PodminError, ValidationError } from '@podmin/util-errors';
+import type { FieldProblem } from '@podmin/util-errors';
+
+/** One non-empty document of a stream with the line it starts on (1-based). */
+export interface YamlDocument {
+  value: unknown;
+  line: number;
+}
+
+const PARSE_OPTIONS = {
+  version: '1.2',
+  schema: 'core',
+  strict: true,
+  uniqueKeys: true,
+  merge: false,
+  prettyErrors: false,
+} as const;
+
+/**
+ * Parses a multi-document YAML stream strictly, keeping each document's start line.
+ * Empty documents (a bare `---`, only comments) are skipped.
+ */
+export function parseYamlDocuments(text: string, source: string): YamlDocument[] {
+  const lineCounter = new LineCounter();
+  const documents = parseAllDocuments(text, { ...PARSE_OPTIONS, lineCounter });
+  const problems: FieldProblem[] = [];
+  const at = (offset: number | undefined): string =>
+    offset === undefined ? source : `${source}:${lineCounter.linePos(offset).line}`;
+  const result: YamlDocument[] = [];
+
+  for (const doc of documents) {
+    const before = problems.length;
+    for (const err of [...doc.errors, ...doc.warnings]) {
+      problems.push({ field: at(err.pos[0]), message: describeYamlError(err) });
+    }
+    checkStrictNodes(doc, at, problems);
+    if (problems.length > before || isEmptyDocument(doc)) {
+      continue;
+    }
+    const offset = doc.contents?.range[0] ?? doc.range[0];
+    result.push({ value: doc.toJS({ maxAliasCount: 0 }), line: lineCounter.linePos(offset).line });
+  }
+
+  if (problems.length > 0) {
+    throw new ValidationError(`parsing ${source}`, problems);
+  }
+  return result;
+}
+
+/** Parses a multi-document YAML stream strictly; empty documents are skipped. */
+export function parseYamlStream(text: string, source: string): unknown[] {
+  return parseYamlDocuments(text, source).map((doc) => doc.value);
+}
+
+function isEmptyDocument(doc: Document.Parsed): boolean {
+  const contents = doc.contents;
+  return (
+    contents === null || (isScalar(contents) && contents.value === null && contents.source === '')
+  );
+}
+
+function describeYamlError(err: YAMLError): string {
+  switch (err.code) {
+    case 'DUPLICATE_KEY':
+      return 'duplicate map key; each key may appear only once in a mapping';
+    case 'TAG_RESOLVE_FAILED':
+      return `${err.message}; only plain YAML 1.2 core values (strings, numbers, booleans, null, maps, lists) are allowed`;
+    default:
+      return `${err.message}; the file must be valid YAML 1.2`;
+  }
+}
+
+/** Rejects YAML features that make manifests ambiguous: aliases, anchors, merge keys and non-string keys. */
+function checkStrictNodes(
+  doc: Document.Parsed,
+  at: (offset: number | undefined) => string,
+  problems: FieldProblem[],
+): void {
+  const start = (node: Node | null | undefined): number | undefined => node?.range?.[0];
+  visit(doc, {
+    Alias(_, node) {
+      problems.push({
+        field: at(start(node)),
+        message: `alias *${node.source} is not allowed; write the value out in full`,
+      });
+    },
+    Node(_, node) {
+      if (!isAlias(node) && node.anchor !== undefined) {
+        problems.push({
+          field: at(start(node)),
+          message: `anchor &${node.anchor} is not allowed; anchors and aliases are rejected`,
+        });
+      }
+    },
+    Pair(_, pair: Pair<unknown, unknown>) {
+      const key = pair.key;
+      const offset = isNode(key) ? start(key) : start(pair.value as Node | null);
+      if (!isScalar(key) || typeof key.value !== 'string') {
+        problems.push({
+          field: at(offset),
+          message: 'map keys must be strings; quote keys such as numbers, booleans or null',
+        });
+      } else if (key.value === '<<') {
+        problems.push({
+          field: at(offset),
+          message: 'merge keys (<<) are not allowed; write every field out in full',
+        });
+      }
+    },
+  });
+}
+
+const STRINGIFY_OPTIONS: ToStringOptions & { version: '1.1'; aliasDuplicateObjects: false } = {
+  // YAML 1.1 quoting also protects strings such as "yes", "on" or "0777" for 1.1 readers (kubelet).
+  version: '1.1',
+  aliasDuplicateObjects: false,
+  indent: 2,
+  indentSeq: true,
+  lineWidth: 0,
+  minContentWidth: 0,
+  defaultStringType: 'PLAIN',
+  defaultKeyType: null,
+  nullStr: 'null',
+  trueStr: 'true',
+  falseStr: 'false',
+};
+
+function compareKeys(a: Pair, b: Pair): number {
+  const left = isScalar(a.key) ? String(a.key.value) : String(a.key);
+  const right = isScalar(b.key) ? String(b.key.value) : String(b.key);
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * Serialises a JSON-like value as deterministic YAML: keys sorted by code unit at every level,
+ * no anchors, no line folding, trailing newline. Equal input gives byte-identical output.
+ */
+export function stringifyCanonical(value: unknown): string {
+  return stringify(toPlain(value, '$'), { ...STRINGIFY_OPTIONS, sortMapEntries: compareKeys });
+}
+
+/** Serialises a JSON-like value as YAML keeping the objects' key order (for human-edited files). */
+export function stringifyOrdered(value: unknown): string {
+  return stringify(toPlain(value, '$'), STRINGIFY_OPTIONS);
+}
+
+function toPlain(value: unknown, path: string): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') {
+    return value;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) {
+      throw new PodminError('INTERNAL', `serialising YAML: ${path} is not a finite number`);
+    }
+    return value;
+  }
+  if (Array.isArray(value)) {
+    return value.map((item: unknown, index) => toPlain(item, `${path}[${index}]`));
+  }
+  if (typeof value === 'object' && isPlainPrototype(Object.getPrototypeOf(value))) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      if (item !== undefined) {
+        // defineProperty keeps a literal "__proto__" key as data instead of changing the prototype.
+        Object.defineProperty(out, key, {
+          value: toPlain(item, `${path}.${key}`),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
+    return out;
+  }
+  throw new PodminError(
+    'INTERNAL',
+    `serialising YAML: ${path} is a ${typeof value}; only plain objects, arrays, strings, finite numbers, booleans and null are supported`,
+  );
+}
+
+// Checked structurally rather than against Object.prototype so objects from another realm
+// (structuredClone, vm contexts, jest sandboxes) still count as plain.
+function isPlainPrototype(proto: unknown): boolean {
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
