@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Starts the AWS-API emulator (moto_server) on 127.0.0.1 for integration tests.
 #
-# Usage: tools/emulator/start.sh [PORT] [STATE_DIR]
-#   PORT       port to bind (default: a free loopback port)
-#   STATE_DIR  where `endpoint`, `pid` and `moto.log` are written
+# Usage: tools/emulator/start.sh [STATE_DIR] [PORT]   (either order: a number is the port)
+#   STATE_DIR  where `emulator.endpoint`, `emulator.pid` and `emulator.log` are written
 #              (default: $PODMIN_EMULATOR_STATE_DIR or ${TMPDIR:-/tmp}/podmin-emulator-$UID)
+#   PORT       port to bind (default: a free loopback port)
 #
 # Prints `export NAME=value` lines on stdout, so `eval "$(tools/emulator/start.sh)"` points
 # the tests at this server. If the state dir already holds a live, answering server, that
@@ -13,8 +13,8 @@ set -euo pipefail
 
 readonly READY_TIMEOUT_SECONDS=30
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-port="${1:-}"
-state_dir="${2:-${PODMIN_EMULATOR_STATE_DIR:-${TMPDIR:-/tmp}/podmin-emulator-${UID}}}"
+port=""
+state_dir="${PODMIN_EMULATOR_STATE_DIR:-${TMPDIR:-/tmp}/podmin-emulator-${UID}}"
 
 die() {
   echo "tools/emulator/start.sh: $*" >&2
@@ -31,20 +31,28 @@ print_exports() {
   echo "export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true"
 }
 
+(($# <= 2)) || die "usage: start.sh [STATE_DIR] [PORT]"
+for arg in "$@"; do
+  if [[ "${arg}" =~ ^[0-9]+$ ]]; then
+    port="${arg}"
+  elif [[ -n "${arg}" ]]; then
+    state_dir="${arg}"
+  fi
+done
 command -v curl >/dev/null 2>&1 || die "starting the emulator: curl is required to probe readiness"
-if [[ -n "${port}" && ! "${port}" =~ ^[0-9]+$ ]]; then
-  die "starting the emulator: port ${port} is not a number"
-fi
 
 mkdir -p "${state_dir}"
-pid_file="${state_dir}/pid"
-endpoint_file="${state_dir}/endpoint"
-log_file="${state_dir}/moto.log"
+pid_file="${state_dir}/emulator.pid"
+endpoint_file="${state_dir}/emulator.endpoint"
+log_file="${state_dir}/emulator.log"
 
 if [[ -s "${pid_file}" && -s "${endpoint_file}" ]]; then
   old_pid="$(<"${pid_file}")"
   old_endpoint="$(<"${endpoint_file}")"
   if kill -0 "${old_pid}" 2>/dev/null && answers "${old_endpoint}"; then
+    if [[ -n "${port}" && "${old_endpoint}" != *":${port}" ]]; then
+      die "starting the emulator on port ${port}: ${state_dir} already runs one at ${old_endpoint}; stop it first"
+    fi
     echo "emulator already running (pid ${old_pid}) at ${old_endpoint}" >&2
     print_exports "${old_endpoint}"
     exit 0

@@ -7,7 +7,7 @@ set -euo pipefail
 
 readonly STOP_TIMEOUT_SECONDS=10
 state_dir="${1:-${PODMIN_EMULATOR_STATE_DIR:-${TMPDIR:-/tmp}/podmin-emulator-${UID}}}"
-pid_file="${state_dir}/pid"
+pid_file="${state_dir}/emulator.pid"
 
 if [[ ! -s "${pid_file}" ]]; then
   echo "no emulator PID file at ${pid_file}; nothing to stop" >&2
@@ -33,4 +33,4 @@ if kill "${pid}" 2>/dev/null; then
 else
   echo "emulator (pid ${pid}) was not running" >&2
 fi
-rm -f "${pid_file}" "${state_dir}/endpoint"
+rm -f "${pid_file}" "${state_dir}/emulator.endpoint"

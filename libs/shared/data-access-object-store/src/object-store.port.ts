@@ -36,8 +36,7 @@ export interface GetOptions {
 
 /** Result of a conditional read: unchanged when the current ETag equals the one given. */
 export type ConditionalGetResult =
-  | { status: 'unchanged'; etag: string }
-  | ({ status: 'changed' } & StoredObject);
+  { status: 'unchanged'; etag: string } | ({ status: 'changed' } & StoredObject);
 
 /**
  * The object-storage port every podmin component uses. Errors are PodminErrors:

@@ -1,0 +1,6 @@
+/** Starts or finds the moto AWS-API emulator for integration tests. */
+export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
+/** Temporary directories with a cleanup function. */
+export { makeTempDir, type TempDir } from './temp-dir';
+/** Unique, valid S3 bucket names for tests. */
+export { uniqueBucketName } from './bucket-name';

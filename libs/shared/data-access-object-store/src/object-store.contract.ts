@@ -1,0 +1,248 @@
+// The behaviour every ObjectStore adapter must share, run by each adapter's integration spec
+// against a real backend. Not exported from index.ts: it needs jest's globals.
+import { randomBytes } from 'node:crypto';
+import { PodminError } from '@podmin/util-errors';
+import type { PodminErrorCode } from '@podmin/util-errors';
+import { md5Etag } from './etag';
+import type { ObjectStore } from './object-store.port';
+
+/** A store under test and how to dispose of it. */
+export interface ObjectStoreFixture {
+  store: ObjectStore;
+  cleanup: () => Promise<void>;
+}
+
+/** First-call setup can install the emulator from the package registry. */
+const SETUP_TIMEOUT_MS = 180_000;
+
+/** Registers the shared ObjectStore contract tests for one adapter. */
+export function describeObjectStoreContract(
+  name: string,
+  makeStore: () => Promise<ObjectStoreFixture>,
+): void {
+  describe(`ObjectStore contract: ${name}`, () => {
+    let fixture: ObjectStoreFixture | undefined;
+    const store = (): ObjectStore => {
+      if (fixture === undefined) {
+        throw new Error('store fixture not ready');
+      }
+      return fixture.store;
+    };
+
+    beforeAll(async () => {
+      fixture = await makeStore();
+    }, SETUP_TIMEOUT_MS);
+
+    afterAll(async () => {
+      await fixture?.cleanup();
+    });
+
+    it('reports a missing object as OBJECT_NOT_FOUND from get, getIfChanged and head', async () => {
+      await expectCode(store().get('missing/object.json'), 'OBJECT_NOT_FOUND');
+      await expectCode(store().getIfChanged('missing/object.json', '"abc"'), 'OBJECT_NOT_FOUND');
+      await expectCode(store().head('missing/object.json'), 'OBJECT_NOT_FOUND');
+    });
+
+    it('rejects invalid keys with INVALID_ARGUMENT', async () => {
+      for (const key of ['', '/abs', 'a//b', 'a/../b', 'trailing/']) {
+        await expectCode(store().get(key), 'INVALID_ARGUMENT');
+        await expectCode(store().putIfAbsent(key, 'x'), 'INVALID_ARGUMENT');
+      }
+    });
+
+    it('creates once with putIfAbsent and keeps the original on a second attempt', async () => {
+      const key = 'create/deployments/index.json';
+      const etag = await store().putIfAbsent(key, '{"v":1}');
+      expect(etag).toBe(md5Etag('{"v":1}'));
+      await expectCode(store().putIfAbsent(key, '{"v":2}'), 'PRECONDITION_FAILED');
+      const current = await store().get(key);
+      expect(current.body.toString('utf8')).toBe('{"v":1}');
+      expect(current.etag).toBe(etag);
+    });
+
+    it('replaces with putIfMatch only when the ETag matches', async () => {
+      const key = 'cas/index.json';
+      const first = await store().putIfAbsent(key, 'one');
+      const second = await store().putIfMatch(key, 'two', first);
+      expect(second).toBe(md5Etag('two'));
+      expect((await store().get(key)).body.toString()).toBe('two');
+
+      await expectCode(store().putIfMatch(key, 'three', first), 'PRECONDITION_FAILED');
+      expect((await store().get(key)).body.toString()).toBe('two');
+
+      await expectCode(store().putIfMatch('cas/absent.json', 'x', second), 'PRECONDITION_FAILED');
+      await expectCode(store().get('cas/absent.json'), 'OBJECT_NOT_FOUND');
+    });
+
+    it('writes unconditionally with put', async () => {
+      const key = 'put/value.txt';
+      expect(await store().put(key, 'a')).toBe(md5Etag('a'));
+      expect(await store().put(key, 'b')).toBe(md5Etag('b'));
+      expect((await store().get(key)).body.toString()).toBe('b');
+    });
+
+    it('answers getIfChanged with unchanged or the new content', async () => {
+      const key = 'conditional/index.json';
+      const etag = await store().putIfAbsent(key, 'v1');
+      expect(await store().getIfChanged(key, etag)).toEqual({ status: 'unchanged', etag });
+
+      const next = await store().putIfMatch(key, 'v2', etag);
+      const changed = await store().getIfChanged(key, etag);
+      expect(changed.status).toBe('changed');
+      if (changed.status === 'changed') {
+        expect(changed.body.toString()).toBe('v2');
+        expect(changed.etag).toBe(next);
+      }
+    });
+
+    it('reports size, ETag and modification time with head', async () => {
+      const key = 'head/blob.bin';
+      const body = randomBytes(1234);
+      const before = Date.now();
+      const etag = await store().put(key, body);
+      const head = await store().head(key);
+      expect(head.size).toBe(1234);
+      expect(head.etag).toBe(etag);
+      expect(head.lastModified).toBeInstanceOf(Date);
+      // Second-granular backends round down; allow a little clock skew.
+      expect(head.lastModified.getTime()).toBeGreaterThan(before - 5000);
+    });
+
+    it('deletes idempotently', async () => {
+      const key = 'delete/me.txt';
+      await store().put(key, 'x');
+      await store().delete(key);
+      await expectCode(store().get(key), 'OBJECT_NOT_FOUND');
+      await expect(store().delete(key)).resolves.toBeUndefined();
+      await expect(store().delete('delete/never-existed.txt')).resolves.toBeUndefined();
+      expect((await store().list('delete/')).objects).toEqual([]);
+    });
+
+    it('lists in UTF-8 byte order and filters by prefix', async () => {
+      const keys = [
+        'order/a-c',
+        'order/a/b',
+        'order/a/c/d',
+        'order/a0',
+        'order/B',
+        'order/z',
+        'order/é',
+        'order/~',
+      ];
+      for (const key of [...keys, 'orderx/1', 'ord']) {
+        await store().put(key, key);
+      }
+      const byteOrder = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const all = await store().list('order/');
+      expect(all.objects.map((o) => o.key)).toEqual(byteOrder);
+      expect(all.nextToken).toBeUndefined();
+      const first = all.objects.find((o) => o.key === 'order/a/b');
+      expect(first).toMatchObject({ size: 'order/a/b'.length, etag: md5Etag('order/a/b') });
+
+      expect((await store().list('order/a')).objects.map((o) => o.key)).toEqual([
+        'order/a-c',
+        'order/a/b',
+        'order/a/c/d',
+        'order/a0',
+      ]);
+      expect((await store().list('order/a/')).objects.map((o) => o.key)).toEqual([
+        'order/a/b',
+        'order/a/c/d',
+      ]);
+      expect((await store().list('nothing-here/')).objects).toEqual([]);
+    });
+
+    it('paginates listings of more than 1000 keys', async () => {
+      const keys = Array.from({ length: 1005 }, (_, i) => `page/k${String(i).padStart(4, '0')}`);
+      await runBounded(keys, 16, (key) => store().put(key, '.'));
+      const first = await store().list('page/');
+      expect(first.objects).toHaveLength(1000);
+      expect(first.nextToken).toBeDefined();
+      const second = await store().list('page/', first.nextToken);
+      expect(second.nextToken).toBeUndefined();
+      expect([...first.objects, ...second.objects].map((o) => o.key)).toEqual(keys);
+    }, 120_000);
+
+    it('bounds reads with maxBytes', async () => {
+      const key = 'bounded/hundred.bin';
+      const body = Buffer.alloc(100, 7);
+      const etag = await store().put(key, body);
+      await expectCode(store().get(key, { maxBytes: 99 }), 'OBJECT_TOO_LARGE');
+      expect((await store().get(key, { maxBytes: 100 })).body).toEqual(body);
+      await expectCode(store().getIfChanged(key, '"0"', { maxBytes: 10 }), 'OBJECT_TOO_LARGE');
+      expect(await store().getIfChanged(key, etag, { maxBytes: 10 })).toEqual({
+        status: 'unchanged',
+        etag,
+      });
+    });
+
+    it('round-trips binary content exactly', async () => {
+      const body = Buffer.concat([
+        Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+        randomBytes(64 * 1024),
+      ]);
+      const etag = await store().putIfAbsent('binary/blob', body);
+      const read = await store().get('binary/blob');
+      expect(read.body.equals(body)).toBe(true);
+      expect(read.etag).toBe(etag);
+      expect(etag).toBe(md5Etag(body));
+      expect((await store().head('binary/blob')).etag).toBe(etag);
+    });
+
+    it('never loses an update when read-modify-write loops race with putIfMatch', async () => {
+      const key = 'race/counter.json';
+      await store().putIfAbsent(key, JSON.stringify({ n: 0 }));
+      const workers = 8;
+      const incrementsEach = 5;
+      await Promise.all(
+        Array.from({ length: workers }, () => incrementCounter(store(), key, incrementsEach)),
+      );
+      const final = JSON.parse((await store().get(key)).body.toString()) as { n: number };
+      expect(final.n).toBe(workers * incrementsEach);
+    }, 120_000);
+  });
+}
+
+/** Adds `times` to the JSON counter at `key` by compare-and-swap; returns how many retries it took. */
+export async function incrementCounter(
+  store: ObjectStore,
+  key: string,
+  times: number,
+): Promise<number> {
+  let conflicts = 0;
+  for (let done = 0; done < times;) {
+    const current = await store.get(key);
+    const value = JSON.parse(current.body.toString()) as { n: number };
+    try {
+      await store.putIfMatch(key, JSON.stringify({ n: value.n + 1 }), current.etag);
+      done++;
+    } catch (err) {
+      if (!(err instanceof PodminError && err.code === 'PRECONDITION_FAILED')) {
+        throw err;
+      }
+      conflicts++;
+    }
+  }
+  return conflicts;
+}
+
+/** Asserts that `promise` rejects with a PodminError of `code`. */
+export async function expectCode(promise: Promise<unknown>, code: PodminErrorCode): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ code });
+  await expect(promise).rejects.toBeInstanceOf(PodminError);
+}
+
+async function runBounded<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

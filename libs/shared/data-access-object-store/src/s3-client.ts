@@ -1,0 +1,26 @@
+import { S3Client } from '@aws-sdk/client-s3';
+
+/** How to build an S3 client for a context. */
+export interface S3ClientOptions {
+  /** AWS region of the bucket, e.g. `eu-west-1`. */
+  region: string;
+  /** Named profile from the shared AWS config/credentials files; default chain otherwise. */
+  profile?: string;
+  /** Custom endpoint (an S3-compatible server or emulator); turns on path-style addressing. */
+  endpoint?: string;
+  /** Static credentials, for emulators and tests; the default provider chain when omitted. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/**
+ * Creates an S3 client. Credentials come from the SDK's default provider chain (environment,
+ * shared files honouring `profile`, SSO, instance metadata) unless given explicitly.
+ */
+export function createS3Client(options: S3ClientOptions): S3Client {
+  return new S3Client({
+    region: options.region,
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
+  });
+}

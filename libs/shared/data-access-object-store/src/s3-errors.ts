@@ -1,0 +1,138 @@
+import { PodminError } from '@podmin/util-errors';
+import type { PodminErrorCode } from '@podmin/util-errors';
+
+/** How to read a "no such key" answer: a missing object, or a failed if-match write. */
+export type MissingKeyMeaning = 'OBJECT_NOT_FOUND' | 'PRECONDITION_FAILED';
+
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
+const NETWORK_ERROR_NAMES = new Set([
+  'TimeoutError',
+  'NetworkingError',
+  'RequestTimeout',
+  'AbortError',
+]);
+const ACCESS_DENIED_NAMES = new Set([
+  'AccessDenied',
+  'Forbidden',
+  'AllAccessDisabled',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+  'AccountProblem',
+  'CredentialsProviderError',
+]);
+
+/** The parts of an AWS SDK v3 error this mapping reads. */
+interface SdkErrorShape {
+  name?: unknown;
+  Code?: unknown;
+  code?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+}
+
+/** Name (error code) and HTTP status of an SDK error, as far as it carries them. */
+export function sdkErrorDetails(err: unknown): {
+  name: string | undefined;
+  status: number | undefined;
+} {
+  if (typeof err !== 'object' || err === null) {
+    return { name: undefined, status: undefined };
+  }
+  const shape = err as SdkErrorShape;
+  const name =
+    typeof shape.Code === 'string'
+      ? shape.Code
+      : typeof shape.name === 'string'
+        ? shape.name
+        : undefined;
+  const status =
+    typeof shape.$metadata?.httpStatusCode === 'number'
+      ? shape.$metadata.httpStatusCode
+      : undefined;
+  return { name, status };
+}
+
+/**
+ * Translates an S3 (AWS SDK v3) or network error into a PodminError, once, in the adapter:
+ * NoSuchKey/NotFound/404 → OBJECT_NOT_FOUND (or PRECONDITION_FAILED for if-match writes),
+ * PreconditionFailed/412 and ConditionalRequestConflict/409 → PRECONDITION_FAILED,
+ * AccessDenied/403 → ACCESS_DENIED, NoSuchBucket, network and server errors → BUCKET_UNAVAILABLE.
+ * The original error is kept as `cause`.
+ */
+export function translateS3Error(
+  err: unknown,
+  doing: string,
+  missingKey: MissingKeyMeaning = 'OBJECT_NOT_FOUND',
+): PodminError {
+  if (err instanceof PodminError) {
+    return err;
+  }
+  const { code, why } = classify(err, missingKey);
+  return new PodminError(code, `${doing}: ${why}`, { cause: err, ...(hintFor(code) ?? {}) });
+}
+
+function classify(
+  err: unknown,
+  missingKey: MissingKeyMeaning,
+): { code: PodminErrorCode; why: string } {
+  const { name, status } = sdkErrorDetails(err);
+  const detail = [name, status === undefined ? undefined : `HTTP ${status}`]
+    .filter(Boolean)
+    .join(', ');
+  if (name === 'NoSuchBucket') {
+    return { code: 'BUCKET_UNAVAILABLE', why: 'the bucket does not exist' };
+  }
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) {
+    return missingKey === 'OBJECT_NOT_FOUND'
+      ? { code: 'OBJECT_NOT_FOUND', why: 'it does not exist' }
+      : { code: 'PRECONDITION_FAILED', why: 'it does not exist' };
+  }
+  if (name === 'PreconditionFailed' || status === 412) {
+    return { code: 'PRECONDITION_FAILED', why: 'its current version does not match the condition' };
+  }
+  if (name === 'ConditionalRequestConflict' || status === 409) {
+    return { code: 'PRECONDITION_FAILED', why: 'a concurrent write to the same key won' };
+  }
+  if ((name !== undefined && ACCESS_DENIED_NAMES.has(name)) || status === 403) {
+    return { code: 'ACCESS_DENIED', why: `access denied (${detail})` };
+  }
+  if (status === 301 || name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed') {
+    return { code: 'BUCKET_UNAVAILABLE', why: `the bucket is in another region (${detail})` };
+  }
+  const errno =
+    typeof (err as SdkErrorShape | null)?.code === 'string'
+      ? String((err as SdkErrorShape).code)
+      : undefined;
+  if (
+    status === undefined &&
+    ((errno !== undefined && NETWORK_ERROR_CODES.has(errno)) ||
+      (name !== undefined && NETWORK_ERROR_NAMES.has(name)))
+  ) {
+    return {
+      code: 'BUCKET_UNAVAILABLE',
+      why: `cannot reach the object store (${errno ?? name ?? 'network error'})`,
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'BUCKET_UNAVAILABLE', why: detail === '' ? message : `${message} (${detail})` };
+}
+
+function hintFor(code: PodminErrorCode): { hint: string } | undefined {
+  switch (code) {
+    case 'ACCESS_DENIED':
+      return { hint: 'check the AWS credentials and that their policy allows this bucket and key' };
+    default:
+      return undefined;
+  }
+}

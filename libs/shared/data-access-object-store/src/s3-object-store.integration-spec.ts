@@ -1,0 +1,60 @@
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { describeObjectStoreContract, expectCode } from './object-store.contract';
+import { createS3Client } from './s3-client';
+import { S3ObjectStore } from './s3-object-store';
+
+describeObjectStoreContract('S3ObjectStore on the moto emulator', async () => {
+  const emulator = await getAwsEmulator();
+  const client = createS3Client({
+    region: emulator.region,
+    endpoint: emulator.endpoint,
+    credentials: emulator.credentials,
+  });
+  const bucket = uniqueBucketName('object-store-contract');
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  return {
+    store: new S3ObjectStore({ client, bucket }),
+    cleanup: () => Promise.resolve(client.destroy()),
+  };
+});
+
+describe('S3ObjectStore failures against real endpoints', () => {
+  it('reports a missing bucket as BUCKET_UNAVAILABLE', async () => {
+    const emulator = await getAwsEmulator();
+    const client = createS3Client({
+      region: emulator.region,
+      endpoint: emulator.endpoint,
+      credentials: emulator.credentials,
+    });
+    try {
+      const store = new S3ObjectStore({ client, bucket: uniqueBucketName('never-created') });
+      await expectCode(store.get('k'), 'BUCKET_UNAVAILABLE');
+      await expectCode(store.putIfAbsent('k', 'v'), 'BUCKET_UNAVAILABLE');
+      await expectCode(store.list(''), 'BUCKET_UNAVAILABLE');
+    } finally {
+      client.destroy();
+    }
+  }, 180_000);
+
+  it('reports an unreachable endpoint as BUCKET_UNAVAILABLE with the network error as cause', async () => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const client = new S3Client({
+      region: 'us-east-1',
+      endpoint: 'http://127.0.0.1:1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      maxAttempts: 1,
+    });
+    try {
+      const err: unknown = await new S3ObjectStore({ client, bucket: 'unreachable' })
+        .head('k')
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'BUCKET_UNAVAILABLE' });
+      expect((err as Error).message).toContain('ECONNREFUSED');
+      expect((err as Error).cause).toBeInstanceOf(Error);
+    } finally {
+      client.destroy();
+    }
+  });
+});

@@ -1,0 +1,226 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
+import { PodminError } from '@podmin/util-errors';
+import { ObjectTooLargeError, describeObject } from './errors';
+import type {
+  ConditionalGetResult,
+  GetOptions,
+  ListPage,
+  ListedObject,
+  ObjectHead,
+  ObjectStore,
+  StoredObject,
+} from './object-store.port';
+import { DEFAULT_MAX_READ_BYTES, assertValidKey } from './object-store.port';
+import { sdkErrorDetails, translateS3Error } from './s3-errors';
+
+/** What an S3-backed store needs: a configured client and the bucket name. */
+export interface S3ObjectStoreOptions {
+  client: S3Client;
+  bucket: string;
+}
+
+const PAGE_SIZE = 1000;
+
+/** The object store on an S3 bucket, with conditional writes (`If-None-Match: *`, `If-Match`). */
+export class S3ObjectStore implements ObjectStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: S3ObjectStoreOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<StoredObject> {
+    assertValidKey(key);
+    const doing = `reading ${this.describe(key)}`;
+    let response: GetObjectCommandOutput;
+    try {
+      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      throw translateS3Error(err, doing);
+    }
+    return this.readResponse(response, options.maxBytes ?? DEFAULT_MAX_READ_BYTES, doing);
+  }
+
+  async getIfChanged(
+    key: string,
+    etag: string,
+    options: GetOptions = {},
+  ): Promise<ConditionalGetResult> {
+    assertValidKey(key);
+    const doing = `reading ${this.describe(key)} if changed`;
+    let response: GetObjectCommandOutput;
+    try {
+      response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, IfNoneMatch: etag }),
+      );
+    } catch (err) {
+      if (sdkErrorDetails(err).status === 304) {
+        return { status: 'unchanged', etag };
+      }
+      throw translateS3Error(err, doing);
+    }
+    const object = await this.readResponse(
+      response,
+      options.maxBytes ?? DEFAULT_MAX_READ_BYTES,
+      doing,
+    );
+    return { status: 'changed', ...object };
+  }
+
+  async putIfAbsent(key: string, body: Buffer | string): Promise<string> {
+    assertValidKey(key);
+    return this.putObject(
+      key,
+      body,
+      { IfNoneMatch: '*' },
+      `creating ${this.describe(key)}`,
+      'OBJECT_NOT_FOUND',
+    );
+  }
+
+  async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string> {
+    assertValidKey(key);
+    // S3 answers If-Match on a missing key with 404 NoSuchKey: for this write that is a failed condition.
+    const doing = `replacing ${this.describe(key)} if its ETag is ${etag}`;
+    return this.putObject(key, body, { IfMatch: etag }, doing, 'PRECONDITION_FAILED');
+  }
+
+  async put(key: string, body: Buffer | string): Promise<string> {
+    assertValidKey(key);
+    return this.putObject(key, body, {}, `writing ${this.describe(key)}`, 'OBJECT_NOT_FOUND');
+  }
+
+  async head(key: string): Promise<ObjectHead> {
+    assertValidKey(key);
+    const doing = `reading metadata of ${this.describe(key)}`;
+    try {
+      const response = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: key }),
+      );
+      return {
+        etag: required(response.ETag, 'ETag', doing),
+        size: required(response.ContentLength, 'Content-Length', doing),
+        lastModified: response.LastModified ?? new Date(0),
+      };
+    } catch (err) {
+      throw translateS3Error(err, doing);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      const translated = translateS3Error(err, `deleting ${this.describe(key)}`);
+      if (translated.code !== 'OBJECT_NOT_FOUND') {
+        throw translated;
+      }
+    }
+  }
+
+  async list(prefix: string, token?: string): Promise<ListPage> {
+    const doing = `listing ${JSON.stringify(prefix)} in ${this.describeBucket()}`;
+    try {
+      const response = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix === '' ? undefined : prefix,
+          ContinuationToken: token,
+          MaxKeys: PAGE_SIZE,
+        }),
+      );
+      const objects: ListedObject[] = (response.Contents ?? []).map((entry) => ({
+        key: required(entry.Key, 'Key', doing),
+        size: entry.Size ?? 0,
+        etag: entry.ETag ?? '',
+        lastModified: entry.LastModified ?? new Date(0),
+      }));
+      const nextToken = response.IsTruncated === true ? response.NextContinuationToken : undefined;
+      return nextToken === undefined ? { objects } : { objects, nextToken };
+    } catch (err) {
+      throw translateS3Error(err, doing);
+    }
+  }
+
+  private async putObject(
+    key: string,
+    body: Buffer | string,
+    condition: { IfNoneMatch?: string; IfMatch?: string },
+    doing: string,
+    missingKey: 'OBJECT_NOT_FOUND' | 'PRECONDITION_FAILED',
+  ): Promise<string> {
+    const content = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    try {
+      const response = await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: content,
+          ContentLength: content.length,
+          ...condition,
+        }),
+      );
+      return required(response.ETag, 'ETag', doing);
+    } catch (err) {
+      throw translateS3Error(err, doing, missingKey);
+    }
+  }
+
+  /** Reads a GetObject body, refusing more than `maxBytes` by Content-Length and while streaming. */
+  private async readResponse(
+    response: GetObjectCommandOutput,
+    maxBytes: number,
+    doing: string,
+  ): Promise<StoredObject> {
+    const stream = response.Body as
+      (AsyncIterable<Uint8Array> & { destroy?: () => void }) | undefined;
+    const etag = required(response.ETag, 'ETag', doing);
+    if (response.ContentLength !== undefined && response.ContentLength > maxBytes) {
+      stream?.destroy?.();
+      throw new ObjectTooLargeError(doing, maxBytes, response.ContentLength);
+    }
+    if (stream === undefined) {
+      return { body: Buffer.alloc(0), etag };
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+      for await (const chunk of stream) {
+        total += chunk.length;
+        if (total > maxBytes) {
+          stream.destroy?.();
+          throw new ObjectTooLargeError(doing, maxBytes);
+        }
+        chunks.push(Buffer.from(chunk));
+      }
+    } catch (err) {
+      throw translateS3Error(err, doing);
+    }
+    return { body: Buffer.concat(chunks, total), etag };
+  }
+
+  private describe(key: string): string {
+    return describeObject(key, this.describeBucket());
+  }
+
+  private describeBucket(): string {
+    return `bucket s3://${this.bucket}`;
+  }
+}
+
+function required<T>(value: T | undefined, field: string, doing: string): T {
+  if (value === undefined) {
+    throw new PodminError('BUCKET_UNAVAILABLE', `${doing}: the response has no ${field}`);
+  }
+  return value;
+}
