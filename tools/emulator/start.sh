@@ -70,7 +70,7 @@ fi
 endpoint="http://127.0.0.1:${port}"
 
 # setsid detaches the server from this shell's process group so it outlives the script.
-setsid "${moto_bin}" -H 127.0.0.1 -p "${port}" >"${log_file}" 2>&1 </dev/null &
+setsid "${python_bin}" "${script_dir}/serve.py" -H 127.0.0.1 -p "${port}" >"${log_file}" 2>&1 </dev/null &
 pid=$!
 
 deadline=$((SECONDS + READY_TIMEOUT_SECONDS))

@@ -90,7 +90,17 @@ async function startEmulator(stateFile: string): Promise<string> {
   // here are not reliable, and a crashed or killed worker runs none at all.
   const child = spawn(
     python,
-    ['-c', WATCHDOG_LAUNCHER, stateFile, logFile, '-H', '127.0.0.1', '-p', String(port)],
+    [
+      '-c',
+      WATCHDOG_LAUNCHER,
+      path.join(findRepoRoot(), 'tools', 'emulator'),
+      stateFile,
+      logFile,
+      '-H',
+      '127.0.0.1',
+      '-p',
+      String(port),
+    ],
     {
       stdio: ['ignore', logFd, logFd],
     },
@@ -137,9 +147,10 @@ async function startEmulator(stateFile: string): Promise<string> {
 /** Python launcher: exits when the parent process changes, removing the state and log files. */
 const WATCHDOG_LAUNCHER = `
 import os, sys, threading, time
-from moto.server import main
+sys.path.insert(0, sys.argv[1])
+from serve import main  # moto_server with requests serialised (see tools/emulator/serve.py)
 parent = os.getppid()
-owned_files = sys.argv[1:3]
+owned_files = sys.argv[2:4]
 def watch():
     while os.getppid() == parent:
         time.sleep(0.5)
@@ -150,7 +161,7 @@ def watch():
             pass
     os._exit(0)
 threading.Thread(target=watch, daemon=True).start()
-main(sys.argv[3:])
+main(sys.argv[4:])
 `;
 
 function ensureInstalled(): Promise<string> {
