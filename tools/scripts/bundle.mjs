@@ -12,6 +12,18 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 const targets = {
   cli: { entry: 'apps/cli/src/main.ts', out: 'dist/bin/podmin.cjs' },
   agent: { entry: 'apps/agent/src/main.ts', out: 'dist/bin/podmin-agent.cjs' },
+  'agent-registry': {
+    entry: 'apps/agent-registry/src/main.ts',
+    out: 'dist/bin/agent-registry.cjs',
+    // Optional NestJS peers, loaded lazily inside try/catch and unused by an HTTP-only app.
+    external: [
+      '@nestjs/microservices',
+      '@nestjs/websockets',
+      '@nestjs/websockets/*',
+      'class-transformer',
+      'class-validator',
+    ],
+  },
 };
 const name = process.argv[2];
 const target = targets[name];
@@ -24,6 +36,7 @@ const result = await build({
   entryPoints: [path.join(root, target.entry)],
   outfile,
   bundle: true,
+  external: target.external ?? [],
   platform: 'node',
   target: 'node20',
   format: 'cjs',

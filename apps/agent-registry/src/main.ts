@@ -1,0 +1,6 @@
+// agent-registry: the node's loopback, pull-only OCI registry, served from the cluster bucket.
+//   agent-registry --provider local|aws --bucket B --region R --cluster C [--listen 127.0.0.1:5000]
+import 'reflect-metadata';
+import { runRegistry } from '@podmin/agent-feature-registry';
+
+void runRegistry(process.argv.slice(2));

@@ -1,0 +1,85 @@
+import type { LoggerService } from '@nestjs/common';
+import type { LogLevel, StructuredLogger } from './registry.ports';
+
+/** Where log lines go and what time it is; injectable for tests. */
+export interface JsonLoggerOptions {
+  /** Receives each line, newline included (default: process.stderr). */
+  write?: (line: string) => void;
+  /** Clock for the `time` field. */
+  now?: () => Date;
+  /** Lowest level written (default `info`). */
+  level?: LogLevel;
+  /** Process name in every line. */
+  service?: string;
+}
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/**
+ * One JSON object per line (`time`, `level`, `service`, `msg`, fields) for agent processes;
+ * also Nest's LoggerService so framework messages share the format.
+ */
+export class JsonLogger implements StructuredLogger, LoggerService {
+  private readonly write: (line: string) => void;
+  private readonly now: () => Date;
+  private readonly minimum: number;
+  private readonly service: string | undefined;
+
+  constructor(options: JsonLoggerOptions = {}) {
+    this.write = options.write ?? ((line) => void process.stderr.write(line));
+    this.now = options.now ?? (() => new Date());
+    this.minimum = RANK[options.level ?? 'info'];
+    this.service = options.service;
+  }
+
+  /** Writes one structured line. */
+  event(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
+    if (RANK[level] < this.minimum) return;
+    const line = { time: this.now().toISOString(), level, service: this.service, msg, ...fields };
+    this.write(`${JSON.stringify(line, errorReplacer)}\n`);
+  }
+
+  /** Nest: informational message. */
+  log(message: unknown, ...context: unknown[]): void {
+    this.nest('info', message, context);
+  }
+
+  /** Nest: error, optionally with a stack. */
+  error(message: unknown, ...context: unknown[]): void {
+    this.nest('error', message, context);
+  }
+
+  /** Nest: warning. */
+  warn(message: unknown, ...context: unknown[]): void {
+    this.nest('warn', message, context);
+  }
+
+  /** Nest: debug message. */
+  debug(message: unknown, ...context: unknown[]): void {
+    this.nest('debug', message, context);
+  }
+
+  /** Nest: verbose message, logged as debug. */
+  verbose(message: unknown, ...context: unknown[]): void {
+    this.nest('debug', message, context);
+  }
+
+  /** Nest: fatal message, logged as error. */
+  fatal(message: unknown, ...context: unknown[]): void {
+    this.nest('error', message, context);
+  }
+
+  private nest(level: LogLevel, message: unknown, context: unknown[]): void {
+    const strings = context.filter((c): c is string => typeof c === 'string');
+    const fields: Record<string, unknown> = {};
+    if (strings.length > 0) fields['context'] = strings[strings.length - 1];
+    if (level === 'error' && strings.length > 1) fields['stack'] = strings[0];
+    this.event(level, message instanceof Error ? message.message : String(message), fields);
+  }
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  return value instanceof Error
+    ? { name: value.name, message: value.message, stack: value.stack }
+    : value;
+}

@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { OciErrorFilter } from './oci-error.filter';
+import { RegistryHttpController } from './registry.http-controller';
+import { REGISTRY_LOGGER, REGISTRY_STORE } from './registry.ports';
+import type { RegistryStore, StructuredLogger } from './registry.ports';
+import { RegistryService } from './registry.service';
+
+/** What the registry module is wired with. */
+export interface RegistryModuleOptions {
+  /** Bucket access (local directory or S3 adapter, or a fake in tests). */
+  store: RegistryStore;
+  /** Structured logger for request failures. */
+  logger: StructuredLogger;
+}
+
+/** The read-only registry: controller, service, OCI error filter, and the ports given. */
+@Module({})
+export class RegistryModule {
+  /** Builds the module around a store and a logger. */
+  static register(options: RegistryModuleOptions): DynamicModule {
+    return {
+      module: RegistryModule,
+      controllers: [RegistryHttpController],
+      providers: [
+        RegistryService,
+        { provide: REGISTRY_STORE, useValue: options.store },
+        { provide: REGISTRY_LOGGER, useValue: options.logger },
+        { provide: APP_FILTER, useClass: OciErrorFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,238 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { hasCode } from '@podmin/util-errors';
+import {
+  LAYOUT_INDEX_FILE,
+  MAX_LAYOUT_INDEX_BYTES,
+  MAX_MANIFEST_BYTES,
+  blobPath,
+  clusterRepositoryProblem,
+  findByDigest,
+  findTagged,
+  isDigest,
+  isValidTag,
+  matchesDigest,
+  parseImageIndex,
+} from '@podmin/util-oci';
+import type { Descriptor, ImageIndex } from '@podmin/util-oci';
+import { isAcceptable } from './negotiation';
+import { RegistryError } from './registry-error';
+import type { ByteRange, RegistryStore } from './registry.ports';
+import { REGISTRY_STORE } from './registry.ports';
+import { DigestVerifyingStream } from './verifying-stream';
+
+/** A resolved manifest: what to send in headers, and the verified bytes for GET. */
+export interface ManifestResult {
+  /** Media type stored in the layout index. */
+  mediaType: string;
+  /** Digest of the manifest. */
+  digest: string;
+  /** Size in bytes. */
+  size: number;
+  /** Verified manifest bytes; undefined for HEAD. */
+  body: Buffer | undefined;
+}
+
+/** Metadata of a blob. */
+export interface BlobInfo {
+  /** Digest requested (and verified on full reads). */
+  digest: string;
+  /** Total size in bytes. */
+  size: number;
+}
+
+/** A blob opened for sending, whole (verified while streaming) or as one range. */
+export interface BlobStream extends BlobInfo {
+  /** Bytes to send; errors at the end when a whole blob does not match its digest. */
+  stream: Readable;
+  /** The served range when partial; undefined for the whole blob. */
+  range: { start: number; end: number } | undefined;
+}
+
+/**
+ * Resolves pull requests against OCI layouts in the bucket: a tag or digest through
+ * `<repository>/index.json` (whose top level lists every nested manifest), then the blob at
+ * `<repository>/blobs/<algorithm>/<hex>`. At most two object reads per request.
+ */
+@Injectable()
+export class RegistryService {
+  constructor(@Inject(REGISTRY_STORE) private readonly store: RegistryStore) {}
+
+  /** Resolves a manifest by tag or digest; with `withBody`, reads and verifies its bytes. */
+  async manifest(
+    name: string,
+    reference: string,
+    accept: string | undefined,
+    withBody: boolean,
+  ): Promise<ManifestResult> {
+    checkName(name);
+    const byDigest = reference.includes(':');
+    if (byDigest && !isDigest(reference)) {
+      throw new RegistryError(
+        400,
+        'DIGEST_INVALID',
+        `${reference.slice(0, 200)} is not a sha256 or sha512 digest`,
+      );
+    }
+    if (!byDigest && !isValidTag(reference)) {
+      throw new RegistryError(400, 'TAG_INVALID', `${reference.slice(0, 200)} is not a valid tag`);
+    }
+    const index = await this.readIndex(name);
+    const descriptor: Descriptor | undefined = byDigest
+      ? findByDigest(index, reference)
+      : findTagged(index, reference);
+    if (descriptor === undefined) {
+      throw new RegistryError(
+        404,
+        'MANIFEST_UNKNOWN',
+        `manifest ${reference} is not in repository ${name}`,
+      );
+    }
+    if (!isAcceptable(descriptor.mediaType, accept)) {
+      throw new RegistryError(
+        404,
+        'MANIFEST_UNKNOWN',
+        `manifest ${reference} of ${name} is stored as ${descriptor.mediaType}, which the Accept header does not allow`,
+      );
+    }
+    if (descriptor.size > MAX_MANIFEST_BYTES) {
+      throw new RegistryError(
+        500,
+        'UNKNOWN',
+        `manifest ${descriptor.digest} of ${name} is over ${MAX_MANIFEST_BYTES} bytes`,
+      );
+    }
+    const result: ManifestResult = {
+      mediaType: descriptor.mediaType,
+      digest: descriptor.digest,
+      size: descriptor.size,
+      body: undefined,
+    };
+    if (!withBody) {
+      return result;
+    }
+    const key = `${name}/${blobPath(descriptor.digest)}`;
+    const body = await this.read(
+      key,
+      MAX_MANIFEST_BYTES,
+      () =>
+        new RegistryError(
+          404,
+          'MANIFEST_UNKNOWN',
+          `manifest ${descriptor.digest} of ${name} is listed but its blob is missing`,
+        ),
+    );
+    if (body.length !== descriptor.size || !matchesDigest(body, descriptor.digest)) {
+      // Never serve bytes that do not match the digest the client will check them against.
+      throw new RegistryError(
+        500,
+        'BLOB_UNKNOWN',
+        `stored manifest ${descriptor.digest} of ${name} does not match its digest or size`,
+      );
+    }
+    result.body = body;
+    return result;
+  }
+
+  /** Size of a blob, from the object's metadata. */
+  async blobInfo(name: string, digest: string): Promise<BlobInfo> {
+    const key = this.blobKey(name, digest);
+    try {
+      const { size } = await this.store.stat(key);
+      return { digest, size };
+    } catch (err) {
+      throw translateMissing(err, () => blobUnknown(name, digest));
+    }
+  }
+
+  /** Opens a blob for streaming: the whole blob is verified against its digest as it streams. */
+  async openBlob(name: string, digest: string, range: ByteRange | undefined): Promise<BlobStream> {
+    const key = this.blobKey(name, digest);
+    let opened;
+    try {
+      opened = await this.store.openRead(key, range);
+    } catch (err) {
+      throw translateMissing(err, () => blobUnknown(name, digest));
+    }
+    if (opened.kind === 'unsatisfiable') {
+      throw new RegistryError(416, 'UNSUPPORTED', `the requested range is outside blob ${digest}`, {
+        headers: opened.size === undefined ? {} : { 'Content-Range': `bytes */${opened.size}` },
+      });
+    }
+    const whole = opened.start === 0 && opened.end === opened.size - 1;
+    if (range === undefined || whole) {
+      const verifying = new DigestVerifyingStream(digest);
+      opened.stream.on('error', (err) => verifying.destroy(err));
+      opened.stream.pipe(verifying);
+      return {
+        digest,
+        size: opened.size,
+        stream: verifying,
+        range: range === undefined ? undefined : { start: opened.start, end: opened.end },
+      };
+    }
+    return {
+      digest,
+      size: opened.size,
+      stream: opened.stream,
+      range: { start: opened.start, end: opened.end },
+    };
+  }
+
+  private blobKey(name: string, digest: string): string {
+    checkName(name);
+    if (!isDigest(digest)) {
+      throw new RegistryError(
+        400,
+        'DIGEST_INVALID',
+        `${digest.slice(0, 200)} is not a sha256 or sha512 digest`,
+      );
+    }
+    return `${name}/${blobPath(digest)}`;
+  }
+
+  private async readIndex(name: string): Promise<ImageIndex> {
+    const bytes = await this.read(
+      `${name}/${LAYOUT_INDEX_FILE}`,
+      MAX_LAYOUT_INDEX_BYTES,
+      () => new RegistryError(404, 'NAME_UNKNOWN', `repository ${name} is not in the bucket`),
+    );
+    try {
+      return parseImageIndex(bytes, `${name}/${LAYOUT_INDEX_FILE}`);
+    } catch (err) {
+      throw new RegistryError(
+        500,
+        'UNKNOWN',
+        `reading ${name}/${LAYOUT_INDEX_FILE}: the stored index is invalid`,
+        { cause: err },
+      );
+    }
+  }
+
+  private async read(key: string, maxBytes: number, missing: () => RegistryError): Promise<Buffer> {
+    try {
+      return await this.store.readBounded(key, maxBytes);
+    } catch (err) {
+      throw translateMissing(err, missing);
+    }
+  }
+}
+
+function checkName(name: string): void {
+  const problem = clusterRepositoryProblem(name);
+  if (problem?.kind === 'invalid') {
+    throw new RegistryError(400, 'NAME_INVALID', problem.message);
+  }
+  if (problem !== undefined) {
+    throw new RegistryError(404, 'NAME_UNKNOWN', problem.message);
+  }
+}
+
+function blobUnknown(name: string, digest: string): RegistryError {
+  return new RegistryError(404, 'BLOB_UNKNOWN', `blob ${digest} is not in repository ${name}`);
+}
+
+/** Replaces OBJECT_NOT_FOUND with the registry's "unknown" error; passes anything else on. */
+function translateMissing(err: unknown, missing: () => RegistryError): unknown {
+  return hasCode(err, 'OBJECT_NOT_FOUND') ? missing() : err;
+}

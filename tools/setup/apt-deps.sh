@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the integration tests drive as real clients: skopeo (copies
+# and inspects images through the node registry) and containerd with ctr (pulls and unpacks
+# them). Idempotent: does nothing when every package is already installed.
+#
+# Usage: tools/setup/apt-deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+readonly PACKAGES=(skopeo containerd)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "${package}" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("${package}")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ "$(id -u)" -ne 0 ]]; then
+  command -v sudo >/dev/null 2>&1 || {
+    echo "tools/setup/apt-deps.sh: installing ${missing[*]} needs root (no sudo found)" >&2
+    exit 1
+  }
+  sudo_cmd=(sudo)
+fi
+echo "tools/setup/apt-deps.sh: installing ${missing[*]}" >&2
+"${sudo_cmd[@]}" apt-get update -qq >&2
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
