@@ -25,7 +25,11 @@ export function createCliContext(
   reporter: Reporter = new TerminalReporter(),
   environment: Readonly<Record<string, string | undefined>> = process.env,
 ): CliContext {
-  const dirs = resolveDirs({ env: environment, platform: process.platform, home: environment['HOME'] ?? os.homedir() });
+  const dirs = resolveDirs({
+    env: environment,
+    platform: process.platform,
+    home: environment['HOME'] ?? os.homedir(),
+  });
   const env = readCliEnvironment(environment);
   const contexts = new ContextStore(dirs.config);
   return {

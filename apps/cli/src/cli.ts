@@ -28,7 +28,9 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
   const debug = argv.includes('--debug');
   const parser = yargs(argv)
     .scriptName('podmin')
-    .usage('$0 <command> [options]\n\nRun Kubernetes static Pods on VMs with an unmodified kubelet and no control plane.')
+    .usage(
+      '$0 <command> [options]\n\nRun Kubernetes static Pods on VMs with an unmodified kubelet and no control plane.',
+    )
     .command(connectCommand(ctx))
     .command(useCommand(ctx))
     .command(disconnectCommand(ctx))
@@ -46,7 +48,9 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .alias('h', 'help')
     .alias('v', 'version')
     .wrap(Math.min(120, process.stdout.columns || 100))
-    .epilogue('Commands other than init, validate, use, connect, disconnect and completion need a current context.')
+    .epilogue(
+      'Commands other than init, validate, use, connect, disconnect and completion need a current context.',
+    )
     .fail((msg, err) => {
       if (err) throw err;
       throw new UsageError(msg);

@@ -14,7 +14,12 @@ export interface ManifestFlagArgs {
 /** Adds the built-in manifest flags to a command. */
 export function withManifestFlags<T>(y: Argv<T>) {
   return y
-    .option('nodegroup', { alias: 'g', type: 'string', demandOption: true, describe: 'NodeGroup the Pod runs on' })
+    .option('nodegroup', {
+      alias: 'g',
+      type: 'string',
+      demandOption: true,
+      describe: 'NodeGroup the Pod runs on',
+    })
     .option('namespace', { type: 'string', describe: 'Namespace (default "default")' })
     .option('image', {
       type: 'string',
@@ -22,7 +27,10 @@ export function withManifestFlags<T>(y: Argv<T>) {
       default: [] as string[],
       describe: 'Image: one bare IMAGE, or NAME=IMAGE per container (repeatable)',
     })
-    .option('service', { type: 'boolean', describe: 'Add a TCP Service (443→8443, HTTPS /healthz readiness)' })
+    .option('service', {
+      type: 'boolean',
+      describe: 'Add a TCP Service (443→8443, HTTPS /healthz readiness)',
+    })
     .option('port', {
       type: 'string',
       array: true,

@@ -32,7 +32,11 @@ describe('podmin basics', () => {
   });
 
   it('asks for a context only where the cluster is touched', async () => {
-    for (const args of [['list'], ['delete', 'web', '-g', 'default'], ['deploy', 'web', '-g', 'default', '--image', 'hello:v1']]) {
+    for (const args of [
+      ['list'],
+      ['delete', 'web', '-g', 'default'],
+      ['deploy', 'web', '-g', 'default', '--image', 'hello:v1'],
+    ]) {
       const result = await sandbox.run(args);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('needs a current cluster context');
@@ -47,7 +51,16 @@ describe('podmin basics', () => {
   it('refuses to overwrite a manifest and requires validate to name its file', async () => {
     const file = path.join(sandbox.cwd, 'keep.yaml');
     fs.writeFileSync(file, 'mine\n');
-    const init = await sandbox.run(['init', 'web', '-g', 'default', '--image', 'hello:v1', '-f', 'keep.yaml']);
+    const init = await sandbox.run([
+      'init',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      'hello:v1',
+      '-f',
+      'keep.yaml',
+    ]);
     expect(init.code).toBe(1);
     expect(init.stderr).toContain('already exists');
     expect(fs.readFileSync(file, 'utf8')).toBe('mine\n');
@@ -66,7 +79,18 @@ describe('podmin basics', () => {
 
   it('saves contexts with mode 0600, lists, selects and forgets them', async () => {
     expect((await sandbox.run(['connect', 'one', '--provider', 'local'])).code).toBe(0);
-    expect((await sandbox.run(['connect', 'two', '--provider', 'local', '--bucket', path.join(sandbox.home, 'b2')])).code).toBe(0);
+    expect(
+      (
+        await sandbox.run([
+          'connect',
+          'two',
+          '--provider',
+          'local',
+          '--bucket',
+          path.join(sandbox.home, 'b2'),
+        ])
+      ).code,
+    ).toBe(0);
     const config = path.join(sandbox.home, 'xdg-config', 'podmin', 'config.json');
     expect(fs.statSync(config).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.join(sandbox.home, 'b2')).isDirectory()).toBe(true);

@@ -18,7 +18,10 @@ export interface StoreUnderTest {
 }
 
 /** Registers the black-box flows against one store. */
-export function describeCliFlows(name: string, setup: () => Promise<{ sandbox: CliSandbox; store: StoreUnderTest }>): void {
+export function describeCliFlows(
+  name: string,
+  setup: () => Promise<{ sandbox: CliSandbox; store: StoreUnderTest }>,
+): void {
   describe(`podmin against ${name}`, () => {
     let sandbox: CliSandbox;
     let store: StoreUnderTest;
@@ -39,32 +42,55 @@ export function describeCliFlows(name: string, setup: () => Promise<{ sandbox: C
       expect(fs.readFileSync(manifest, 'utf8')).toContain('kind: DaemonSet');
 
       const valid = await podmin('validate', '-f', 'daemonset.yaml');
-      expect(valid.stdout).toBe('valid: DaemonSet default/web for NodeGroup default, Service web (443→8443/TCP)\n');
+      expect(valid.stdout).toBe(
+        'valid: DaemonSet default/web for NodeGroup default, Service web (443→8443/TCP)\n',
+      );
 
       const deploy = await podmin('deploy', 'web', '-g', 'default', '-f', 'daemonset.yaml');
       expect(deploy.code).toBe(0);
       expect(deploy.stdout).toBe('default/web\n');
       expect(deploy.stderr).toMatch(/Committed: default\/web .*does not mean the Pod is running/s);
 
-      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<string, { pod: string; service?: string }>;
+      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<
+        string,
+        { pod: string; service?: string }
+      >;
       const entry = index['default/web'];
       expect(Object.keys(index)).toEqual(['default/web']);
       expect(entry?.pod).toMatch(/^nodegroups\/default\/pods\/sha512\/[0-9a-f]{128}\.yaml$/);
       expect(entry?.service).toMatch(/^services\/default\/web\/sha512\/[0-9a-f]{128}\.yaml$/);
       const podBytes = await store.read(entry!.pod);
       expect(entry!.pod).toContain(sha512Hex(podBytes));
-      const pod = parseYaml(podBytes.toString()) as { metadata: { annotations: Record<string, string> }; spec: { containers: Array<{ image: string; imagePullPolicy: string }> } };
+      const pod = parseYaml(podBytes.toString()) as {
+        metadata: { annotations: Record<string, string> };
+        spec: { containers: Array<{ image: string; imagePullPolicy: string }> };
+      };
       expect(pod.metadata.annotations['podmin.dev/service']).toBe('web');
-      expect(pod.spec.containers[0]).toMatchObject({ image: 'registry.podmin.internal/apps/hello:v1', imagePullPolicy: 'Always' });
+      expect(pod.spec.containers[0]).toMatchObject({
+        image: 'registry.podmin.internal/apps/hello:v1',
+        imagePullPolicy: 'Always',
+      });
 
       const again = await podmin('deploy', 'web', '-g', 'default', '-f', 'daemonset.yaml');
       expect(again.stderr).toContain('unchanged');
 
       const list = await podmin('list');
-      expect(list.stdout.split('\n')[0]).toMatch(/^NAME\s+NAMESPACE\s+NODEGROUP\s+SERVICE\s+ORIGIN$/);
+      expect(list.stdout.split('\n')[0]).toMatch(
+        /^NAME\s+NAMESPACE\s+NODEGROUP\s+SERVICE\s+ORIGIN$/,
+      );
       expect(list.stdout.split('\n')[1]).toMatch(/^web\s+default\s+default\s+web\s+-$/);
-      const json = JSON.parse((await podmin('list', '-o', 'json')).stdout) as Array<Record<string, unknown>>;
-      expect(json).toEqual([expect.objectContaining({ name: 'web', namespace: 'default', nodegroup: 'default', service: 'web', origin: null })]);
+      const json = JSON.parse((await podmin('list', '-o', 'json')).stdout) as Array<
+        Record<string, unknown>
+      >;
+      expect(json).toEqual([
+        expect.objectContaining({
+          name: 'web',
+          namespace: 'default',
+          nodegroup: 'default',
+          service: 'web',
+          origin: null,
+        }),
+      ]);
 
       const removed = await podmin('delete', 'web', '-g', 'default');
       expect(removed.code).toBe(0);
@@ -76,14 +102,34 @@ export function describeCliFlows(name: string, setup: () => Promise<{ sandbox: C
 
     it('commits a file with a Service under its own namespace and name', async () => {
       fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
-      const deploy = await podmin('deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--service', '--image', 'web=hello:v2');
+      const deploy = await podmin(
+        'deploy',
+        'web',
+        '-g',
+        'default',
+        '-f',
+        'product.yaml',
+        '--service',
+        '--image',
+        'web=hello:v2',
+      );
       expect(deploy.code).toBe(0);
-      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<string, { service?: string }>;
+      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<
+        string,
+        { service?: string }
+      >;
       expect(index['default/web']?.service).toMatch(/^services\/product\/frontend\/sha512\//);
-      const row = JSON.parse((await podmin('list', '-o', 'json')).stdout) as Array<Record<string, unknown>>;
-      expect(row).toEqual([expect.objectContaining({ name: 'web', namespace: 'product', service: 'frontend' })]);
+      const row = JSON.parse((await podmin('list', '-o', 'json')).stdout) as Array<
+        Record<string, unknown>
+      >;
+      expect(row).toEqual([
+        expect.objectContaining({ name: 'web', namespace: 'product', service: 'frontend' }),
+      ]);
       // Another deployment may not take over product/frontend.
-      fs.writeFileSync(path.join(sandbox.cwd, 'steal.yaml'), DAEMONSET_WITH_SERVICE.replace(/name: web$/m, 'name: thief'));
+      fs.writeFileSync(
+        path.join(sandbox.cwd, 'steal.yaml'),
+        DAEMONSET_WITH_SERVICE.replace(/name: web$/m, 'name: thief'),
+      );
       const before = await store.snapshot();
       const steal = await podmin('deploy', 'thief', '-g', 'default', '-f', 'steal.yaml');
       expect(steal.code).toBe(1);
@@ -94,44 +140,102 @@ export function describeCliFlows(name: string, setup: () => Promise<{ sandbox: C
 
     const rejections: Array<[string, string[], RegExp]> = [
       ['no image for the built-in manifest', ['deploy', 'web', '-g', 'default'], /--image/],
-      ['an external image', ['deploy', 'web', '-g', 'default', '--image', 'docker.io/library/nginx:1.27'], /podmin push/],
-      ['a zero CPU limit', ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--cpu', '0'], /--cpu/],
-      ['a malformed memory limit', ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--memory', 'lots'], /--memory/],
-      ['bare and named images mixed', ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--image', 'side=hello:v2'], /--image/],
-      ['a bad port mapping', ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--service', '--port', '80:0'], /--port/],
-      ['--port with --file', ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--port', '80:8080'], /--port/],
-      ['--cpu with --file', ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--cpu', '1'], /--cpu/],
-      ['a NodeGroup mismatch', ['deploy', 'web', '-g', 'workers', '-f', 'product.yaml'], /nodegroup|nodeSelector/i],
-      ['a name mismatch', ['deploy', 'other', '-g', 'default', '-f', 'product.yaml'], /metadata\.name/],
-      ['an unknown container override', ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--image', 'nope=hello:v2'], /nope/],
+      [
+        'an external image',
+        ['deploy', 'web', '-g', 'default', '--image', 'docker.io/library/nginx:1.27'],
+        /podmin push/,
+      ],
+      [
+        'a zero CPU limit',
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--cpu', '0'],
+        /--cpu/,
+      ],
+      [
+        'a malformed memory limit',
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--memory', 'lots'],
+        /--memory/,
+      ],
+      [
+        'bare and named images mixed',
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--image', 'side=hello:v2'],
+        /--image/,
+      ],
+      [
+        'a bad port mapping',
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--service', '--port', '80:0'],
+        /--port/,
+      ],
+      [
+        '--port with --file',
+        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--port', '80:8080'],
+        /--port/,
+      ],
+      [
+        '--cpu with --file',
+        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--cpu', '1'],
+        /--cpu/,
+      ],
+      [
+        'a NodeGroup mismatch',
+        ['deploy', 'web', '-g', 'workers', '-f', 'product.yaml'],
+        /nodegroup|nodeSelector/i,
+      ],
+      [
+        'a name mismatch',
+        ['deploy', 'other', '-g', 'default', '-f', 'product.yaml'],
+        /metadata\.name/,
+      ],
+      [
+        'an unknown container override',
+        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--image', 'nope=hello:v2'],
+        /nope/,
+      ],
       ['a missing file', ['deploy', 'web', '-g', 'default', '-f', 'absent.yaml'], /absent\.yaml/],
-      ['--service without a Service', ['deploy', 'web', '-g', 'default', '-f', 'no-service.yaml', '--service'], /--service/],
-      ...Object.entries(BAD_MANIFESTS).map(([file, { expect: pattern }]): [string, string[], RegExp] => [
-        file,
-        ['deploy', 'web', '-g', 'default', '-f', file],
-        pattern,
-      ]),
+      [
+        '--service without a Service',
+        ['deploy', 'web', '-g', 'default', '-f', 'no-service.yaml', '--service'],
+        /--service/,
+      ],
+      ...Object.entries(BAD_MANIFESTS).map(
+        ([file, { expect: pattern }]): [string, string[], RegExp] => [
+          file,
+          ['deploy', 'web', '-g', 'default', '-f', file],
+          pattern,
+        ],
+      ),
     ];
 
-    it.each(rejections)('rejects %s with a clear error and leaves the bucket untouched', async (_label, args, pattern) => {
-      fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
-      fs.writeFileSync(path.join(sandbox.cwd, 'no-service.yaml'), DAEMONSET_WITH_SERVICE.split('---')[0] as string);
-      for (const [file, { text }] of Object.entries(BAD_MANIFESTS)) fs.writeFileSync(path.join(sandbox.cwd, file), text);
-      const before = await store.snapshot();
-      const result = await podmin(...args);
-      expect(result.code).toBe(1);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(/^Error: /m);
-      expect(result.stderr).toMatch(pattern);
-      expect(result.stderr).not.toMatch(/^\s+at /m);
-      expect(await store.snapshot()).toEqual(before);
-    });
+    it.each(rejections)(
+      'rejects %s with a clear error and leaves the bucket untouched',
+      async (_label, args, pattern) => {
+        fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
+        fs.writeFileSync(
+          path.join(sandbox.cwd, 'no-service.yaml'),
+          DAEMONSET_WITH_SERVICE.split('---')[0] as string,
+        );
+        for (const [file, { text }] of Object.entries(BAD_MANIFESTS))
+          fs.writeFileSync(path.join(sandbox.cwd, file), text);
+        const before = await store.snapshot();
+        const result = await podmin(...args);
+        expect(result.code).toBe(1);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toMatch(/^Error: /m);
+        expect(result.stderr).toMatch(pattern);
+        expect(result.stderr).not.toMatch(/^\s+at /m);
+        expect(await store.snapshot()).toEqual(before);
+      },
+    );
 
     it('keeps all twenty entries when twenty deploys run at once', async () => {
       const names = Array.from({ length: 20 }, (_, i) => `app-${i}`);
-      const results = await Promise.all(names.map((n) => podmin('deploy', n, '-g', 'race', '--image', `hello:${n}`)));
+      const results = await Promise.all(
+        names.map((n) => podmin('deploy', n, '-g', 'race', '--image', `hello:${n}`)),
+      );
       for (const r of results) expect(r).toMatchObject({ code: 0 });
-      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<string, { pod: string }>;
+      const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<
+        string,
+        { pod: string }
+      >;
       for (const n of names) {
         const entry = index[`race/${n}`];
         expect(entry).toBeDefined();

@@ -25,7 +25,8 @@ export interface CliSandbox {
 
 /** Creates a sandbox whose podmin runs see only temporary state. */
 export function makeSandbox(extraEnv: Record<string, string> = {}): CliSandbox {
-  if (!fs.existsSync(PODMIN_BIN)) throw new Error(`${PODMIN_BIN} is missing: run \`npx nx run cli:build\` first`);
+  if (!fs.existsSync(PODMIN_BIN))
+    throw new Error(`${PODMIN_BIN} is missing: run \`npx nx run cli:build\` first`);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-e2e-'));
   const cwd = path.join(home, 'work');
   fs.mkdirSync(cwd);
@@ -49,9 +50,16 @@ export function makeSandbox(extraEnv: Record<string, string> = {}): CliSandbox {
 }
 
 /** Runs the bundled CLI once. */
-export function runCli(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PODMIN_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [PODMIN_BIN, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -69,7 +77,11 @@ export function snapshotDir(dir: string): Record<string, string> {
     for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, entry.name);
       if (entry.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else
+        out[path.relative(dir, p)] = crypto
+          .createHash('sha256')
+          .update(fs.readFileSync(p))
+          .digest('hex');
     }
   };
   walk(dir);

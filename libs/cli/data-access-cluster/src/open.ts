@@ -6,17 +6,29 @@ import type { BucketProvisioner, ObjectStore } from '@podmin/data-access-object-
 export type BucketLocation = Pick<ClusterContext, 'provider' | 'region' | 'bucket' | 'profile'>;
 
 /** Opens the object store of a context: a directory for local, S3 for aws (SDK loaded lazily). */
-export async function openObjectStore(location: BucketLocation, env: CliEnvironment): Promise<ObjectStore> {
+export async function openObjectStore(
+  location: BucketLocation,
+  env: CliEnvironment,
+): Promise<ObjectStore> {
   const lib = await import('@podmin/data-access-object-store');
-  if (location.provider === 'local') return new lib.LocalDirectoryObjectStore(path.resolve(location.bucket));
+  if (location.provider === 'local')
+    return new lib.LocalDirectoryObjectStore(path.resolve(location.bucket));
   return new lib.S3ObjectStore({ client: await s3Client(location, env), bucket: location.bucket });
 }
 
 /** Opens the bucket provisioner used by `connect`. */
-export async function openBucketProvisioner(location: BucketLocation, env: CliEnvironment): Promise<BucketProvisioner> {
+export async function openBucketProvisioner(
+  location: BucketLocation,
+  env: CliEnvironment,
+): Promise<BucketProvisioner> {
   const lib = await import('@podmin/data-access-object-store');
-  if (location.provider === 'local') return new lib.LocalBucketProvisioner(path.resolve(location.bucket));
-  return new lib.S3BucketProvisioner({ client: await s3Client(location, env), bucket: location.bucket, region: location.region });
+  if (location.provider === 'local')
+    return new lib.LocalBucketProvisioner(path.resolve(location.bucket));
+  return new lib.S3BucketProvisioner({
+    client: await s3Client(location, env),
+    bucket: location.bucket,
+    region: location.region,
+  });
 }
 
 async function s3Client(location: BucketLocation, env: CliEnvironment) {

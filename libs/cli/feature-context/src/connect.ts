@@ -35,7 +35,10 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
   const problems: FieldProblem[] = [];
   const { cluster } = options;
   if (!CLUSTER.test(cluster) || cluster.length > 40) {
-    problems.push({ field: '<cluster>', message: `${JSON.stringify(cluster)} must be a DNS-1123 label of at most 40 characters (lowercase letters, digits, "-")` });
+    problems.push({
+      field: '<cluster>',
+      message: `${JSON.stringify(cluster)} must be a DNS-1123 label of at most 40 characters (lowercase letters, digits, "-")`,
+    });
   }
   if (cluster === '_system') problems.push({ field: '<cluster>', message: '_system is reserved' });
   if (!(PROVIDERS as readonly string[]).includes(options.provider)) {
@@ -43,27 +46,45 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
   }
   const secretsProvider = options.secretsProvider ?? 'aws-parameter-store';
   if (!(SECRETS_PROVIDERS as readonly string[]).includes(secretsProvider)) {
-    problems.push({ field: '--secrets-provider', message: `must be one of ${SECRETS_PROVIDERS.join(', ')}` });
+    problems.push({
+      field: '--secrets-provider',
+      message: `must be one of ${SECRETS_PROVIDERS.join(', ')}`,
+    });
   }
   const provider = options.provider as Provider;
   let region = options.region;
   let bucket = options.bucket;
   if (provider === 'local') {
-    if (region !== undefined && region !== 'local') problems.push({ field: '--region', message: 'the local provider has no regions; omit it' });
-    if (options.profile !== undefined) problems.push({ field: '--profile', message: 'applies only to --provider aws' });
+    if (region !== undefined && region !== 'local')
+      problems.push({ field: '--region', message: 'the local provider has no regions; omit it' });
+    if (options.profile !== undefined)
+      problems.push({ field: '--profile', message: 'applies only to --provider aws' });
     region = 'local';
     bucket = path.resolve(bucket ?? path.join(dataDir, 'buckets', cluster));
   } else if (provider === 'aws') {
     region ??= options.defaultRegion;
-    if (!region) problems.push({ field: '--region', message: 'is required for --provider aws (or set AWS_REGION)' });
-    else if (!REGION.test(region)) problems.push({ field: '--region', message: `${JSON.stringify(region)} is not an AWS region name such as us-east-1` });
-    if (secretsProvider === 'local') problems.push({ field: '--secrets-provider', message: 'local is only for --provider local' });
+    if (!region)
+      problems.push({
+        field: '--region',
+        message: 'is required for --provider aws (or set AWS_REGION)',
+      });
+    else if (!REGION.test(region))
+      problems.push({
+        field: '--region',
+        message: `${JSON.stringify(region)} is not an AWS region name such as us-east-1`,
+      });
+    if (secretsProvider === 'local')
+      problems.push({ field: '--secrets-provider', message: 'local is only for --provider local' });
     bucket ??= `podmin-${cluster}`;
     if (!S3_BUCKET.test(bucket) || bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(bucket)) {
-      problems.push({ field: '--bucket', message: `${JSON.stringify(bucket)} is not a valid S3 bucket name (3–63 lowercase letters, digits, "." and "-")` });
+      problems.push({
+        field: '--bucket',
+        message: `${JSON.stringify(bucket)} is not a valid S3 bucket name (3–63 lowercase letters, digits, "." and "-")`,
+      });
     }
   }
-  if (problems.length > 0) throw new ValidationError('connect', problems, { code: 'INVALID_ARGUMENT' });
+  if (problems.length > 0)
+    throw new ValidationError('connect', problems, { code: 'INVALID_ARGUMENT' });
   const ctx: ClusterContext = {
     cluster,
     provider,
@@ -78,20 +99,27 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
 /** `podmin connect`: prepares the bucket, then saves and selects the context. */
 export async function connect(options: ConnectOptions, deps: ContextDeps): Promise<ClusterContext> {
   const ctx = resolveConnect(options, deps.dirs.data);
-  const where = ctx.provider === 'local' ? `directory ${ctx.bucket}` : `s3://${ctx.bucket} (${ctx.region})`;
+  const where =
+    ctx.provider === 'local' ? `directory ${ctx.bucket}` : `s3://${ctx.bucket} (${ctx.region})`;
   deps.reporter.info(`Checking bucket ${where}`);
   const bucket = await deps.openBucket(ctx);
   const { created } = await bucket.ensureBucket();
   deps.reporter.info(created ? `Created bucket ${where}` : `Using existing bucket ${where}`);
   await bucket.probeAccess();
   deps.reporter.info('Verified read, write and delete access');
-  await deps.contexts.update((config) => ({ current: ctx.cluster, contexts: { ...config.contexts, [ctx.cluster]: ctx } }));
+  await deps.contexts.update((config) => ({
+    current: ctx.cluster,
+    contexts: { ...config.contexts, [ctx.cluster]: ctx },
+  }));
   deps.reporter.info(`Connected to cluster ${ctx.cluster}; it is now the current context`);
   return ctx;
 }
 
 /** `podmin use <cluster>`: selects a saved context. */
-export async function useContext(cluster: string, deps: Pick<ContextDeps, 'contexts' | 'reporter'>): Promise<void> {
+export async function useContext(
+  cluster: string,
+  deps: Pick<ContextDeps, 'contexts' | 'reporter'>,
+): Promise<void> {
   await deps.contexts.update((config) => {
     if (!config.contexts[cluster]) {
       throw new PodminError('CONTEXT_NOT_FOUND', `selecting ${cluster}: no such context`, {
@@ -118,7 +146,10 @@ export async function renderContexts(deps: Pick<ContextDeps, 'contexts'>): Promi
 }
 
 /** `podmin disconnect <cluster>`: forgets the context locally; the bucket is untouched. */
-export async function disconnect(cluster: string, deps: Pick<ContextDeps, 'contexts' | 'reporter' | 'dirs'>): Promise<void> {
+export async function disconnect(
+  cluster: string,
+  deps: Pick<ContextDeps, 'contexts' | 'reporter' | 'dirs'>,
+): Promise<void> {
   await deps.contexts.update((config) => {
     if (!config.contexts[cluster]) {
       throw new PodminError('CONTEXT_NOT_FOUND', `disconnecting ${cluster}: no such context`, {
@@ -127,9 +158,14 @@ export async function disconnect(cluster: string, deps: Pick<ContextDeps, 'conte
     }
     const contexts = { ...config.contexts };
     delete contexts[cluster];
-    return config.current === cluster ? { contexts } : { current: config.current as string, contexts };
+    return config.current === cluster ? { contexts } : { current: config.current, contexts };
   });
   // Generated infrastructure files are local state of this context too.
-  await fs.rm(path.join(deps.dirs.cache, 'infrastructure', cluster), { recursive: true, force: true });
-  deps.reporter.info(`Disconnected from ${cluster}; its bucket and cloud resources were left as they are`);
+  await fs.rm(path.join(deps.dirs.cache, 'infrastructure', cluster), {
+    recursive: true,
+    force: true,
+  });
+  deps.reporter.info(
+    `Disconnected from ${cluster}; its bucket and cloud resources were left as they are`,
+  );
 }

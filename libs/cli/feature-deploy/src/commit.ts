@@ -96,9 +96,13 @@ export async function updateIndex(
       await backoff(attempt);
     }
   }
-  throw new PodminError('CONFLICT_RETRIES_EXHAUSTED', `updating ${INDEX_KEY}: another writer changed it ${maxAttempts} times in a row`, {
-    hint: 'retry the command; nothing was committed',
-  });
+  throw new PodminError(
+    'CONFLICT_RETRIES_EXHAUSTED',
+    `updating ${INDEX_KEY}: another writer changed it ${maxAttempts} times in a row`,
+    {
+      hint: 'retry the command; nothing was committed',
+    },
+  );
 }
 
 /**
@@ -114,11 +118,16 @@ export async function commitDeployment(
   const key = deploymentKey(payloads.nodegroup, payloads.name);
   const entry: IndexEntry = { pod: podPayloadKey(payloads.nodegroup, payloads.podYaml) };
   if (payloads.service) {
-    entry.service = servicePayloadKey(payloads.service.namespace, payloads.service.name, payloads.service.yaml);
+    entry.service = servicePayloadKey(
+      payloads.service.namespace,
+      payloads.service.name,
+      payloads.service.yaml,
+    );
   }
   const writePayloads = async (): Promise<void> => {
     await putPayload(store, entry.pod, payloads.podYaml);
-    if (payloads.service && entry.service) await putPayload(store, entry.service, payloads.service.yaml);
+    if (payloads.service && entry.service)
+      await putPayload(store, entry.service, payloads.service.yaml);
   };
   const { changed, attempts } = await updateIndex(
     store,
@@ -140,9 +149,13 @@ export async function deleteDeployment(
     store,
     (index) => {
       if (!(key in index)) {
-        throw new PodminError('NOT_FOUND', `deleting ${key}: no such deployment in the desired-state index`, {
-          hint: 'run `podmin list` to see committed deployments',
-        });
+        throw new PodminError(
+          'NOT_FOUND',
+          `deleting ${key}: no such deployment in the desired-state index`,
+          {
+            hint: 'run `podmin list` to see committed deployments',
+          },
+        );
       }
       return withoutDeployment(index, key);
     },

@@ -8,4 +8,6 @@ export type Backoff = (attempt: number) => Promise<void>;
 
 /** Jittered exponential backoff: 10 ms doubling to 400 ms, times 0.5–1.5. */
 export const jitteredBackoff: Backoff = (attempt) =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(400, 10 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random())));
+  new Promise((resolve) =>
+    setTimeout(resolve, Math.min(400, 10 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random())),
+  );

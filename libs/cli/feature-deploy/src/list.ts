@@ -1,4 +1,5 @@
 import { parse as parseYaml } from 'yaml';
+import { recognizedOrigin } from '@podmin/util-manifest';
 import { hasCode, PodminError } from '@podmin/util-errors';
 import {
   INDEX_KEY,
@@ -24,11 +25,6 @@ export interface DeploymentSummary {
   servicePath: string | null;
 }
 
-/** Annotation naming the built-in command that installed a deployment. */
-export const ORIGIN_ANNOTATION = 'podmin.dev/origin';
-/** Origins `list` recognises; anything else shows as none. */
-export const RECOGNIZED_ORIGINS: ReadonlySet<string> = new Set(['install/cloudflared']);
-
 /** Reads the index and each referenced Pod payload (verified) into inventory rows, sorted. */
 export async function listDeployments(
   store: Pick<DesiredStateStore, 'get'>,
@@ -50,10 +46,9 @@ export async function listDeployments(
       try {
         const { body } = await store.get(entry.pod, { maxBytes: MAX_PAYLOAD_BYTES });
         verifyPayload(entry.pod, body);
-        const pod = parseYaml(body.toString('utf8')) as { metadata?: { namespace?: string; annotations?: Record<string, string> } };
+        const pod = parseYaml(body.toString('utf8')) as { metadata?: { namespace?: string } };
         namespace = pod.metadata?.namespace ?? 'default';
-        const declared = pod.metadata?.annotations?.[ORIGIN_ANNOTATION];
-        origin = declared && RECOGNIZED_ORIGINS.has(declared) ? declared : null;
+        origin = recognizedOrigin(pod) ?? null;
       } catch (err) {
         const why = err instanceof PodminError || err instanceof Error ? err.message : String(err);
         warn(`reading the Pod payload of ${key}: ${why}`);
@@ -69,5 +64,7 @@ export async function listDeployments(
       };
     }),
   );
-  return rows.sort((a, b) => a.nodegroup.localeCompare(b.nodegroup) || a.name.localeCompare(b.name));
+  return rows.sort(
+    (a, b) => a.nodegroup.localeCompare(b.nodegroup) || a.name.localeCompare(b.name),
+  );
 }

@@ -42,29 +42,53 @@ export function builtInOptions(flags: BuiltInFlags): BuiltInOptions {
 /** Renders the built-in manifest and checks it passes the same validation as a file would. */
 export function renderBuiltIn(flags: BuiltInFlags): { text: string; deployment: Deployment } {
   const text = renderBuiltInManifest(builtInOptions(flags));
-  const deployment = buildDeployment(text, { source: 'built-in manifest', name: flags.name, nodegroup: flags.nodegroup });
+  const deployment = buildDeployment(text, {
+    source: 'built-in manifest',
+    name: flags.name,
+    nodegroup: flags.nodegroup,
+  });
   return { text, deployment };
 }
 
 /** `podmin init`: writes a minimal valid DaemonSet (and Service) to a new file, never overwriting. */
-export async function initManifest(flags: BuiltInFlags & { file: string }, reporter: Reporter): Promise<Deployment> {
+export async function initManifest(
+  flags: BuiltInFlags & { file: string },
+  reporter: Reporter,
+): Promise<Deployment> {
   if (flags.images.length === 0) {
-    throw new ValidationError('init', [{ field: '--image', message: 'at least one image is required (IMAGE, or NAME=IMAGE repeated)' }], {
-      code: 'INVALID_ARGUMENT',
-    });
+    throw new ValidationError(
+      'init',
+      [
+        {
+          field: '--image',
+          message: 'at least one image is required (IMAGE, or NAME=IMAGE repeated)',
+        },
+      ],
+      {
+        code: 'INVALID_ARGUMENT',
+      },
+    );
   }
   const { text, deployment } = renderBuiltIn(flags);
   try {
     await fs.writeFile(flags.file, text, { flag: 'wx', mode: 0o644 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new PodminError('ALREADY_EXISTS', `writing ${flags.file}: the file already exists and init never overwrites`, {
-        hint: 'choose another file with --file, or remove the existing one',
-      });
+      throw new PodminError(
+        'ALREADY_EXISTS',
+        `writing ${flags.file}: the file already exists and init never overwrites`,
+        {
+          hint: 'choose another file with --file, or remove the existing one',
+        },
+      );
     }
-    throw new PodminError('IO_ERROR', `writing ${flags.file}: ${(err as Error).message}`, { cause: err });
+    throw new PodminError('IO_ERROR', `writing ${flags.file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  reporter.info(`Wrote ${flags.file}: DaemonSet ${deployment.namespace}/${deployment.name} for NodeGroup ${deployment.nodegroup}${deployment.service ? `, Service ${deployment.service.name}` : ''}`);
+  reporter.info(
+    `Wrote ${flags.file}: DaemonSet ${deployment.namespace}/${deployment.name} for NodeGroup ${deployment.nodegroup}${deployment.service ? `, Service ${deployment.service.name}` : ''}`,
+  );
   return deployment;
 }
 
@@ -87,13 +111,18 @@ export async function validateManifest(flags: ValidateFlags): Promise<Deployment
 
 /** One-line description of a validated deployment. */
 export function describeDeployment(d: Deployment): string {
-  const svc = d.service ? `, Service ${d.service.name} (${servicePorts(d.service.object)})` : ', no Service';
+  const svc = d.service
+    ? `, Service ${d.service.name} (${servicePorts(d.service.object)})`
+    : ', no Service';
   return `DaemonSet ${d.namespace}/${d.name} for NodeGroup ${d.nodegroup}${svc}`;
 }
 
 function servicePorts(service: Record<string, unknown>): string {
-  const spec = service['spec'] as { ports?: Array<{ port: number; targetPort?: number; protocol?: string }> } | undefined;
-  return (spec?.ports ?? []).map((p) => `${p.port}→${p.targetPort ?? p.port}/${p.protocol ?? 'TCP'}`).join(', ');
+  const spec = service['spec'] as
+    { ports?: Array<{ port: number; targetPort?: number; protocol?: string }> } | undefined;
+  return (spec?.ports ?? [])
+    .map((p) => `${p.port}→${p.targetPort ?? p.port}/${p.protocol ?? 'TCP'}`)
+    .join(', ');
 }
 
 /** Inputs of `podmin deploy` that shape the manifest. */
@@ -108,9 +137,19 @@ export interface DeployFlags extends BuiltInFlags {
 export async function prepareDeployment(flags: DeployFlags): Promise<Deployment> {
   if (flags.file === undefined) {
     if (flags.images.length === 0) {
-      throw new ValidationError('deploy', [{ field: '--image', message: 'is required with the built-in manifest (IMAGE, or NAME=IMAGE repeated); or pass --file' }], {
-        code: 'INVALID_ARGUMENT',
-      });
+      throw new ValidationError(
+        'deploy',
+        [
+          {
+            field: '--image',
+            message:
+              'is required with the built-in manifest (IMAGE, or NAME=IMAGE repeated); or pass --file',
+          },
+        ],
+        {
+          code: 'INVALID_ARGUMENT',
+        },
+      );
     }
     return renderBuiltIn(flags).deployment;
   }
@@ -122,8 +161,12 @@ export async function prepareDeployment(flags: DeployFlags): Promise<Deployment>
   ];
   const problems = rejected
     .filter(([, value]) => value !== undefined)
-    .map(([field]) => ({ field, message: 'applies only to the built-in manifest; with --file, edit the manifest instead' }));
-  if (problems.length > 0) throw new ValidationError('deploy', problems, { code: 'INVALID_ARGUMENT' });
+    .map(([field]) => ({
+      field,
+      message: 'applies only to the built-in manifest; with --file, edit the manifest instead',
+    }));
+  if (problems.length > 0)
+    throw new ValidationError('deploy', problems, { code: 'INVALID_ARGUMENT' });
   const text = await readManifestFile(flags.file);
   return buildDeployment(text, {
     source: flags.file,

@@ -142,7 +142,7 @@ export function parseConfig(text: string, source: string): PodminConfig {
           });
       }
       const str = (k: string): string | undefined =>
-        typeof ctx[k] === 'string' && ctx[k] !== '' ? (ctx[k]) : undefined;
+        typeof ctx[k] === 'string' && ctx[k] !== '' ? ctx[k] : undefined;
       const provider = str('provider');
       const secretsProvider = str('secretsProvider');
       if (str('cluster') !== name)

@@ -4,3 +4,5 @@ export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
 export { makeTempDir, type TempDir } from './temp-dir';
 /** Unique, valid S3 bucket names for tests. */
 export { uniqueBucketName } from './bucket-name';
+/** In-memory ObjectStore fake for unit tests. */
+export { InMemoryObjectStore } from './in-memory-object-store';

@@ -3,7 +3,10 @@ import { PodminError, ValidationError, hasCode } from './podmin-error';
 describe('PodminError', () => {
   it('defaults fault by code and keeps cause and hint', () => {
     const cause = new Error('disk full');
-    const err = new PodminError('IO_ERROR', 'writing config: disk full', { cause, hint: 'free space' });
+    const err = new PodminError('IO_ERROR', 'writing config: disk full', {
+      cause,
+      hint: 'free space',
+    });
     expect(err.fault).toBe('system');
     expect(err.cause).toBe(cause);
     expect(err.hint).toBe('free space');

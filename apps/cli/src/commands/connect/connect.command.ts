@@ -17,12 +17,22 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
     describe: 'Connect to a cluster: create or verify its bucket, then save and select the context',
     builder: (y) =>
       y
-        .positional('cluster', { type: 'string', demandOption: true, describe: 'Cluster ID (DNS label)' })
-        .option('provider', { type: 'string', choices: ['aws', 'local'], demandOption: true, describe: 'Cloud provider' })
+        .positional('cluster', {
+          type: 'string',
+          demandOption: true,
+          describe: 'Cluster ID (DNS label)',
+        })
+        .option('provider', {
+          type: 'string',
+          choices: ['aws', 'local'],
+          demandOption: true,
+          describe: 'Cloud provider',
+        })
         .option('region', { type: 'string', describe: 'AWS region (default: AWS_REGION)' })
         .option('bucket', {
           type: 'string',
-          describe: 'Bucket name (aws, default podmin-<cluster>) or directory (local, default under the data directory)',
+          describe:
+            'Bucket name (aws, default podmin-<cluster>) or directory (local, default under the data directory)',
         })
         .option('profile', { type: 'string', describe: 'AWS shared-config profile' })
         .option('secrets-provider', {
@@ -31,7 +41,10 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
           describe: 'Default secrets provider of this context (default aws-parameter-store)',
         })
         .example('$0 connect demo --provider local', 'A local cluster whose bucket is a directory')
-        .example('$0 connect prod --provider aws --region eu-west-1 --bucket acme-podmin-prod', 'An AWS cluster'),
+        .example(
+          '$0 connect prod --provider aws --region eu-west-1 --bucket acme-podmin-prod',
+          'An AWS cluster',
+        ),
     handler: async (args) => {
       const { connect } = await import('@podmin/cli-feature-context');
       const { openBucketProvisioner } = await import('@podmin/cli-data-access-cluster');
@@ -42,7 +55,9 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
           ...(args.region !== undefined ? { region: args.region } : {}),
           ...(args.bucket !== undefined ? { bucket: args.bucket } : {}),
           ...(args.profile !== undefined ? { profile: args.profile } : {}),
-          ...(args['secrets-provider'] !== undefined ? { secretsProvider: args['secrets-provider'] } : {}),
+          ...(args['secrets-provider'] !== undefined
+            ? { secretsProvider: args['secrets-provider'] }
+            : {}),
           ...(ctx.env.awsRegion !== undefined ? { defaultRegion: ctx.env.awsRegion } : {}),
         },
         { ...ctx, openBucket: (location) => openBucketProvisioner(location, ctx.env) },

@@ -8,12 +8,29 @@ type DeployArgs = ManifestFlagArgs & { name: string; file?: string };
 export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs> {
   return {
     command: 'deploy <name>',
-    describe: 'Commit a deployment to the cluster desired state (nodes reconcile it asynchronously)',
+    describe:
+      'Commit a deployment to the cluster desired state (nodes reconcile it asynchronously)',
     builder: (y) =>
-      withManifestFlags(y.positional('name', { type: 'string', demandOption: true, describe: 'Deployment (DaemonSet) name' }))
-        .option('file', { alias: 'f', type: 'string', describe: 'Manifest file instead of the built-in one' })
-        .example('$0 deploy web -g default --image hello:v1 --service', 'Built-in manifest with a Service')
-        .example('$0 deploy web -g default -f daemonset.yaml --image web=hello:v2', 'A manifest file with an image override'),
+      withManifestFlags(
+        y.positional('name', {
+          type: 'string',
+          demandOption: true,
+          describe: 'Deployment (DaemonSet) name',
+        }),
+      )
+        .option('file', {
+          alias: 'f',
+          type: 'string',
+          describe: 'Manifest file instead of the built-in one',
+        })
+        .example(
+          '$0 deploy web -g default --image hello:v1 --service',
+          'Built-in manifest with a Service',
+        )
+        .example(
+          '$0 deploy web -g default -f daemonset.yaml --image web=hello:v2',
+          'A manifest file with an image override',
+        ),
     handler: async (args) => {
       const { prepareDeployment } = await import('@podmin/cli-feature-manifest');
       const deployment = await prepareDeployment({
@@ -34,7 +51,13 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
         nodegroup: deployment.nodegroup,
         podYaml: deployment.podYaml,
         ...(deployment.service
-          ? { service: { name: deployment.service.name, namespace: deployment.service.namespace, yaml: deployment.service.yaml } }
+          ? {
+              service: {
+                name: deployment.service.name,
+                namespace: deployment.service.namespace,
+                yaml: deployment.service.yaml,
+              },
+            }
           : {}),
       });
       const what = result.changed ? 'Committed' : 'Already committed (unchanged)';

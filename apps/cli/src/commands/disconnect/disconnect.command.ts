@@ -5,10 +5,15 @@ import type { CliContext } from '../../cli-context';
 export function disconnectCommand(ctx: CliContext): CommandModule<object, { cluster: string }> {
   return {
     command: 'disconnect <cluster>',
-    describe: 'Remove a cluster context and its local files; the bucket and cloud resources are untouched',
+    describe:
+      'Remove a cluster context and its local files; the bucket and cloud resources are untouched',
     builder: (y) =>
       y
-        .positional('cluster', { type: 'string', demandOption: true, describe: 'Cluster to forget' })
+        .positional('cluster', {
+          type: 'string',
+          demandOption: true,
+          describe: 'Cluster to forget',
+        })
         .example('$0 disconnect demo', 'Forget the demo context'),
     handler: async (args) => {
       const { disconnect } = await import('@podmin/cli-feature-context');

@@ -10,9 +10,19 @@ export function initCommand(ctx: CliContext): CommandModule<object, InitArgs> {
     command: 'init <name>',
     describe: 'Write a minimal valid apps/v1 DaemonSet (and optional Service) to a new file',
     builder: (y) =>
-      withManifestFlags(y.positional('name', { type: 'string', demandOption: true, describe: 'DaemonSet name' }))
-        .option('file', { alias: 'f', type: 'string', default: 'daemonset.yaml', describe: 'Output file (never overwritten)' })
-        .example('$0 init web -g default --image hello:v1 --service', 'One container and a Service on 443→8443')
+      withManifestFlags(
+        y.positional('name', { type: 'string', demandOption: true, describe: 'DaemonSet name' }),
+      )
+        .option('file', {
+          alias: 'f',
+          type: 'string',
+          default: 'daemonset.yaml',
+          describe: 'Output file (never overwritten)',
+        })
+        .example(
+          '$0 init web -g default --image hello:v1 --service',
+          'One container and a Service on 443→8443',
+        )
         .example(
           '$0 init app -g workers --namespace product --image web=registry.podmin.internal/apps/example/web:v1 --image sidecar=registry.podmin.internal/apps/example/sidecar:v1',
           'Two named containers',

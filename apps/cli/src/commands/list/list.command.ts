@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { renderTable } from '@podmin/cli-util-io';
 import type { CliContext } from '../../cli-context';
 
 /** `podmin list`: the committed desired-state inventory. */
@@ -8,7 +9,13 @@ export function listCommand(ctx: CliContext): CommandModule<object, { output: st
     describe: 'List committed deployments (desired state, not runtime status)',
     builder: (y) =>
       y
-        .option('output', { alias: 'o', type: 'string', choices: ['table', 'json'], default: 'table', describe: 'Output format' })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          choices: ['table', 'json'],
+          default: 'table',
+          describe: 'Output format',
+        })
         .example('$0 list', 'NAME, NAMESPACE, NODEGROUP, SERVICE, ORIGIN')
         .example('$0 list -o json', 'The same as JSON'),
     handler: async (args) => {
@@ -19,7 +26,6 @@ export function listCommand(ctx: CliContext): CommandModule<object, { output: st
         ctx.reporter.result(JSON.stringify(rows, null, 2));
         return;
       }
-      const { renderTable } = await import('@podmin/cli-util-io');
       ctx.reporter.result(
         renderTable(
           ['NAME', 'NAMESPACE', 'NODEGROUP', 'SERVICE', 'ORIGIN'],

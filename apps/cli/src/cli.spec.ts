@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RecordingReporter } from '@podmin/cli-util-io';
+import { run } from './cli';
+import { createCliContext } from './cli-context';
+
+describe('run (in process)', () => {
+  let home: string;
+  let reporter: RecordingReporter;
+  const env = () => ({
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'c'),
+    XDG_DATA_HOME: path.join(home, 'd'),
+    XDG_CACHE_HOME: path.join(home, 'k'),
+  });
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cli-'));
+    reporter = new RecordingReporter();
+  });
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it('connects, deploys and lists through the handlers', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    expect(fs.existsSync(path.join(home, 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
+    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(reporter.results).toEqual(['default/web']);
+    expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
+    expect(JSON.parse(reporter.results[1] as string)).toEqual([
+      expect.objectContaining({ name: 'web', nodegroup: 'default', service: null }),
+    ]);
+  });
+
+  it('prints message and hint, not a stack, for a missing context', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['list'], ctx)).toBe(1);
+    const text = reporter.infos.join('\n');
+    expect(text).toContain('Error: this command needs a current cluster context');
+    expect(text).toContain('Hint: run `podmin connect');
+    expect(text).not.toMatch(/^\s+at /m);
+  });
+
+  it('adds the stack with --debug', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['list', '--debug'], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toMatch(/^\s+at /m);
+  });
+
+  it('shows usage for an invocation error', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['deploy', 'web'], ctx)).toBe(1);
+    const text = reporter.infos.join('\n');
+    expect(text).toContain('Missing required argument: nodegroup');
+    expect(text).toContain('--image');
+  });
+});

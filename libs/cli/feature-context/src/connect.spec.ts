@@ -1,0 +1,127 @@
+import { RecordingReporter } from '@podmin/cli-util-io';
+import type { PodminConfig } from '@podmin/cli-util-config';
+import { connect, disconnect, renderContexts, resolveConnect, useContext } from './connect';
+import type { BucketPreparer } from './context.ports';
+
+/** Context store fake keeping the config in memory. */
+class MemoryContexts {
+  config: PodminConfig = { contexts: {} };
+  read() {
+    return Promise.resolve(this.config);
+  }
+  async update(mutate: (c: PodminConfig) => PodminConfig) {
+    this.config = mutate(await this.read());
+    return this.config;
+  }
+}
+
+const dirs = { config: '/c', cache: '/k', data: '/d', runtime: '/r' };
+
+describe('resolveConnect', () => {
+  it('defaults a local bucket under the data directory and the secrets provider', () => {
+    expect(resolveConnect({ cluster: 'demo', provider: 'local' }, '/d')).toEqual({
+      cluster: 'demo',
+      provider: 'local',
+      region: 'local',
+      bucket: '/d/buckets/demo',
+      secretsProvider: 'aws-parameter-store',
+    });
+  });
+
+  it('takes the AWS region from the environment and defaults the bucket name', () => {
+    expect(
+      resolveConnect(
+        { cluster: 'prod', provider: 'aws', defaultRegion: 'eu-west-1', profile: 'ops' },
+        '/d',
+      ),
+    ).toMatchObject({
+      region: 'eu-west-1',
+      bucket: 'podmin-prod',
+      profile: 'ops',
+    });
+  });
+
+  it('lists every bad flag', () => {
+    expect(() =>
+      resolveConnect(
+        { cluster: 'Prod!', provider: 'aws', bucket: 'Bad_Bucket', secretsProvider: 'vault' },
+        '/d',
+      ),
+    ).toThrow(/<cluster>[\s\S]*--secrets-provider[\s\S]*--region[\s\S]*--bucket/);
+    expect(() =>
+      resolveConnect({ cluster: 'x', provider: 'local', region: 'us-east-1', profile: 'p' }, '/d'),
+    ).toThrow(/--region[\s\S]*--profile/);
+    expect(() =>
+      resolveConnect(
+        { cluster: 'x', provider: 'aws', region: 'us-east-1', secretsProvider: 'local' },
+        '/d',
+      ),
+    ).toThrow(/--secrets-provider/);
+  });
+});
+
+describe('context commands', () => {
+  it('saves and selects a context only after the bucket is verified', async () => {
+    const contexts = new MemoryContexts();
+    const reporter = new RecordingReporter();
+    const failing: BucketPreparer = {
+      ensureBucket: () => Promise.resolve({ created: true }),
+      probeAccess: () => Promise.reject(new Error('write denied')),
+    };
+    await expect(
+      connect(
+        { cluster: 'demo', provider: 'local' },
+        { reporter, contexts, dirs, openBucket: () => Promise.resolve(failing) },
+      ),
+    ).rejects.toThrow('write denied');
+    expect(contexts.config.contexts).toEqual({});
+
+    const ok: BucketPreparer = {
+      ensureBucket: () => Promise.resolve({ created: false }),
+      probeAccess: () => Promise.resolve(),
+    };
+    await connect(
+      { cluster: 'demo', provider: 'local' },
+      { reporter, contexts, dirs, openBucket: () => Promise.resolve(ok) },
+    );
+    expect(contexts.config.current).toBe('demo');
+    expect(reporter.infos).toContain('Using existing bucket directory /d/buckets/demo');
+  });
+
+  it('selects, lists and forgets contexts', async () => {
+    const contexts = new MemoryContexts();
+    const reporter = new RecordingReporter();
+    contexts.config = {
+      current: 'a',
+      contexts: {
+        a: {
+          cluster: 'a',
+          provider: 'local',
+          region: 'local',
+          bucket: '/a',
+          secretsProvider: 'local',
+        },
+        b: {
+          cluster: 'b',
+          provider: 'aws',
+          region: 'us-east-1',
+          bucket: 'bb-bucket',
+          secretsProvider: 'aws-secrets-manager',
+        },
+      },
+    };
+    await useContext('b', { contexts, reporter });
+    expect(await renderContexts({ contexts })).toMatch(
+      /^\*\s+b\s+aws\s+us-east-1\s+bb-bucket\s+aws-secrets-manager$/m,
+    );
+    await expect(useContext('c', { contexts, reporter })).rejects.toMatchObject({
+      code: 'CONTEXT_NOT_FOUND',
+    });
+    await disconnect('b', {
+      contexts,
+      reporter,
+      dirs: { ...dirs, cache: '/nonexistent-podmin-cache' },
+    });
+    expect(contexts.config).toEqual({ contexts: { a: contexts.config.contexts['a'] } });
+  });
+});

@@ -1,0 +1,143 @@
+import { InMemoryObjectStore } from '@podmin/testing';
+import { INDEX_KEY, parseIndex, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
+import { commitDeployment, deleteDeployment } from './commit';
+import { listDeployments } from './list';
+
+const noWait = () => Promise.resolve();
+const web = {
+  name: 'web',
+  nodegroup: 'default',
+  podYaml: 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: product\n',
+  service: { name: 'frontend', namespace: 'product', yaml: 'kind: Service\n' },
+};
+
+describe('commitDeployment', () => {
+  it('creates payloads then the index when there is none', async () => {
+    const store = new InMemoryObjectStore();
+    const result = await commitDeployment(store, web, { backoff: noWait });
+    expect(result).toMatchObject({ key: 'default/web', changed: true, attempts: 1 });
+    expect(store.calls.map((c) => c.split(' ')[0])).toEqual([
+      'get',
+      'putIfAbsent',
+      'putIfAbsent',
+      'putIfAbsent',
+    ]);
+    const index = parseIndex(store.objects.get(INDEX_KEY)!.body);
+    expect(index['default/web']?.pod).toBe(podPayloadKey('default', web.podYaml));
+  });
+
+  it('needs at most four requests when payloads exist, and one when nothing changed', async () => {
+    const store = new InMemoryObjectStore();
+    await commitDeployment(store, web, { backoff: noWait });
+    await deleteDeployment(store, 'default', 'web', { backoff: noWait });
+    store.calls.length = 0;
+    await commitDeployment(store, web, { backoff: noWait });
+    expect(store.calls).toHaveLength(4);
+    store.calls.length = 0;
+    const again = await commitDeployment(store, web, { backoff: noWait });
+    expect(again.changed).toBe(false);
+    expect(store.calls).toEqual([`get ${INDEX_KEY}`]);
+  });
+
+  it('rereads and reapplies on a conflicting writer without losing its update', async () => {
+    const store = new InMemoryObjectStore();
+    store.store(INDEX_KEY, serializeIndex({}));
+    let raced = false;
+    store.beforeConditionalWrite = (key) => {
+      if (key === INDEX_KEY && !raced) {
+        raced = true;
+        store.store(
+          INDEX_KEY,
+          serializeIndex({ 'default/other': { pod: podPayloadKey('default', 'other') } }),
+        );
+      }
+    };
+    const result = await commitDeployment(store, web, { backoff: noWait });
+    expect(result.attempts).toBe(2);
+    expect(Object.keys(parseIndex(store.objects.get(INDEX_KEY)!.body))).toEqual([
+      'default/other',
+      'default/web',
+    ]);
+  });
+
+  it('gives up after the bounded number of conflicts and commits nothing', async () => {
+    const store = new InMemoryObjectStore();
+    store.store(INDEX_KEY, serializeIndex({}));
+    let n = 0;
+    store.beforeConditionalWrite = (key) => {
+      if (key === INDEX_KEY)
+        store.store(
+          INDEX_KEY,
+          serializeIndex({ [`default/x${n++}`]: { pod: podPayloadKey('default', String(n)) } }),
+        );
+    };
+    await expect(
+      commitDeployment(store, web, { backoff: noWait, maxAttempts: 3 }),
+    ).rejects.toMatchObject({ code: 'CONFLICT_RETRIES_EXHAUSTED' });
+    expect(parseIndex(store.objects.get(INDEX_KEY)!.body)['default/web']).toBeUndefined();
+  });
+
+  it('refuses a Service owned by another deployment before writing anything', async () => {
+    const store = new InMemoryObjectStore();
+    await commitDeployment(store, web, { backoff: noWait });
+    const before = new Map(store.objects);
+    await expect(
+      commitDeployment(store, { ...web, name: 'thief', podYaml: 'x: 1\n' }, { backoff: noWait }),
+    ).rejects.toMatchObject({
+      code: 'ALREADY_EXISTS',
+    });
+    expect([...store.objects.keys()]).toEqual([...before.keys()]);
+  });
+});
+
+describe('deleteDeployment and listDeployments', () => {
+  it('lists verified payloads and reports a missing deployment on delete', async () => {
+    const store = new InMemoryObjectStore();
+    expect(await listDeployments(store)).toEqual([]);
+    await commitDeployment(store, web, { backoff: noWait });
+    const rows = await listDeployments(store);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        name: 'web',
+        namespace: 'product',
+        nodegroup: 'default',
+        service: 'frontend',
+        origin: null,
+      }),
+    ]);
+    await expect(
+      deleteDeployment(store, 'default', 'nope', { backoff: noWait }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('warns about a tampered payload instead of trusting it', async () => {
+    const store = new InMemoryObjectStore();
+    const { entry } = await commitDeployment(store, web, { backoff: noWait });
+    store.store(entry.pod, 'metadata:\n  namespace: evil\n');
+    const warnings: string[] = [];
+    const rows = await listDeployments(store, (m) => warnings.push(m));
+    expect(rows[0]?.namespace).toBe('product');
+    expect(warnings[0]).toContain('not the digest in its path');
+  });
+
+  it('shows only recognised origins', async () => {
+    const store = new InMemoryObjectStore();
+    const pod = (origin: string) =>
+      `metadata:\n  annotations:\n    podmin.dev/origin: ${origin}\n  namespace: edge\n`;
+    await commitDeployment(
+      store,
+      { name: 'tunnel', nodegroup: 'default', podYaml: pod('install/cloudflared') },
+      { backoff: noWait },
+    );
+    await commitDeployment(
+      store,
+      { name: 'fake', nodegroup: 'default', podYaml: pod('install/other') },
+      { backoff: noWait },
+    );
+    const rows = await listDeployments(store);
+    expect(rows.map((r) => [r.name, r.origin])).toEqual([
+      ['fake', null],
+      ['tunnel', 'install/cloudflared'],
+    ]);
+  });
+});
