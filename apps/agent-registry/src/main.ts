@@ -3,4 +3,7 @@
 import 'reflect-metadata';
 import { runRegistry } from '@podmin/agent-feature-registry';
 
-void runRegistry(process.argv.slice(2));
+void runRegistry(process.argv.slice(2)).then(() => {
+  // Tell the supervising podmin-agent (IPC channel) that the registry is listening.
+  if (process.exitCode === undefined) process.send?.({ type: 'ready' });
+});

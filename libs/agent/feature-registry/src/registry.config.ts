@@ -51,7 +51,11 @@ export function parseRegistryConfig(
     bucket = path.resolve(cwd, bucket);
   }
   const region = values['region'];
-  if (region !== undefined && !REGION.test(region)) {
+  if (
+    region !== undefined &&
+    !REGION.test(region) &&
+    !(provider === 'local' && region === 'local')
+  ) {
     problems.push({
       field: '--region',
       message: `${show(region)} is not a region such as us-east-1`,

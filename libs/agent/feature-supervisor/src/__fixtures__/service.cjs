@@ -1,0 +1,14 @@
+// A stand-in service process for supervisor tests: MODE=ready stays up and reports ready,
+// MODE=crash exits 3 after a moment, MODE=stubborn ignores SIGTERM. Logs one JSON line.
+const mode = process.argv[2] || 'ready';
+process.stderr.write(
+  JSON.stringify({ level: 'info', component: 'fixture', msg: 'started', mode }) + '\n',
+);
+process.stdout.write('plain text line\n');
+if (mode === 'crash') setTimeout(() => process.exit(3), 50);
+else {
+  if (mode === 'stubborn') process.on('SIGTERM', () => undefined);
+  else process.on('SIGTERM', () => process.exit(0));
+  if (process.send) process.send({ type: 'ready' });
+  setInterval(() => undefined, 1000);
+}

@@ -1,0 +1,4 @@
+export * from './json-log';
+export * from './supervisor';
+export * from './health-server';
+export * from './agent';

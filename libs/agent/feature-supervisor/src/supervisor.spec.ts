@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createJsonLogger } from './json-log';
+import { startHealthServer } from './health-server';
+import { Supervisor, type ServiceSpec } from './supervisor';
+
+const fixture = path.join(__dirname, '__fixtures__', 'service.cjs');
+const spec = (name: string, mode: string, stopOrder: number): ServiceSpec => ({
+  name,
+  script: fixture,
+  args: [mode],
+  stopOrder,
+});
+
+async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function capture() {
+  const out = new PassThrough();
+  const lines: Array<Record<string, unknown>> = [];
+  out.on('data', (d: Buffer) => {
+    for (const line of d.toString().split('\n').filter(Boolean))
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  return { log: createJsonLogger('test', out), lines };
+}
+
+describe('Supervisor', () => {
+  it('starts services, reports readiness over HTTP and stops them in order', async () => {
+    const { log, lines } = capture();
+    const supervisor = new Supervisor([spec('b', 'ready', 2), spec('a', 'ready', 1)], log);
+    const server = await startHealthServer(supervisor, 0);
+    try {
+      expect((await fetch(`http://127.0.0.1:${server.port}/readyz`)).status).toBe(503);
+      supervisor.start();
+      await until(() => supervisor.ready(), 'readiness');
+      const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { services: unknown[] }).services).toHaveLength(2);
+      expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
+      expect(
+        (await fetch(`http://127.0.0.1:${server.port}/healthz`, { method: 'POST' })).status,
+      ).toBe(405);
+      await supervisor.stop();
+      expect(supervisor.statuses().map((s) => s.state)).toEqual(['stopped', 'stopped']);
+      const stops = lines.filter((l) => l['msg'] === 'stop service').map((l) => l['service']);
+      expect(stops).toEqual(['a', 'b']);
+      // Child JSON lines pass through unchanged; plain lines are wrapped as JSON.
+      expect(lines.some((l) => l['component'] === 'fixture')).toBe(true);
+      expect(lines.some((l) => l['line'] === 'plain text line')).toBe(true);
+    } finally {
+      await supervisor.stop();
+      await server.close();
+    }
+  });
+
+  it('restarts a crashing service with growing backoff and reports it unhealthy', async () => {
+    const { log, lines } = capture();
+    const supervisor = new Supervisor([spec('flaky', 'crash', 1)], log, {
+      initialMs: 30,
+      maxMs: 200,
+      resetAfterMs: 60_000,
+    });
+    supervisor.start();
+    try {
+      await until(() => (supervisor.statuses()[0]?.restarts ?? 0) >= 3, 'three restarts');
+      expect(supervisor.healthy()).toBe(false);
+      const delays = lines
+        .filter((l) => l['msg'] === 'service exited; restarting')
+        .map((l) => l['delayMs'] as number);
+      expect(delays[2]).toBeGreaterThan(delays[0] as number);
+      expect(supervisor.statuses()[0]?.lastExit).toBe('code 3');
+    } finally {
+      await supervisor.stop();
+    }
+  });
+});

@@ -1,0 +1,210 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+import type { JsonLogger } from './json-log';
+
+/** One supervised service process. */
+export interface ServiceSpec {
+  /** Short name, e.g. `registry`. */
+  name: string;
+  /** Script run with Node (a bundled `agent-<name>.cjs`). */
+  script: string;
+  args: readonly string[];
+  /** Position in the shutdown order (lower stops first). */
+  stopOrder: number;
+  /** Pause after this service stops before stopping the next (e.g. the DNS TTL margin). */
+  pauseAfterStopMs?: number;
+}
+
+/** Restart policy of crashed services. */
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+  /** A service that ran this long has its backoff reset. */
+  resetAfterMs: number;
+}
+
+/** Observable state of one service. */
+export interface ServiceStatus {
+  name: string;
+  state: 'starting' | 'running' | 'backoff' | 'stopping' | 'stopped';
+  ready: boolean;
+  pid: number | null;
+  restarts: number;
+  lastExit: string | null;
+}
+
+/** How the supervisor starts a process (injected so tests can use any script). */
+export type Launcher = (spec: ServiceSpec) => ChildProcess;
+
+/** Forks a Node script with an IPC channel and piped stdout/stderr. */
+export const forkLauncher: Launcher = (spec) =>
+  fork(spec.script, [...spec.args], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+
+/** The IPC message a service sends when it is ready to serve. */
+export interface ReadyMessage {
+  type: 'ready';
+}
+
+interface Slot {
+  spec: ServiceSpec;
+  status: ServiceStatus;
+  child: ChildProcess | undefined;
+  startedAt: number;
+  delayMs: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const STOP_GRACE_MS = 10_000;
+
+/** Starts service processes, restarts crashed ones with backoff and stops them in order. */
+export class Supervisor {
+  private readonly slots: Slot[];
+  private stopping = false;
+
+  constructor(
+    specs: readonly ServiceSpec[],
+    private readonly log: JsonLogger,
+    private readonly backoff: BackoffPolicy = {
+      initialMs: 500,
+      maxMs: 30_000,
+      resetAfterMs: 60_000,
+    },
+    private readonly launch: Launcher = forkLauncher,
+  ) {
+    this.slots = specs.map((spec) => ({
+      spec,
+      status: {
+        name: spec.name,
+        state: 'stopped',
+        ready: false,
+        pid: null,
+        restarts: 0,
+        lastExit: null,
+      },
+      child: undefined,
+      startedAt: 0,
+      delayMs: backoff.initialMs,
+      timer: undefined,
+    }));
+  }
+
+  /** Starts every service. */
+  start(): void {
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** A snapshot of every service's state. */
+  statuses(): ServiceStatus[] {
+    return this.slots.map((s) => ({ ...s.status }));
+  }
+
+  /** True when every service process is running. */
+  healthy(): boolean {
+    return this.slots.every((s) => s.status.state === 'running');
+  }
+
+  /** True when every service reported ready. */
+  ready(): boolean {
+    return this.slots.every((s) => s.status.state === 'running' && s.status.ready);
+  }
+
+  /** Stops services one by one in stop order (SIGTERM, then SIGKILL after a grace period). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const ordered = [...this.slots].sort((a, b) => a.spec.stopOrder - b.spec.stopOrder);
+    for (const slot of ordered) {
+      if (slot.timer) clearTimeout(slot.timer);
+      await this.stopOne(slot);
+      if (slot.spec.pauseAfterStopMs)
+        await new Promise((r) => setTimeout(r, slot.spec.pauseAfterStopMs));
+    }
+  }
+
+  private spawn(slot: Slot): void {
+    slot.timer = undefined;
+    slot.status.state = 'starting';
+    slot.status.ready = false;
+    slot.startedAt = Date.now();
+    let child: ChildProcess;
+    try {
+      child = this.launch(slot.spec);
+    } catch (err) {
+      this.scheduleRestart(slot, `spawn failed: ${(err as Error).message}`);
+      return;
+    }
+    slot.child = child;
+    slot.status.pid = child.pid ?? null;
+    this.log.info('start service', { service: slot.spec.name, pid: child.pid ?? null });
+    child.once('spawn', () => {
+      if (slot.child === child && slot.status.state === 'starting') slot.status.state = 'running';
+    });
+    child.on('message', (message: unknown) => {
+      if ((message as Partial<ReadyMessage> | null)?.type === 'ready' && slot.child === child) {
+        slot.status.ready = true;
+        this.log.info('service ready', { service: slot.spec.name });
+      }
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      readline
+        .createInterface({ input: stream })
+        .on('line', (line) => this.forward(slot.spec.name, line));
+    }
+    child.once('error', (err) =>
+      this.log.error('service error', { service: slot.spec.name, error: err.message }),
+    );
+    child.once('exit', (code, signal) => {
+      if (slot.child !== child) return;
+      slot.child = undefined;
+      slot.status.pid = null;
+      slot.status.ready = false;
+      slot.status.lastExit = signal ? `signal ${signal}` : `code ${code ?? 'unknown'}`;
+      if (this.stopping) {
+        slot.status.state = 'stopped';
+        return;
+      }
+      this.scheduleRestart(slot, slot.status.lastExit);
+    });
+  }
+
+  private scheduleRestart(slot: Slot, why: string): void {
+    if (Date.now() - slot.startedAt >= this.backoff.resetAfterMs)
+      slot.delayMs = this.backoff.initialMs;
+    const delay = Math.round(slot.delayMs * (0.8 + Math.random() * 0.4));
+    slot.delayMs = Math.min(this.backoff.maxMs, slot.delayMs * 2);
+    slot.status.state = 'backoff';
+    slot.status.restarts++;
+    this.log.warn('service exited; restarting', {
+      service: slot.spec.name,
+      exit: why,
+      delayMs: delay,
+      restarts: slot.status.restarts,
+    });
+    slot.timer = setTimeout(() => this.spawn(slot), delay);
+  }
+
+  private async stopOne(slot: Slot): Promise<void> {
+    const child = slot.child;
+    if (!child || child.exitCode !== null) {
+      slot.status.state = 'stopped';
+      return;
+    }
+    slot.status.state = 'stopping';
+    this.log.info('stop service', { service: slot.spec.name });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      this.log.warn('service ignored SIGTERM; killing', { service: slot.spec.name });
+      child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+    slot.status.state = 'stopped';
+  }
+
+  private forward(service: string, line: string): void {
+    // Children log JSON lines already; anything else is wrapped so the stream stays JSON.
+    if (line.startsWith('{') && line.endsWith('}')) this.log.raw(line);
+    else if (line.trim() !== '') this.log.info('output', { service, line });
+  }
+}
