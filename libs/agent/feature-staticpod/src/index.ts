@@ -1,0 +1,5 @@
+export * from './staticpod.ports';
+export * from './node-paths';
+export * from './pod-transform';
+export * from './reconciler';
+export * from './reconcile-loop';

@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { PodminError } from '@podmin/util-errors';
+import type { SecretProviderName } from './staticpod.ports';
+
+/** Annotation carrying the revision derived from a deployment's indexed payload paths. */
+export const REVISION_ANNOTATION = 'podmin.dev/revision';
+/** Annotation carrying the workload certificate fingerprint. */
+export const IDENTITY_REVISION_ANNOTATION = 'podmin.dev/identity-revision';
+/** Annotation naming a Pod's Service. */
+export const SERVICE_ANNOTATION = 'podmin.dev/service';
+/** The secret providers, in the order their annotations are read. */
+export const SECRET_PROVIDERS: readonly SecretProviderName[] = [
+  'aws-parameter-store',
+  'aws-secrets-manager',
+];
+/** Identity volume name the CLI adds to every Pod. */
+export const IDENTITY_VOLUME = 'podmin-workload-identity';
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** A Pod object as far as the reconciler reads it. */
+export interface PodObject {
+  metadata: {
+    name: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
+  spec: {
+    containers: ContainerObject[];
+    initContainers?: ContainerObject[];
+    volumes?: Array<
+      { name: string; hostPath?: { path: string; type?: string } } & Record<string, unknown>
+    >;
+  } & Record<string, unknown>;
+}
+
+interface ContainerObject extends Record<string, unknown> {
+  name: string;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+}
+
+/** The secret keys a Pod declares, per provider. */
+export function declaredSecrets(pod: PodObject): Map<SecretProviderName, string[]> {
+  const out = new Map<SecretProviderName, string[]>();
+  for (const provider of SECRET_PROVIDERS) {
+    const value = pod.metadata.annotations?.[`podmin.dev/${provider}`];
+    if (value === undefined) continue;
+    const keys = value
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
+    for (const key of keys) {
+      if (!SAFE_KEY.test(key) || key === '.' || key === '..') {
+        throw new PodminError(
+          'INVALID_MANIFEST',
+          `reading Pod ${pod.metadata.name}: secret key ${JSON.stringify(key)} in podmin.dev/${provider} is not a safe single path component`,
+        );
+      }
+    }
+    if (keys.length > 0) out.set(provider, [...new Set(keys)].sort());
+  }
+  return out;
+}
+
+/** Revision of a deployment: SHA-256 over its indexed Pod and Service payload paths. */
+export function deploymentRevision(podKey: string, serviceKey: string | undefined): string {
+  return createHash('sha256')
+    .update(`${podKey}\n${serviceKey ?? ''}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** Host directory of one Pod's secret files for a revision and provider. */
+export function secretDir(
+  workloads: string,
+  pod: string,
+  revision: string,
+  provider: SecretProviderName,
+): string {
+  return path.join(workloads, pod, 'secrets', revision, provider);
+}
+
+/** Inputs of the node-side Pod transformation. */
+export interface TransformInput {
+  pod: PodObject;
+  revision: string;
+  identityFingerprint: string;
+  /** Node root (`/` on a real node); host paths are rewritten beneath it. */
+  root: string;
+  workloads: string;
+  /** The node's IPv6 address, the Pods' DNS server. */
+  nodeAddress: string;
+  secretProviders: readonly SecretProviderName[];
+}
+
+/**
+ * Produces the static Pod kubelet runs: revision and identity annotations, the identity
+ * volume under the node root, read-only secret volumes per provider, and DNS pointing at
+ * the node with the Service search list.
+ */
+export function transformPod(input: TransformInput): PodObject {
+  const pod = structuredClone(input.pod);
+  const name = pod.metadata.name;
+  const namespace = pod.metadata.namespace ?? 'default';
+  pod.metadata.namespace = namespace;
+  pod.metadata.annotations = {
+    ...(pod.metadata.annotations ?? {}),
+    [REVISION_ANNOTATION]: input.revision,
+    [IDENTITY_REVISION_ANNOTATION]: input.identityFingerprint,
+  };
+  const volumes = (pod.spec.volumes ?? []).map((v) =>
+    v.name === IDENTITY_VOLUME
+      ? {
+          ...v,
+          hostPath: { path: path.join(input.workloads, name, 'identity'), type: 'Directory' },
+        }
+      : v,
+  );
+  for (const provider of input.secretProviders) {
+    volumes.push({
+      name: `podmin-${provider}`,
+      hostPath: {
+        path: secretDir(input.workloads, name, input.revision, provider),
+        type: 'Directory',
+      },
+    });
+  }
+  pod.spec.volumes = volumes;
+  const mount = (c: ContainerObject): ContainerObject => ({
+    ...c,
+    volumeMounts: [
+      ...(c.volumeMounts ?? []),
+      ...input.secretProviders.map((provider) => ({
+        name: `podmin-${provider}`,
+        mountPath: `/var/run/podmin/${provider}`,
+        readOnly: true,
+      })),
+    ],
+  });
+  pod.spec.containers = pod.spec.containers.map(mount);
+  if (pod.spec.initContainers) pod.spec.initContainers = pod.spec.initContainers.map(mount);
+  pod.spec['dnsPolicy'] = 'None';
+  pod.spec['dnsConfig'] = {
+    nameservers: [input.nodeAddress],
+    searches: [`${namespace}.svc.cluster.local`, 'svc.cluster.local', 'cluster.local'],
+  };
+  return pod;
+}

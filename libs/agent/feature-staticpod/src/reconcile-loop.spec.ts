@@ -1,0 +1,49 @@
+import { runReconcileLoop } from './reconcile-loop';
+import type { StaticPodReconciler } from './reconciler';
+
+describe('runReconcileLoop', () => {
+  it('polls serially, backs off on failure and stops when aborted', async () => {
+    const controller = new AbortController();
+    const outcomes: Array<{ ok: boolean; retryInMs?: number }> = [];
+    let calls = 0;
+    const reconciler = {
+      reconcileOnce: () => {
+        calls++;
+        if (calls <= 3) return Promise.reject(new Error(`fail ${calls}`));
+        if (calls >= 5) controller.abort();
+        return Promise.resolve({ status: 'unchanged' as const });
+      },
+    } as unknown as StaticPodReconciler;
+    await runReconcileLoop(
+      reconciler,
+      controller.signal,
+      { intervalMs: 5, backoffMs: 2, maxBackoffMs: 6, passTimeoutMs: 1000, jitter: 0 },
+      (o) => outcomes.push(o.ok ? { ok: true } : { ok: false, retryInMs: o.retryInMs }),
+    );
+    expect(outcomes).toEqual([
+      { ok: false, retryInMs: 2 },
+      { ok: false, retryInMs: 4 },
+      { ok: false, retryInMs: 6 },
+      { ok: true },
+      { ok: true },
+    ]);
+  });
+
+  it('fails a pass that exceeds its deadline', async () => {
+    const controller = new AbortController();
+    const errors: string[] = [];
+    const reconciler = {
+      reconcileOnce: () => new Promise(() => undefined),
+    } as unknown as StaticPodReconciler;
+    await runReconcileLoop(
+      reconciler,
+      controller.signal,
+      { intervalMs: 5, backoffMs: 1, maxBackoffMs: 1, passTimeoutMs: 20, jitter: 0 },
+      (o) => {
+        if (!o.ok) errors.push(o.error);
+        controller.abort();
+      },
+    );
+    expect(errors[0]).toContain('deadline');
+  });
+});

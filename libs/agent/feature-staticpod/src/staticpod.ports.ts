@@ -1,0 +1,52 @@
+import type { ObjectStore } from '@podmin/data-access-object-store';
+
+/** Reads committed desired state (index and immutable payloads). */
+export type DesiredStateReader = Pick<ObjectStore, 'get' | 'getIfChanged'>;
+
+/** Secret providers a Pod may name in its annotations. */
+export type SecretProviderName = 'aws-parameter-store' | 'aws-secrets-manager';
+
+/** Fetches one secret value by its full name `/<cluster>/<namespace>/<pod>/<key>`. */
+export interface SecretSource {
+  fetch(provider: SecretProviderName, name: string): Promise<Buffer>;
+}
+
+/** What identity issuance needs to know about a Pod. */
+export interface IdentityRequest {
+  pod: string;
+  namespace: string;
+  /** `podmin.dev/service` of the Pod, when it has a Service. */
+  service?: string;
+}
+
+/** Issues and maintains workload identities on the node. */
+export interface IdentityIssuer {
+  /** Ensures a valid identity generation for the Pod; returns its certificate fingerprint. */
+  ensure(request: IdentityRequest): Promise<{ fingerprint: string }>;
+  /** Removes a departed Pod's identity files. */
+  remove(pod: string): Promise<void>;
+}
+
+/** Service desired state handed on after Pod commits succeed. */
+export interface DesiredService {
+  namespace: string;
+  name: string;
+  /** The deployment (index key) that owns it. */
+  owner: string;
+  /** Canonical Service object. */
+  object: Record<string, unknown>;
+}
+
+/** Receives the node's Service desired state (the coordinator, later). */
+export interface ServiceSink {
+  publish(services: readonly DesiredService[]): Promise<void>;
+}
+
+/** Injection tokens of the ports. */
+export const DESIRED_STATE_READER = Symbol('DESIRED_STATE_READER');
+/** Token of the SecretSource port. */
+export const SECRET_SOURCE = Symbol('SECRET_SOURCE');
+/** Token of the IdentityIssuer port. */
+export const IDENTITY_ISSUER = Symbol('IDENTITY_ISSUER');
+/** Token of the ServiceSink port. */
+export const SERVICE_SINK = Symbol('SERVICE_SINK');
