@@ -50,8 +50,8 @@ else
 fi
 
 # Sum jest's per-project "Tests:" lines into one closing line.
-read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
-  /^Tests:/ { for (i = 2; i <= NF; i++) { n = $i + 0; w = $(i + 1); gsub(/,/, "", w);
+read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'Tests: .*' | awk '
+  { for (i = 2; i <= NF; i++) { n = $i + 0; w = $(i + 1); gsub(/,/, "", w);
       if (w == "passed") p += n; else if (w == "failed") f += n } }
   END { printf "%d %d\n", p, f }')
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
