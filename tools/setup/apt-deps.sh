@@ -6,7 +6,7 @@
 # Usage: tools/setup/apt-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-readonly PACKAGES=(skopeo containerd)
+readonly PACKAGES=(skopeo containerd protobuf-compiler)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PodminError } from '@podmin/util-errors';
 import { createRegistryStore } from './adapters/create-store';
-import { JsonLogger } from './json-logger';
+import { JsonLogger } from '@podmin/agent-util-logging';
 import { parseRegistryConfig } from './registry.config';
 import type { RegistryConfig } from './registry.config';
 import { RegistryModule } from './registry.module';

@@ -18,4 +18,4 @@ export { S3RegistryStore } from './adapters/s3.store';
 /** Chooses the adapter for a configuration. */
 export { createRegistryStore } from './adapters/create-store';
 /** JSON-lines logger for agent processes. */
-export { JsonLogger, type JsonLoggerOptions } from './json-logger';
+export { JsonLogger, type JsonLoggerOptions } from '@podmin/agent-util-logging';

@@ -11,7 +11,7 @@ import { FakeRegistryStore } from './__fixtures__/fake-registry-store';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
-import { JsonLogger } from './json-logger';
+import { JsonLogger } from '@podmin/agent-util-logging';
 import type { RegistryConfig } from './registry.config';
 
 const REPO = 'apps/demo/hello';

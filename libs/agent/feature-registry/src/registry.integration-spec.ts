@@ -19,7 +19,7 @@ import { reportSkip, run, startContainerd, which } from './__fixtures__/real-cli
 import type { TestContainerd } from './__fixtures__/real-clients';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
-import { JsonLogger } from './json-logger';
+import { JsonLogger } from '@podmin/agent-util-logging';
 import type { RegistryStore } from './registry.ports';
 
 const HELLO = 'apps/demo/hello';

@@ -46,10 +46,4 @@ export interface RegistryStore {
 export const REGISTRY_LOGGER = Symbol('REGISTRY_LOGGER');
 
 /** Log levels of a structured log line. */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/** Writes one structured log line: a short verb message with fields. */
-export interface StructuredLogger {
-  /** Logs `msg` at `level` with structured `fields` (never secrets). */
-  event(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
-}
+export type { LogLevel, StructuredLogger } from '@podmin/agent-util-logging';

@@ -1,5 +1,12 @@
 import type { LoggerService } from '@nestjs/common';
-import type { LogLevel, StructuredLogger } from './registry.ports';
+/** Severity of a log line. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Structured logging: short verb messages with fields; secrets are never passed. */
+export interface StructuredLogger {
+  /** Writes one structured line. */
+  event(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+}
 
 /** Where log lines go and what time it is; injectable for tests. */
 export interface JsonLoggerOptions {

@@ -1,0 +1,77 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { INestMicroservice, LoggerService, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { HealthImplementation } from 'grpc-health-check';
+import { AGENT_PROTO_PACKAGE, protoRoot } from '@podmin/agent-contracts';
+import { GrpcErrorFilter } from './grpc-error.filter';
+
+/** How one agent service process binds its gRPC server. */
+export interface GrpcServiceOptions {
+  /** Root Nest module of the process. */
+  module: Type<unknown>;
+  /** Fully qualified service name reported by the standard health service. */
+  healthName: string;
+  /** Contract files (relative to protoRoot()) the process serves. */
+  protoFiles: readonly string[];
+  /** Unix socket path in the agent runtime directory (created mode 0600). */
+  socketPath: string;
+  logger: LoggerService;
+}
+
+/** A started gRPC service process. */
+export interface GrpcService {
+  app: INestMicroservice;
+  /** Sets the standard health service's status of this process's service. */
+  setServing(serving: boolean): void;
+  close(): Promise<void>;
+}
+
+/** Socket path of an agent service in the runtime directory. */
+export function serviceSocket(runtimeDir: string, service: string): string {
+  return path.join(runtimeDir, `${service}.sock`);
+}
+
+/**
+ * Shared bootstrap of every agent service process: Nest microservice on a Unix socket
+ * (mode 0600, never TCP), the gRPC error filter, the grpc.health.v1 service, shutdown hooks.
+ */
+export async function startGrpcService(options: GrpcServiceOptions): Promise<GrpcService> {
+  await fs.mkdir(path.dirname(options.socketPath), { recursive: true, mode: 0o700 });
+  await fs.rm(options.socketPath, { force: true });
+  const health = new HealthImplementation({
+    '': 'NOT_SERVING',
+    [options.healthName]: 'NOT_SERVING',
+  });
+  const root = protoRoot();
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(options.module, {
+    transport: Transport.GRPC,
+    logger: options.logger,
+    options: {
+      package: AGENT_PROTO_PACKAGE,
+      protoPath: options.protoFiles.map((f) => path.join(root, f)),
+      loader: { includeDirs: [root], keepCase: false },
+      url: `unix://${options.socketPath}`,
+      onLoadPackageDefinition: (
+        _pkg: unknown,
+        server: Parameters<HealthImplementation['addToServer']>[0],
+      ) => health.addToServer(server),
+    },
+  });
+  app.useGlobalFilters(
+    new GrpcErrorFilter((err) =>
+      options.logger.error?.('unexpected error', err instanceof Error ? err.stack : String(err)),
+    ),
+  );
+  app.enableShutdownHooks();
+  await app.listen();
+  await fs.chmod(options.socketPath, 0o600);
+  const setServing = (serving: boolean): void => {
+    const value = serving ? 'SERVING' : 'NOT_SERVING';
+    health.setStatus('', value);
+    health.setStatus(options.healthName, value);
+  };
+  setServing(true);
+  return { app, setServing, close: () => app.close() };
+}

@@ -1,0 +1,2 @@
+export * from './grpc-error.filter';
+export * from './grpc-service';
