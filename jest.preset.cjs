@@ -5,7 +5,10 @@ const { compilerOptions } = require('./tsconfig.base.json');
 
 const moduleNameMapper = {};
 for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
-  moduleNameMapper[`^${alias.replace(/[/\\^$.*+?()[\]{}|-]/g, '\\$&')}$`] = path.join(__dirname, target);
+  moduleNameMapper[`^${alias.replace(/[/\\^$.*+?()[\]{}|-]/g, '\\$&')}$`] = path.join(
+    __dirname,
+    target,
+  );
 }
 
 module.exports = {

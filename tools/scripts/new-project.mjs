@@ -3,6 +3,7 @@
 //   node tools/scripts/new-project.mjs libs/shared/util-manifest util-manifest scope:shared type:util
 // Writes project.json, tsconfig.json, jest configs, src/index.ts and README.md, and registers
 // the @podmin/<name> path in tsconfig.base.json.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -45,7 +46,11 @@ write(
       integration: {
         executor: '@nx/jest:jest',
         outputs: [],
-        options: { jestConfig: `${dir}/jest.integration.config.cjs`, passWithNoTests: true, runInBand: true },
+        options: {
+          jestConfig: `${dir}/jest.integration.config.cjs`,
+          passWithNoTests: true,
+          runInBand: true,
+        },
       },
     },
   }),
@@ -78,4 +83,12 @@ if (!isApp) {
   );
   fs.writeFileSync(basePath, json(base));
 }
+// Keep generated files in the house format.
+execFileSync(path.join(root, 'node_modules/.bin/prettier'), [
+  '--log-level',
+  'warn',
+  '--write',
+  abs,
+  path.join(root, 'tsconfig.base.json'),
+]);
 process.stdout.write(`created ${dir} (@podmin/${name})\n`);
