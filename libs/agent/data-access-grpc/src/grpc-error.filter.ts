@@ -27,6 +27,7 @@ export function grpcStatusOf(code: PodminErrorCode): status {
     case 'ACCESS_DENIED':
       return status.PERMISSION_DENIED;
     case 'BUCKET_UNAVAILABLE':
+    case 'SERVICE_UNAVAILABLE':
       return status.UNAVAILABLE;
     case 'IO_ERROR':
     case 'INTERNAL':

@@ -1,0 +1,69 @@
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { AGENT_FLAGS, parseAgentConfig, type AgentConfig } from '@podmin/agent-util-config';
+import { ValidationError, type FieldProblem } from '@podmin/util-errors';
+
+/** Configuration of the agent-staticpod process: the agent's six flags plus node facts. */
+export interface StaticPodConfig extends AgentConfig {
+  /** Node root (`/` on a VM; a directory under the Podmin data directory for the local provider). */
+  readonly nodeRoot: string;
+  /** The node's IPv6 address (Pods' DNS server). */
+  readonly nodeAddress: string;
+  /** Agent runtime directory holding the processes' Unix sockets. */
+  readonly runtimeDir: string;
+  /** Local provider: the file-backed secret store. */
+  readonly localSecretsFile: string | undefined;
+}
+
+/** First global or unique-local IPv6 address of this host, else the loopback address. */
+export function discoverNodeAddress(interfaces = os.networkInterfaces()): string {
+  for (const list of Object.values(interfaces)) {
+    for (const a of list ?? []) {
+      if (a.family === 'IPv6' && !a.internal && !a.address.toLowerCase().startsWith('fe80'))
+        return a.address;
+    }
+  }
+  return '::1';
+}
+
+/**
+ * Validates the process configuration once, listing every bad value: the six flags, and
+ * PODMIN_NODE_ROOT / PODMIN_NODE_ADDRESS / PODMIN_LOCAL_SECRETS_FILE from the environment.
+ */
+export function parseStaticPodConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): StaticPodConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: Object.fromEntries(AGENT_FLAGS.map((f) => [f, { type: 'string' as const }])),
+  });
+  const base = parseAgentConfig(values);
+  const problems: FieldProblem[] = [];
+  const nodeRoot = env['PODMIN_NODE_ROOT'] ?? '/';
+  if (!path.isAbsolute(nodeRoot))
+    problems.push({ field: 'PODMIN_NODE_ROOT', message: 'must be an absolute directory' });
+  if (base.provider === 'aws' && nodeRoot !== '/')
+    problems.push({ field: 'PODMIN_NODE_ROOT', message: 'is only for the local provider' });
+  const localSecretsFile = env['PODMIN_LOCAL_SECRETS_FILE'];
+  if (localSecretsFile !== undefined && !path.isAbsolute(localSecretsFile)) {
+    problems.push({ field: 'PODMIN_LOCAL_SECRETS_FILE', message: 'must be an absolute path' });
+  }
+  if (problems.length > 0)
+    throw new ValidationError('agent-staticpod configuration', problems, {
+      code: 'INVALID_ARGUMENT',
+    });
+  return Object.freeze({
+    ...base,
+    nodeRoot,
+    nodeAddress: env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress(),
+    runtimeDir: path.join(nodeRoot, 'run', 'podmin', 'agent'),
+    localSecretsFile:
+      localSecretsFile ??
+      (base.provider === 'local'
+        ? path.join(nodeRoot, 'var', 'lib', 'podmin', 'secrets.json')
+        : undefined),
+  });
+}

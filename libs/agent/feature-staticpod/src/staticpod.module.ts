@@ -1,0 +1,42 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { StructuredLogger } from '@podmin/agent-util-logging';
+import type { StaticPodConfig } from './staticpod.config';
+import { StaticPodGrpcController } from './staticpod.grpc-controller';
+import {
+  DESIRED_STATE_READER,
+  IDENTITY_ISSUER,
+  SECRET_SOURCE,
+  type DesiredStateReader,
+  type IdentityIssuer,
+  type SecretSource,
+} from './staticpod.ports';
+import { STATICPOD_CONFIG, STATICPOD_LOGGER, StaticPodService } from './staticpod.service';
+
+/** Adapters the process wires into the module. */
+export interface StaticPodAdapters {
+  config: StaticPodConfig;
+  logger: StructuredLogger;
+  store: DesiredStateReader;
+  secrets: SecretSource;
+  identity: IdentityIssuer;
+}
+
+/** The agent-staticpod Nest module. */
+@Module({})
+export class StaticPodModule {
+  /** Module wired with concrete adapters. */
+  static register(adapters: StaticPodAdapters): DynamicModule {
+    return {
+      module: StaticPodModule,
+      controllers: [StaticPodGrpcController],
+      providers: [
+        { provide: STATICPOD_CONFIG, useValue: adapters.config },
+        { provide: STATICPOD_LOGGER, useValue: adapters.logger },
+        { provide: DESIRED_STATE_READER, useValue: adapters.store },
+        { provide: SECRET_SOURCE, useValue: adapters.secrets },
+        { provide: IDENTITY_ISSUER, useValue: adapters.identity },
+        StaticPodService,
+      ],
+    };
+  }
+}

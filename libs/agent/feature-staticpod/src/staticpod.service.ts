@@ -1,0 +1,112 @@
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { StructuredLogger } from '@podmin/agent-util-logging';
+import { stringifyCanonical } from '@podmin/util-manifest';
+import { nodePaths } from './node-paths';
+import { runReconcileLoop, DEFAULT_TIMING } from './reconcile-loop';
+import { StaticPodReconciler } from './reconciler';
+import {
+  DESIRED_STATE_READER,
+  IDENTITY_ISSUER,
+  SECRET_SOURCE,
+  type DesiredService,
+  type DesiredStateReader,
+  type IdentityIssuer,
+  type SecretSource,
+  type ServiceSink,
+} from './staticpod.ports';
+import type { StaticPodConfig } from './staticpod.config';
+
+/** Token of the process configuration. */
+export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
+/** Token of the structured logger. */
+export const STATICPOD_LOGGER = Symbol('STATICPOD_LOGGER');
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Runs the reconcile loop for the process's lifetime and keeps the handed-on Service state. */
+@Injectable()
+export class StaticPodService
+  implements OnApplicationBootstrap, OnApplicationShutdown, ServiceSink
+{
+  readonly reconciler: StaticPodReconciler;
+  private services: { services: DesiredService[]; indexEtag: string } = {
+    services: [],
+    indexEtag: '',
+  };
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    @Inject(STATICPOD_CONFIG) private readonly config: StaticPodConfig,
+    @Inject(STATICPOD_LOGGER) private readonly log: StructuredLogger,
+    @Inject(DESIRED_STATE_READER) store: DesiredStateReader,
+    @Inject(SECRET_SOURCE) secrets: SecretSource,
+    @Inject(IDENTITY_ISSUER) identity: IdentityIssuer,
+  ) {
+    this.reconciler = new StaticPodReconciler(
+      {
+        cluster: config.cluster,
+        nodegroup: config.nodegroup,
+        nodeAddress: config.nodeAddress,
+        paths: nodePaths(config.nodeRoot),
+      },
+      store,
+      secrets,
+      identity,
+      this,
+    );
+  }
+
+  /** ServiceSink: keeps the latest Service desired state for the coordinator. */
+  publish(services: readonly DesiredService[]): Promise<void> {
+    this.services = {
+      services: [...services],
+      indexEtag: this.reconciler.status().indexEtag ?? '',
+    };
+    this.log.event('info', 'hand on services', { count: services.length });
+    return Promise.resolve();
+  }
+
+  /** The Service desired state as the contract returns it. */
+  desiredServices(): {
+    services: Array<{ namespace: string; name: string; owner: string; yaml: string }>;
+    indexEtag: string;
+  } {
+    return {
+      indexEtag: this.services.indexEtag,
+      services: this.services.services.map((s) => ({
+        namespace: s.namespace,
+        name: s.name,
+        owner: s.owner,
+        yaml: stringifyCanonical(s.object),
+      })),
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    this.log.event('info', 'start reconcile loop', { nodegroup: this.config.nodegroup });
+    this.loop = runReconcileLoop(this.reconciler, this.abort.signal, DEFAULT_TIMING, (o) => {
+      if (o.ok)
+        this.log.event(o.detail === 'unchanged' ? 'debug' : 'info', 'reconcile', {
+          result: o.detail,
+        });
+      else this.log.event('warn', 'reconcile failed', { error: o.error, retryInMs: o.retryInMs });
+    }).catch((err: unknown) => {
+      // A dead loop must not leave a process that looks alive: exit so the supervisor restarts it.
+      this.log.event('error', 'reconcile loop died', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      process.exit(1);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.abort.abort();
+    await Promise.race([this.loop, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
+  }
+}
