@@ -60,9 +60,9 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
     },
   });
   app.useGlobalFilters(
-    new GrpcErrorFilter((err) =>
-      options.logger.error?.('unexpected error', err instanceof Error ? err.stack : String(err)),
-    ),
+    new GrpcErrorFilter((err) => {
+      options.logger.error('unexpected error', err instanceof Error ? err.stack : String(err));
+    }),
   );
   app.enableShutdownHooks();
   await app.listen();
