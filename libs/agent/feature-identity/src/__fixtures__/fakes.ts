@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { PodminError } from '@podmin/util-errors';
+import type { Clock } from '@podmin/util-pki';
+import type { ExternalBundle, ExternalBundleContent } from '../identity.ports';
+
+/** A settable clock for stepping through time in tests. */
+export class FakeClock implements Clock {
+  constructor(private current: Date) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(date: Date): void {
+    this.current = new Date(date);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** An in-memory external bundle destination that can lag (serve stale reads) and log its writes. */
+export class FakeExternalBundle implements ExternalBundle {
+  readonly location = 's3://trust-bucket/podmin/ca.pem';
+  content: ExternalBundleContent | undefined;
+  /** Number of writes so far. */
+  writes = 0;
+  /** While true, reads return what was there when it was set: writes are not observable. */
+  stale = false;
+  private previous: ExternalBundleContent | undefined;
+
+  constructor(private readonly events: string[] = []) {}
+
+  read(): Promise<ExternalBundleContent | undefined> {
+    return Promise.resolve(this.stale ? this.previous : this.content);
+  }
+
+  write(body: string, etag: string | undefined): Promise<string> {
+    const current = this.stale ? this.previous : this.content;
+    if (current?.etag !== etag) {
+      return Promise.reject(
+        new PodminError('PRECONDITION_FAILED', 'writing external bundle: ETag changed'),
+      );
+    }
+    const next = { body, etag: `"${createHash('md5').update(body).digest('hex')}"` };
+    this.content = next;
+    // While stale, readers keep seeing the content from before `stale` was set.
+    if (!this.stale) this.previous = next;
+    this.writes++;
+    this.events.push(`external ${body.match(/BEGIN CERTIFICATE/g)?.length ?? 0} certs`);
+    return Promise.resolve(next.etag);
+  }
+
+  /** Someone else replaced the object. */
+  tamper(body: string): void {
+    this.content = { body, etag: `"${createHash('md5').update(body).digest('hex')}"` };
+    this.previous = this.content;
+  }
+}

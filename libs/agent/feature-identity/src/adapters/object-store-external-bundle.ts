@@ -1,0 +1,75 @@
+import { hasCode } from '@podmin/util-errors';
+import type { GetOptions, StoredObject } from '@podmin/data-access-object-store';
+import { assertValidKey } from '@podmin/data-access-object-store';
+import { IdentityError } from '../identity-error';
+import type { ExternalBundle, ExternalBundleContent } from '../identity.ports';
+
+/** Largest external bundle read back (it holds at most two small PEM certificates). */
+const MAX_BUNDLE_BYTES = 64 * 1024;
+
+/** The object operations the external bundle needs (an S3ObjectStore on the destination bucket fits). */
+export interface ExternalBundleObjects {
+  get(key: string, options?: GetOptions): Promise<StoredObject>;
+  putIfAbsent(key: string, body: Buffer | string): Promise<string>;
+  putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
+}
+
+/** A parsed `s3://BUCKET/KEY` location. */
+export interface S3Location {
+  bucket: string;
+  key: string;
+}
+
+/** Parses `--workload-ca-publish s3://BUCKET/KEY`; INVALID_ARGUMENT names what is wrong. */
+export function parseS3Url(url: string): S3Location {
+  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+  const bucket = match?.[1] ?? '';
+  const key = match?.[2] ?? '';
+  if (!match || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..')) {
+    throw new IdentityError(
+      'INVALID_ARGUMENT',
+      `--workload-ca-publish ${JSON.stringify(url)}: must be s3://BUCKET/KEY with a valid bucket name`,
+      { fault: 'user' },
+    );
+  }
+  try {
+    assertValidKey(key);
+  } catch (err) {
+    throw new IdentityError(
+      'INVALID_ARGUMENT',
+      `--workload-ca-publish ${JSON.stringify(url)}: invalid object key`,
+      { cause: err, fault: 'user' },
+    );
+  }
+  return { bucket, key };
+}
+
+/** {@link ExternalBundle} on one exact object of an object store. */
+export class ObjectStoreExternalBundle implements ExternalBundle {
+  readonly location: string;
+
+  constructor(
+    private readonly objects: ExternalBundleObjects,
+    private readonly target: S3Location,
+  ) {
+    this.location = `s3://${target.bucket}/${target.key}`;
+  }
+
+  /** Reads the bundle; undefined when the object does not exist yet. */
+  async read(): Promise<ExternalBundleContent | undefined> {
+    try {
+      const obj = await this.objects.get(this.target.key, { maxBytes: MAX_BUNDLE_BYTES });
+      return { body: obj.body.toString('utf8'), etag: obj.etag };
+    } catch (err) {
+      if (hasCode(err, 'OBJECT_NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+
+  /** Creates or replaces the bundle by compare-and-swap. */
+  write(body: string, etag: string | undefined): Promise<string> {
+    return etag === undefined
+      ? this.objects.putIfAbsent(this.target.key, body)
+      : this.objects.putIfMatch(this.target.key, body, etag);
+  }
+}

@@ -1,0 +1,45 @@
+import type {
+  GetOptions,
+  StoredObject,
+  ConditionalGetResult,
+} from '@podmin/data-access-object-store';
+
+/** The conditional object operations the CA services need from the cluster bucket (an ObjectStore fits). */
+export interface CaStateObjects {
+  /** Reads a whole object; OBJECT_NOT_FOUND when absent. */
+  get(key: string, options?: GetOptions): Promise<StoredObject>;
+  /** Reads an object unless its ETag still equals `etag`. */
+  getIfChanged(key: string, etag: string, options?: GetOptions): Promise<ConditionalGetResult>;
+  /** Creates only if absent; PRECONDITION_FAILED when it exists. */
+  putIfAbsent(key: string, body: Buffer | string): Promise<string>;
+  /** Replaces only if the ETag matches; PRECONDITION_FAILED otherwise. */
+  putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
+}
+/** Injection token of {@link CaStateObjects}. */
+export const CA_STATE_OBJECTS = Symbol('CA_STATE_OBJECTS');
+
+/** The current content of the external trust bundle. */
+export interface ExternalBundleContent {
+  body: string;
+  etag: string;
+}
+
+/**
+ * The `--workload-ca-publish s3://BUCKET/KEY` destination: one exact, Podmin-dedicated object
+ * replaced by ETag compare-and-swap.
+ */
+export interface ExternalBundle {
+  /** Where it lives, for messages (e.g. `s3://bucket/key`). */
+  readonly location: string;
+  /** Reads the object; undefined when absent. */
+  read(): Promise<ExternalBundleContent | undefined>;
+  /** Writes `body` if the object still has `etag` (or is still absent when undefined); PRECONDITION_FAILED otherwise. */
+  write(body: string, etag: string | undefined): Promise<string>;
+}
+/** Injection token of the optional {@link ExternalBundle}. */
+export const EXTERNAL_BUNDLE = Symbol('EXTERNAL_BUNDLE');
+
+/** Injection token of the identity services' `Clock` (from `@podmin/util-pki`). */
+export const IDENTITY_CLOCK = Symbol('IDENTITY_CLOCK');
+/** Injection token of the in-memory `WorkloadCaKey` (from `@podmin/util-pki`). */
+export const WORKLOAD_CA_KEY = Symbol('WORKLOAD_CA_KEY');

@@ -1,0 +1,311 @@
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+} from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock, WorkloadIdentity } from '@podmin/util-pki';
+import {
+  WORKLOAD_LEAF_RENEW_BEFORE_MS,
+  assertWorkloadIdentity,
+  checkWorkloadLeaf,
+  issueWorkloadLeaf,
+  parseCertificate,
+} from '@podmin/util-pki';
+import { IdentityError } from './identity-error';
+import type { TrustedWorkloadCa } from './workload-ca.trust';
+
+/** Node path of the workloads subtree, below the node root. */
+export const WORKLOADS_DIR = 'run/podmin/workloads';
+/** Name of the generation directory inside a Pod's directory. */
+export const GENERATIONS_DIR = 'identity-generations';
+/** Name of the symlink selecting the current generation. */
+export const IDENTITY_LINK = 'identity';
+/** Mode of every identity file: readable by non-root containers, writable by nobody. */
+export const IDENTITY_FILE_MODE = 0o444;
+/** Mode of a completed generation directory: immutable once written. */
+export const GENERATION_DIR_MODE = 0o555;
+
+const FILES = ['tls.crt', 'tls.key', 'ca.crt'] as const;
+const GENERATION_ID = /^\d{8}T\d{6}Z-[0-9a-f]{16}$/;
+const TEMP_PREFIX = '.tmp-';
+
+/** Outcome of ensuring a Pod's identity. */
+export interface WorkloadIdentityResult {
+  /** SHA-256 fingerprint of the current leaf: the `podmin.dev/identity-revision` value. */
+  fingerprint: string;
+  /** The selected generation's id. */
+  generation: string;
+  /** `reused` when a valid generation was already selected, `issued` when a new one was written. */
+  outcome: 'reused' | 'issued';
+  /** Why the previous generation was replaced (`missing` when there was none). */
+  replaced?: string;
+  /** The leaf's expiry. */
+  notAfter: Date;
+  /** When the leaf is due for renewal (six hours before expiry). */
+  renewAt: Date;
+  /** Absolute path of the `identity` symlink (the directory to mount read-only). */
+  identityPath: string;
+}
+
+/**
+ * Issues and keeps workload identities on the node's tmpfs. Each Pod gets immutable
+ * generations `<root>/run/podmin/workloads/<pod>/identity-generations/<id>/{tls.crt,tls.key,
+ * ca.crt}` (files 0444, directory 0555) selected by the relative symlink `<pod>/identity`,
+ * swapped atomically; exactly one previous generation is kept. A valid selected generation is
+ * reused, so agent restarts do not restart Pods.
+ */
+export class WorkloadIdentityService {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  /** `root` is the node root (`/` on a VM, a directory under the Podmin data directory locally). */
+  constructor(
+    private readonly root: string,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The directory of one Pod below the workloads subtree. */
+  podDirectory(pod: string): string {
+    return path.join(this.root, WORKLOADS_DIR, pod);
+  }
+
+  /**
+   * Makes sure the Pod's selected generation is valid for `identity` under `ca` (chain, names,
+   * key, modes, `ca.crt` equal to the current bundle, more than six hours left); otherwise
+   * issues a new leaf into a new generation and switches the symlink to it.
+   */
+  ensure(identity: WorkloadIdentity, ca: TrustedWorkloadCa): Promise<WorkloadIdentityResult> {
+    assertWorkloadIdentity(identity);
+    // One Pod's generations are changed by one call at a time.
+    const previous = this.locks.get(identity.pod) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.ensureLocked(identity, ca));
+    this.locks.set(identity.pod, run);
+    void run
+      .finally(() => {
+        if (this.locks.get(identity.pod) === run) this.locks.delete(identity.pod);
+      })
+      .catch(() => undefined);
+    return run;
+  }
+
+  private async ensureLocked(
+    identity: WorkloadIdentity,
+    ca: TrustedWorkloadCa,
+  ): Promise<WorkloadIdentityResult> {
+    const podDir = this.podDirectory(identity.pod);
+    const linkPath = path.join(podDir, IDENTITY_LINK);
+    const now = this.clock.now();
+    const current = await this.currentGeneration(linkPath);
+    let replaced = 'missing';
+    if (current) {
+      const problem = await this.checkGeneration(
+        path.join(podDir, GENERATIONS_DIR, current),
+        identity,
+        ca,
+        now,
+      );
+      if (problem === undefined) {
+        const cert = parseCertificate(
+          await readFile(path.join(podDir, GENERATIONS_DIR, current, 'tls.crt'), 'utf8'),
+        );
+        return this.result(cert.fingerprint, current, 'reused', cert.notAfter, linkPath);
+      }
+      replaced = problem;
+    }
+    const leaf = await issueWorkloadLeaf(ca.issuer, identity, now);
+    const id = `${compactUtc(now)}-${leaf.certificate.fingerprint.slice(0, 16)}`;
+    const gensDir = path.join(podDir, GENERATIONS_DIR);
+    await mkdir(gensDir, { recursive: true, mode: 0o755 });
+    await removeLeftoverTemps(gensDir);
+    await writeGeneration(gensDir, id, {
+      'tls.crt': leaf.certificatePem,
+      'tls.key': leaf.privateKeyPem,
+      'ca.crt': ca.bundlePem,
+    });
+    await switchLink(podDir, `${GENERATIONS_DIR}/${id}`);
+    await prune(gensDir, new Set([id, ...(current ? [current] : [])]));
+    return {
+      ...this.result(
+        leaf.certificate.fingerprint,
+        id,
+        'issued',
+        leaf.certificate.notAfter,
+        linkPath,
+      ),
+      replaced,
+    };
+  }
+
+  private result(
+    fingerprint: string,
+    generation: string,
+    outcome: 'reused' | 'issued',
+    notAfter: Date,
+    identityPath: string,
+  ): WorkloadIdentityResult {
+    return {
+      fingerprint,
+      generation,
+      outcome,
+      notAfter,
+      renewAt: new Date(notAfter.getTime() - WORKLOAD_LEAF_RENEW_BEFORE_MS),
+      identityPath,
+    };
+  }
+
+  /** The generation id the symlink selects, or undefined when absent or not one of ours. */
+  private async currentGeneration(linkPath: string): Promise<string | undefined> {
+    let target: string;
+    try {
+      target = await readlink(linkPath);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'EINVAL')) return undefined;
+      throw ioError(`reading ${linkPath}`, err);
+    }
+    const [dir, id, ...rest] = target.split('/');
+    return dir === GENERATIONS_DIR &&
+      id !== undefined &&
+      GENERATION_ID.test(id) &&
+      rest.length === 0
+      ? id
+      : undefined;
+  }
+
+  /** Why a generation cannot be reused, or undefined when it can. */
+  private async checkGeneration(
+    dir: string,
+    identity: WorkloadIdentity,
+    ca: TrustedWorkloadCa,
+    now: Date,
+  ): Promise<string | undefined> {
+    let contents: Record<(typeof FILES)[number], string>;
+    try {
+      const dirStat = await stat(dir);
+      if (!dirStat.isDirectory() || modeOf(dirStat) !== GENERATION_DIR_MODE)
+        return 'directory-mode';
+      const entries = await Promise.all(
+        FILES.map(async (name) => {
+          const file = path.join(dir, name);
+          const st = await lstat(file);
+          if (!st.isFile() || modeOf(st) !== IDENTITY_FILE_MODE) throw new Error(`${name} mode`);
+          return [name, await readFile(file, 'utf8')] as const;
+        }),
+      );
+      contents = Object.fromEntries(entries) as Record<(typeof FILES)[number], string>;
+    } catch {
+      return 'unreadable';
+    }
+    if (contents['ca.crt'] !== ca.bundlePem) return 'ca-bundle-changed';
+    return checkWorkloadLeaf(
+      contents['tls.crt'],
+      contents['tls.key'],
+      identity,
+      ca.certificates,
+      now,
+    );
+  }
+}
+
+/** `20300101T000000Z` */
+function compactUtc(date: Date): string {
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+}
+
+function modeOf(st: Stats): number {
+  return st.mode & 0o777;
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
+}
+
+function ioError(doing: string, err: unknown): IdentityError {
+  return new IdentityError('IO_ERROR', `${doing}: ${(err as Error).message}`, { cause: err });
+}
+
+/** fsync of a directory, so renames inside it survive a crash of the host (tmpfs aside). */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes the files into a temporary directory, seals it 0555, and renames it to `<id>`. */
+async function writeGeneration(
+  gensDir: string,
+  id: string,
+  files: Record<string, string>,
+): Promise<void> {
+  const temp = path.join(gensDir, `${TEMP_PREFIX}${id}`);
+  try {
+    await mkdir(temp, { mode: 0o700 });
+    for (const [name, content] of Object.entries(files)) {
+      const handle = await open(path.join(temp, name), 'wx', IDENTITY_FILE_MODE);
+      try {
+        await handle.writeFile(content);
+        await handle.chmod(IDENTITY_FILE_MODE); // the umask may have narrowed the create mode
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+    await chmod(temp, GENERATION_DIR_MODE);
+    await rename(temp, path.join(gensDir, id));
+    await syncDir(gensDir);
+  } catch (err) {
+    await removeTree(temp).catch(() => undefined);
+    throw ioError(`writing identity generation ${path.join(gensDir, id)}`, err);
+  }
+}
+
+/** Points `<podDir>/identity` at `target` atomically: a temporary symlink renamed over it. */
+async function switchLink(podDir: string, target: string): Promise<void> {
+  const temp = path.join(
+    podDir,
+    `.${IDENTITY_LINK}${TEMP_PREFIX}${randomBytes(6).toString('hex')}`,
+  );
+  try {
+    await symlink(target, temp);
+    await rename(temp, path.join(podDir, IDENTITY_LINK));
+    await syncDir(podDir);
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw ioError(`switching ${path.join(podDir, IDENTITY_LINK)} to ${target}`, err);
+  }
+}
+
+/** Removes every generation except those in `keep`. */
+async function prune(gensDir: string, keep: ReadonlySet<string>): Promise<void> {
+  for (const name of await readdir(gensDir)) {
+    if (!keep.has(name) && !name.startsWith('.')) await removeTree(path.join(gensDir, name));
+  }
+}
+
+/** Removes temporary directories a crashed writer left behind. */
+async function removeLeftoverTemps(gensDir: string): Promise<void> {
+  for (const name of await readdir(gensDir)) {
+    if (name.startsWith(TEMP_PREFIX)) await removeTree(path.join(gensDir, name));
+  }
+}
+
+/** Removes a sealed (0555) generation: it must be made writable again first for non-root owners. */
+async function removeTree(dir: string): Promise<void> {
+  await chmod(dir, 0o755).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+}

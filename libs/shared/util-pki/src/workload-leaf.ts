@@ -1,0 +1,150 @@
+import type { CertificateInfo } from './certificate';
+import { parseCertificate, verifyIssuedBy } from './certificate';
+import { HOUR_MS, floorToSecond } from './clock';
+import { parseEd25519PrivateKeyPem, publicKeysEqual } from './ed25519';
+import { PkiError } from './errors';
+import type { IssuedCertificate } from './issue';
+import { issueLeaf } from './issue';
+import { assertDnsLabel, assertDnsSubdomain, clusterTrustDomain } from './names';
+import type { WorkloadCaKey } from './workload-ca';
+
+/** Lifetime of a workload leaf certificate. */
+export const WORKLOAD_LEAF_LIFETIME_MS = 24 * HOUR_MS;
+/** A workload leaf is renewed once it has this little time left. */
+export const WORKLOAD_LEAF_RENEW_BEFORE_MS = 6 * HOUR_MS;
+/** Pod annotation naming the Service a Pod serves. */
+export const SERVICE_ANNOTATION = 'podmin.dev/service';
+/** Pod annotation carrying the current leaf's SHA-256 fingerprint. */
+export const IDENTITY_REVISION_ANNOTATION = 'podmin.dev/identity-revision';
+
+/** Who a workload leaf names. */
+export interface WorkloadIdentity {
+  cluster: string;
+  namespace: string;
+  /** Pod name: the subject Common Name. */
+  pod: string;
+  /** Service from `podmin.dev/service`, when the Pod carries it. */
+  service?: string | undefined;
+}
+
+/** Validates the names of a workload identity; INVALID_NAME names the bad one. */
+export function assertWorkloadIdentity(identity: WorkloadIdentity): void {
+  assertDnsLabel(identity.cluster, 'cluster');
+  assertDnsLabel(identity.namespace, 'namespace');
+  assertDnsSubdomain(identity.pod, 'Pod name');
+  if (identity.service !== undefined) assertDnsLabel(identity.service, 'Service');
+}
+
+/** The workload's SPIFFE ID: `spiffe://<cluster>.podmin.internal/ns/<namespace>/pod/<pod>`. */
+export function workloadSpiffeId(identity: WorkloadIdentity): string {
+  assertWorkloadIdentity(identity);
+  return `spiffe://${clusterTrustDomain(identity.cluster)}/ns/${identity.namespace}/pod/${identity.pod}`;
+}
+
+/**
+ * The Service DNS SANs of a workload. The bare Service name is deliberately absent: it is
+ * relative to the client's namespace and could identify a different Service.
+ */
+export function serviceDnsNames(namespace: string, service: string): string[] {
+  assertDnsLabel(namespace, 'namespace');
+  assertDnsLabel(service, 'Service');
+  return [
+    `${service}.${namespace}.svc.cluster.local`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}`,
+  ];
+}
+
+/** The workload CA certificate that signs leaves and its in-memory key. */
+export interface WorkloadIssuer {
+  certificate: CertificateInfo;
+  key: WorkloadCaKey;
+}
+
+/**
+ * Issues a workload leaf: fresh Ed25519 key (PKCS#8 PEM), 24 h from `now` (never past the
+ * CA's own expiry), CN = Pod, SPIFFE URI SAN, keyUsage digitalSignature, EKU clientAuth plus
+ * serverAuth and the Service DNS SANs when the identity names a Service.
+ */
+export async function issueWorkloadLeaf(
+  issuer: WorkloadIssuer,
+  identity: WorkloadIdentity,
+  now: Date,
+): Promise<IssuedCertificate> {
+  const spiffeId = workloadSpiffeId(identity);
+  const notBefore = floorToSecond(now);
+  const notAfter = new Date(
+    Math.min(
+      notBefore.getTime() + WORKLOAD_LEAF_LIFETIME_MS,
+      issuer.certificate.notAfter.getTime(),
+    ),
+  );
+  if (notAfter.getTime() <= notBefore.getTime()) {
+    throw new PkiError(
+      'CHAIN_INVALID',
+      `issuing a workload certificate for ${identity.namespace}/${identity.pod}: the workload CA certificate expired at ${issuer.certificate.notAfter.toISOString()}`,
+    );
+  }
+  return issueLeaf(
+    { certificate: issuer.certificate, keyPair: issuer.key.keyPair },
+    {
+      commonName: identity.pod,
+      notBefore,
+      notAfter,
+      uris: [spiffeId],
+      dnsNames:
+        identity.service === undefined ? [] : serviceDnsNames(identity.namespace, identity.service),
+      ipAddresses: [],
+      extendedKeyUsages:
+        identity.service === undefined ? ['clientAuth'] : ['clientAuth', 'serverAuth'],
+    },
+  );
+}
+
+/** Why an existing workload leaf cannot be reused, or undefined when it can. */
+export type WorkloadLeafProblem =
+  'unreadable' | 'key-mismatch' | 'untrusted' | 'identity-changed' | 'renewal-due';
+
+/**
+ * Checks an existing leaf for reuse: certificate and key parse and belong together, the chain
+ * verifies against `cas` at `now`, CN/SANs/EKUs equal what {@link issueWorkloadLeaf} would
+ * issue today, and more than six hours remain. Returns the first problem found.
+ */
+export function checkWorkloadLeaf(
+  certificatePem: string,
+  privateKeyPem: string,
+  identity: WorkloadIdentity,
+  cas: readonly CertificateInfo[],
+  now: Date,
+): WorkloadLeafProblem | undefined {
+  let cert: CertificateInfo;
+  try {
+    cert = parseCertificate(certificatePem, 'workload certificate');
+    const key = parseEd25519PrivateKeyPem(privateKeyPem, 'workload key');
+    if (!publicKeysEqual(key.publicKey, cert.publicKey)) return 'key-mismatch';
+  } catch {
+    return 'unreadable';
+  }
+  try {
+    verifyIssuedBy(cert, cas, now);
+  } catch {
+    return 'untrusted';
+  }
+  const wantDns =
+    identity.service === undefined ? [] : serviceDnsNames(identity.namespace, identity.service);
+  const wantEku = identity.service === undefined ? ['clientAuth'] : ['clientAuth', 'serverAuth'];
+  const same = (a: readonly string[], b: readonly string[]): boolean =>
+    a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+  if (
+    cert.commonName !== identity.pod ||
+    !same(cert.uris, [workloadSpiffeId(identity)]) ||
+    !same(cert.dnsNames, wantDns) ||
+    cert.ipAddresses.length !== 0 ||
+    !same(cert.extendedKeyUsages, wantEku)
+  ) {
+    return 'identity-changed';
+  }
+  if (cert.notAfter.getTime() - now.getTime() <= WORKLOAD_LEAF_RENEW_BEFORE_MS)
+    return 'renewal-due';
+  return undefined;
+}
