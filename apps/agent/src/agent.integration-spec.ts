@@ -111,9 +111,12 @@ describe('podmin-agent (built)', () => {
       );
       const restarted = await until(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-        const body = (await res.json()) as { services: Array<{ pid: number; restarts: number }> };
-        return res.status === 200 && body.services[0]?.pid !== registryPid
-          ? body.services[0]
+        const body = (await res.json()) as {
+          services: Array<{ name: string; pid: number; restarts: number }>;
+        };
+        const registry = body.services.find((s) => s.name === 'registry');
+        return res.status === 200 && registry && registry.pid !== registryPid
+          ? registry
           : undefined;
       }, 'restart');
       expect(restarted.restarts).toBe(1);

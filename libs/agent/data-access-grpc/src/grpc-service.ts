@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { INestMicroservice, LoggerService, Type } from '@nestjs/common';
+import type { DynamicModule, INestMicroservice, LoggerService, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
@@ -10,7 +10,7 @@ import { GrpcErrorFilter } from './grpc-error.filter';
 /** How one agent service process binds its gRPC server. */
 export interface GrpcServiceOptions {
   /** Root Nest module of the process. */
-  module: Type<unknown>;
+  module: Type<unknown> | DynamicModule;
   /** Fully qualified service name reported by the standard health service. */
   healthName: string;
   /** Contract files (relative to protoRoot()) the process serves. */

@@ -7,3 +7,4 @@ export * from './staticpod.config';
 export * from './staticpod.service';
 export * from './staticpod.module';
 export * from './staticpod.grpc-controller';
+export * from './bootstrap';

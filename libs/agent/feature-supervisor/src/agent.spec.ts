@@ -30,7 +30,9 @@ describe('parseAgentArgs', () => {
   it('passes the bucket to the registry process', () => {
     const config = parseAgentArgs(flags);
     if (typeof config === 'string') throw new Error('expected config');
-    expect(serviceSpecs(config, '/opt/podmin/bin', {})[0]).toMatchObject({
+    expect(
+      serviceSpecs(config, '/opt/podmin/bin', {}).find((s) => s.name === 'registry'),
+    ).toMatchObject({
       script: '/opt/podmin/bin/agent-registry.cjs',
       args: [
         '--provider',

@@ -42,6 +42,13 @@ export function serviceSpecs(
     config.cluster,
   ];
   return [
+    // Stop order is the spec's: reconciliation first, then the services Pods depend on.
+    {
+      name: 'staticpod',
+      script: path.join(dir, 'agent-staticpod.cjs'),
+      args: [...common, '--nodegroup', config.nodegroup, '--ipv6-prefix', config.ipv6Prefix],
+      stopOrder: 10,
+    },
     {
       name: 'registry',
       script: path.join(dir, 'agent-registry.cjs'),

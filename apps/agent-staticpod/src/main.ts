@@ -1,0 +1,6 @@
+// agent-staticpod: turns committed desired state into kubelet static Pods on this node.
+//   agent-staticpod --provider --bucket --region --cluster --nodegroup --ipv6-prefix (the agent's flags)
+import 'reflect-metadata';
+import { runStaticPod } from '@podmin/agent-feature-staticpod';
+
+void runStaticPod(process.argv.slice(2));
