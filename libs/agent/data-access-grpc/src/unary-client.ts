@@ -1,8 +1,38 @@
 import path from 'node:path';
-import { credentials, loadPackageDefinition, type Client, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  loadPackageDefinition,
+  status,
+  type Client,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { AGENT_PROTO_PACKAGE, protoRoot } from '@podmin/agent-contracts';
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, type PodminErrorCode } from '@podmin/util-errors';
+
+/** Maps a gRPC status back to a podmin error code (the inverse of the service's filter). */
+export function podminCodeOf(code: status): PodminErrorCode {
+  switch (code) {
+    case status.INVALID_ARGUMENT:
+      return 'INVALID_ARGUMENT';
+    case status.NOT_FOUND:
+      return 'NOT_FOUND';
+    case status.ALREADY_EXISTS:
+      return 'ALREADY_EXISTS';
+    case status.FAILED_PRECONDITION:
+      return 'PRECONDITION_FAILED';
+    case status.PERMISSION_DENIED:
+      return 'ACCESS_DENIED';
+    case status.RESOURCE_EXHAUSTED:
+      return 'OBJECT_TOO_LARGE';
+    case status.UNAVAILABLE:
+    case status.DEADLINE_EXCEEDED:
+    case status.CANCELLED:
+      return 'SERVICE_UNAVAILABLE';
+    default:
+      return 'INTERNAL';
+  }
+}
 
 /** A promise-based client of one agent contract service over its Unix socket. */
 export interface UnaryClient {
