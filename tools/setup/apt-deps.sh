@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests drive as real clients: skopeo (copies
 # and inspects images through the node registry) and containerd with ctr (pulls and unpacks
-# them). Idempotent: does nothing when every package is already installed.
+# them), bats and shellcheck (userdata/aws.sh tests and lint). Idempotent: does nothing when
+# every package is already installed.
 #
 # Usage: tools/setup/apt-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-readonly PACKAGES=(skopeo containerd protobuf-compiler)
+readonly PACKAGES=(skopeo containerd protobuf-compiler bats shellcheck)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -2,12 +2,17 @@ import yargs from 'yargs/yargs';
 import { formatError } from '@podmin/cli-util-io';
 import { PodminError } from '@podmin/util-errors';
 import { createCliContext, type CliContext } from './cli-context';
+import { buildCommand } from './commands/build/build.command';
 import { connectCommand } from './commands/connect/connect.command';
 import { deleteCommand } from './commands/delete/delete.command';
 import { deployCommand } from './commands/deploy/deploy.command';
 import { disconnectCommand } from './commands/disconnect/disconnect.command';
+import { fetchCommand } from './commands/fetch/fetch.command';
 import { initCommand } from './commands/init/init.command';
 import { listCommand } from './commands/list/list.command';
+import { pullCommand } from './commands/pull/pull.command';
+import { pushCommand } from './commands/push/push.command';
+import { secretCommand } from './commands/secret/secret.command';
 import { useCommand } from './commands/use/use.command';
 import { validateCommand } from './commands/validate/validate.command';
 
@@ -39,6 +44,11 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(deployCommand(ctx))
     .command(listCommand(ctx))
     .command(deleteCommand(ctx))
+    .command(secretCommand(ctx))
+    .command(fetchCommand(ctx))
+    .command(buildCommand(ctx))
+    .command(pullCommand(ctx))
+    .command(pushCommand(ctx))
     .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")')
     .option('debug', { type: 'boolean', describe: 'Show stack traces of errors', global: true })
     .demandCommand(1, 'Choose a command; see the list above')

@@ -1,0 +1,45 @@
+import type { CommandModule } from 'yargs';
+import type { CliContext } from '../../cli-context';
+
+declare const __PODMIN_VERSION__: string | undefined;
+
+interface FetchArgs {
+  arch: string[];
+  'agent-source'?: string;
+}
+
+/** `podmin fetch`: download and verify the node dependencies into the local cache. */
+export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> {
+  return {
+    command: 'fetch',
+    describe:
+      'Download and verify the node dependencies into the local cache (no context or bucket needed)',
+    builder: (y) =>
+      y
+        .option('arch', {
+          type: 'string',
+          array: true,
+          default: [] as string[],
+          describe: 'Architectures, comma-separated or repeated: amd64, arm64 (default: both)',
+        })
+        .option('agent-source', {
+          type: 'string',
+          describe: 'Build podmin-agent from this podmin checkout instead of the published release',
+        })
+        .example('$0 fetch', 'Fetch every dependency for amd64 and arm64')
+        .example('$0 fetch --arch arm64', 'Fetch only the arm64 files')
+        .example('$0 fetch --agent-source .', 'Use an agent bundled from this checkout'),
+    handler: async (args) => {
+      const { fetchDependencies } = await import('@podmin/cli-feature-fetch');
+      await fetchDependencies(
+        {
+          archs: args.arch,
+          cacheDir: ctx.dirs.cache,
+          cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
+          ...(args['agent-source'] !== undefined ? { agentSource: args['agent-source'] } : {}),
+        },
+        ctx.reporter,
+      );
+    },
+  };
+}

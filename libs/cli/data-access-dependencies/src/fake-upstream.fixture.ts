@@ -1,0 +1,322 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ReleaseEndpoints } from './resolver';
+
+/** One served file. */
+interface Served {
+  body: Buffer;
+  /** Responses still to cut short (headers promise the full length, the socket closes early). */
+  truncate: number;
+}
+
+interface FakeRelease {
+  tag: string;
+  draft?: boolean;
+  prerelease?: boolean;
+  /** Asset name → content; checksum assets are generated from `checksums`. */
+  assets: Record<string, Buffer>;
+}
+
+/** Deterministic artifact bytes, large enough to cross a progress step. */
+export function artifact(label: string, bytes = 64 * 1024): Buffer {
+  const seed = Buffer.from(`${label}\n`);
+  return Buffer.concat(Array.from({ length: Math.ceil(bytes / seed.length) }, () => seed)).subarray(
+    0,
+    bytes,
+  );
+}
+
+const hex = (algorithm: 'sha256' | 'sha512', body: Buffer) =>
+  createHash(algorithm).update(body).digest('hex');
+
+/**
+ * A loopback HTTP server shaped like the upstreams the resolver reads: GitHub's releases API
+ * (paginated with `Link`, drafts, prereleases, other majors, `browser_download_url` assets and
+ * checksum assets), dl.k8s.io, gVisor's release bucket, the Node.js dist index and a registry
+ * tags list. Tests can cut responses short and corrupt files, and read request logs.
+ */
+export class FakeUpstream {
+  readonly requests: string[] = [];
+  /** Most requests for artifacts in flight at once. */
+  maxInFlight = 0;
+  private inFlight = 0;
+  private readonly files = new Map<string, Served>();
+  private readonly json = new Map<string, { body: unknown; link?: string }>();
+  private server: http.Server | undefined;
+  base = '';
+
+  /** Starts the server and lays out the default upstream world. */
+  async start(): Promise<this> {
+    const server = http.createServer((req, res) => this.handle(req, res));
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    this.layout();
+    return this;
+  }
+
+  /** Stops the server. */
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+
+  /** Endpoints for the resolver. */
+  get endpoints(): ReleaseEndpoints {
+    return {
+      githubApi: `${this.base}/gh`,
+      k8sDownload: `${this.base}/k8s`,
+      gvisorDownload: `${this.base}/gvisor`,
+      nodeDist: `${this.base}/node`,
+      registries: { 'registry.k8s.io': `${this.base}/registry` },
+    };
+  }
+
+  /** Cuts the next `count` responses of `path` short. */
+  truncateNext(path: string, count: number): void {
+    this.served(path).truncate = count;
+  }
+
+  /** Replaces the bytes served at `path` (its checksum files keep the old digests). */
+  replaceBody(path: string, body: Buffer): void {
+    this.served(path).body = body;
+  }
+
+  /** Publishes another GitHub release of `repo` (listed first, as GitHub lists newest first). */
+  addRelease(repo: string, release: FakeRelease, checksumSuffixes: string[]): void {
+    const key = `/gh/repos/${repo}/releases`;
+    const listing = (this.json.get(key)?.body as unknown[] | undefined) ?? [];
+    this.json.set(key, {
+      ...this.json.get(key),
+      body: [this.releaseJson(repo, release, checksumSuffixes), ...listing],
+    });
+  }
+
+  /** Requests for exactly `path`. */
+  count(path: string): number {
+    return this.requests.filter((r) => r === path).length;
+  }
+
+  private served(path: string): Served {
+    const served = this.files.get(path);
+    if (served === undefined) throw new Error(`fake upstream serves nothing at ${path}`);
+    return served;
+  }
+
+  private file(path: string, body: Buffer): void {
+    this.files.set(path, { body, truncate: 0 });
+  }
+
+  private releaseJson(repo: string, release: FakeRelease, checksumSuffixes: string[]): unknown {
+    const assets: Array<{
+      name: string;
+      browser_download_url: string;
+      size: number;
+      digest: string;
+    }> = [];
+    const add = (name: string, body: Buffer) => {
+      const path = `/gh-dl/${repo}/${release.tag}/${name}`;
+      this.file(path, body);
+      assets.push({
+        name,
+        browser_download_url: `${this.base}${path}`,
+        size: body.length,
+        digest: `sha256:${hex('sha256', body)}`,
+      });
+    };
+    for (const [name, body] of Object.entries(release.assets)) {
+      add(name, body);
+      for (const suffix of checksumSuffixes) {
+        const algorithm = suffix.startsWith('.sha512') ? 'sha512' : 'sha256';
+        add(`${name}${suffix}`, Buffer.from(`${hex(algorithm, body)}  ${name}\n`));
+      }
+    }
+    return {
+      url: `${this.base}/gh/repos/${repo}/releases/1`,
+      tag_name: release.tag,
+      name: release.tag,
+      draft: release.draft ?? false,
+      prerelease: release.prerelease ?? false,
+      assets,
+    };
+  }
+
+  private layout(): void {
+    const archAssets = (
+      template: (arch: string) => string,
+      label: string,
+      archs = ['amd64', 'arm64'],
+    ) => Object.fromEntries(archs.map((a) => [template(a), artifact(`${label}-${a}`)]));
+    const gh = (repo: string, releases: FakeRelease[], suffixes: string[]) => {
+      for (const r of [...releases].reverse()) this.addRelease(repo, r, suffixes);
+    };
+    gh(
+      'containerd/containerd',
+      [
+        {
+          tag: 'v3.0.0',
+          assets: archAssets((a) => `containerd-3.0.0-linux-${a}.tar.gz`, 'containerd-3'),
+        },
+        {
+          tag: 'v2.2.0-rc.1',
+          prerelease: true,
+          assets: archAssets((a) => `containerd-2.2.0-rc.1-linux-${a}.tar.gz`, 'rc'),
+        },
+        {
+          tag: 'v2.9.0',
+          draft: true,
+          assets: archAssets((a) => `containerd-2.9.0-linux-${a}.tar.gz`, 'draft'),
+        },
+        {
+          tag: 'v2.1.5',
+          assets: archAssets((a) => `containerd-2.1.5-linux-${a}.tar.gz`, 'containerd-2.1.5'),
+        },
+        {
+          tag: 'v2.1.4',
+          assets: archAssets((a) => `containerd-2.1.4-linux-${a}.tar.gz`, 'containerd-2.1.4'),
+        },
+        {
+          tag: 'v1.7.30',
+          assets: archAssets((a) => `containerd-1.7.30-linux-${a}.tar.gz`, 'containerd-1'),
+        },
+      ],
+      ['.sha256sum'],
+    );
+    gh(
+      'google/gvisor',
+      [
+        { tag: 'release-20260803.0', assets: {} },
+        { tag: 'release-20260101.0', assets: {} },
+      ],
+      [],
+    );
+    for (const [version, arch] of [
+      ['20260803.0', 'x86_64'],
+      ['20260803.0', 'aarch64'],
+    ] as const) {
+      const body = artifact(`gvisor-${version}-${arch}`);
+      this.file(`/gvisor/${version}/${arch}/gvisor.tar.bz2`, body);
+      this.file(
+        `/gvisor/${version}/${arch}/gvisor.tar.bz2.sha512`,
+        Buffer.from(`${hex('sha512', body)}  gvisor.tar.bz2\n`),
+      );
+    }
+    gh(
+      'containernetworking/plugins',
+      [{ tag: 'v1.7.1', assets: archAssets((a) => `cni-plugins-linux-${a}-v1.7.1.tgz`, 'cni') }],
+      ['.sha1', '.sha256', '.sha512'],
+    );
+    // Kubernetes: page 1 has newer minors and a prerelease; the 1.36 patches are on page 2.
+    this.json.set('/gh/repos/kubernetes/kubernetes/releases', {
+      body: [
+        { tag_name: 'v1.37.0', draft: false, prerelease: false, assets: [] },
+        { tag_name: 'v1.36.3-rc.0', draft: false, prerelease: true, assets: [] },
+        { tag_name: 'v1.35.9', draft: false, prerelease: false, assets: [] },
+      ],
+      link: `<${this.base}/gh/repos/kubernetes/kubernetes/releases-page-2>; rel="next", <${this.base}/x>; rel="last"`,
+    });
+    this.json.set('/gh/repos/kubernetes/kubernetes/releases-page-2', {
+      body: [
+        { tag_name: 'v1.36.2', draft: false, prerelease: false, assets: [] },
+        { tag_name: 'v1.36.1', draft: false, prerelease: false, assets: [] },
+      ],
+    });
+    for (const arch of ['amd64', 'arm64']) {
+      const body = artifact(`kubelet-1.36.2-${arch}`, 200 * 1024);
+      const dir = `/k8s/release/v1.36.2/bin/linux/${arch}`;
+      this.file(`${dir}/kubelet`, body);
+      this.file(`${dir}/kubelet.sha512`, Buffer.from(hex('sha512', body)));
+      this.file(`${dir}/kubelet.sha256`, Buffer.from(hex('sha256', body)));
+    }
+    gh(
+      'kubernetes-sigs/cri-tools',
+      [
+        {
+          tag: 'v1.37.0',
+          assets: archAssets((a) => `crictl-v1.37.0-linux-${a}.tar.gz`, 'crictl-1.37'),
+        },
+        {
+          tag: 'v1.36.0',
+          assets: archAssets((a) => `crictl-v1.36.0-linux-${a}.tar.gz`, 'crictl-1.36'),
+        },
+      ],
+      ['.sha256'],
+    );
+    gh(
+      'coredns/coredns',
+      [
+        {
+          tag: 'v1.13.0',
+          prerelease: true,
+          assets: archAssets((a) => `coredns_1.13.0_linux_${a}.tgz`, 'coredns-pre'),
+        },
+        { tag: 'v1.12.3', assets: archAssets((a) => `coredns_1.12.3_linux_${a}.tgz`, 'coredns') },
+      ],
+      ['.sha256'],
+    );
+    this.json.set('/node/index.json', {
+      body: [
+        { version: 'v25.0.0' },
+        { version: 'v24.11.1' },
+        { version: 'v24.9.0' },
+        { version: 'v22.1.0' },
+      ],
+    });
+    const shasums: string[] = [];
+    for (const arch of ['x64', 'arm64']) {
+      const name = `node-v24.11.1-linux-${arch}.tar.xz`;
+      const body = artifact(`node-${arch}`);
+      this.file(`/node/v24.11.1/${name}`, body);
+      shasums.push(`${hex('sha256', body)}  ${name}`);
+    }
+    shasums.push(`${'0'.repeat(64)}  node-v24.11.1-darwin-arm64.tar.gz`);
+    this.file('/node/v24.11.1/SHASUMS256.txt', Buffer.from(`${shasums.join('\n')}\n`));
+    gh(
+      'podplane/podmin',
+      [
+        { tag: 'v0.2.0', assets: { 'podmin-agent-v0.2.0.cjs': artifact('agent-0.2.0') } },
+        { tag: 'v0.1.0', assets: { 'podmin-agent-v0.1.0.cjs': artifact('agent-0.1.0') } },
+      ],
+      ['.sha512'],
+    );
+    this.json.set('/registry/v2/pause/tags/list', {
+      body: {
+        name: 'pause',
+        tags: ['3.9', '3.10', '3.10.1', '3.10.1-rc', 'latest', '4.0.0', 'test'],
+      },
+    });
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const url = new URL(req.url ?? '/', this.base);
+    const path = url.pathname;
+    this.requests.push(path);
+    const json = this.json.get(path);
+    if (json !== undefined) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (json.link !== undefined) headers['link'] = json.link;
+      res.writeHead(200, headers).end(JSON.stringify(json.body));
+      return;
+    }
+    const served = this.files.get(path);
+    if (served === undefined) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.on('close', () => this.inFlight--);
+    res.writeHead(200, {
+      'content-length': String(served.body.length),
+      'content-type': 'application/octet-stream',
+    });
+    if (served.truncate > 0) {
+      served.truncate--;
+      res.write(served.body.subarray(0, Math.floor(served.body.length / 2)), () => res.destroy());
+      return;
+    }
+    // Hold artifacts briefly so concurrent transfers overlap and the bound is observable.
+    setTimeout(() => res.end(served.body), 20);
+  }
+}

@@ -1,0 +1,29 @@
+/** Bounded HTTP reads used by the resolver. */
+export { type FetchFunction } from './http';
+/** The upstream resolver and its injectable endpoints. */
+export {
+  DependencyResolver,
+  DEFAULT_RELEASE_ENDPOINTS,
+  type AgentArtifact,
+  type DependencyResolverOptions,
+  type ReleaseEndpoints,
+} from './resolver';
+/** The verified download cache under `<cache>/downloads`. */
+export {
+  DownloadCache,
+  type CachedFile,
+  type DownloadCacheOptions,
+  type ProgressSink,
+} from './download-cache';
+/** Bucket sync: manifest read with ETag, pending uploads, CAS commit, retention. */
+export {
+  syncDependencies,
+  readDependencyManifest,
+  type ImageMirror,
+  type PublishedManifest,
+  type SyncDependenciesOptions,
+  type SyncReporter,
+  type SyncResult,
+} from './sync';
+/** `--agent-source`: build and record the agent bundle from a checkout. */
+export { buildAgentFromSource, AGENT_BUNDLE_PATH } from './agent-source';

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { FILE_DEPENDENCY_NAMES } from '@podmin/util-dependencies';
+import { artifact, FakeUpstream } from './fake-upstream.fixture';
+import { DependencyResolver } from './resolver';
+
+const sha = (algorithm: 'sha256' | 'sha512', label: string, bytes?: number) =>
+  `${algorithm}:${createHash(algorithm).update(artifact(label, bytes)).digest('hex')}`;
+
+describe('DependencyResolver against a loopback upstream', () => {
+  let upstream: FakeUpstream;
+  beforeEach(async () => {
+    upstream = await new FakeUpstream().start();
+  });
+  afterEach(() => upstream.stop());
+
+  it('resolves the complete set: greatest stable version per pin, strongest digest, exact sizes', async () => {
+    const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    const files = await resolver.resolveFiles(['amd64', 'arm64']);
+    expect(files.map((f) => `${f.name}/${f.arch}`)).toEqual(
+      FILE_DEPENDENCY_NAMES.flatMap((n) => [`${n}/amd64`, `${n}/arm64`]),
+    );
+    const byKey = new Map(files.map((f) => [`${f.name}/${f.arch}`, f]));
+
+    // containerd: prerelease, draft and other majors rejected; only sha256sum published.
+    expect(byKey.get('containerd/arm64')).toEqual({
+      name: 'containerd',
+      arch: 'arm64',
+      version: '2.1.5',
+      url: `${upstream.base}/gh-dl/containerd/containerd/v2.1.5/containerd-2.1.5-linux-arm64.tar.gz`,
+      path: 'dependencies/containerd/containerd-v2.1.5-linux-arm64.tar.gz',
+      digest: sha('sha256', 'containerd-2.1.5-arm64'),
+      size: 64 * 1024,
+    });
+    // CNI publishes sha1, sha256 and sha512: SHA-512 wins.
+    expect(byKey.get('cni-plugins/amd64')?.digest).toBe(sha('sha512', 'cni-amd64'));
+    // kubelet: 1.36 pinned, found on the second page, SHA-512 from dl.k8s.io, size unknown.
+    const kubelet = byKey.get('kubelet/amd64');
+    expect(kubelet).toMatchObject({
+      version: '1.36.2',
+      url: `${upstream.base}/k8s/release/v1.36.2/bin/linux/amd64/kubelet`,
+      path: 'dependencies/kubelet/kubelet-v1.36.2-linux-amd64',
+      digest: sha('sha512', 'kubelet-1.36.2-amd64', 200 * 1024),
+    });
+    expect(kubelet?.size).toBeUndefined();
+    expect(byKey.get('crictl/arm64')).toMatchObject({
+      version: '1.36.0',
+      digest: sha('sha256', 'crictl-1.36-arm64'),
+    });
+    expect(byKey.get('coredns/amd64')?.version).toBe('1.12.3');
+    expect(byKey.get('gvisor/arm64')).toMatchObject({
+      version: '20260803.0',
+      url: `${upstream.base}/gvisor/20260803.0/aarch64/gvisor.tar.bz2`,
+      path: 'dependencies/gvisor/gvisor-v20260803.0-linux-arm64.tar.bz2',
+      digest: sha('sha512', 'gvisor-20260803.0-aarch64'),
+    });
+    expect(byKey.get('nodejs/amd64')).toMatchObject({
+      version: '24.11.1',
+      url: `${upstream.base}/node/v24.11.1/node-v24.11.1-linux-x64.tar.xz`,
+      digest: sha('sha256', 'node-x64'),
+    });
+    // The agent matches the CLI version, not the newest release.
+    expect(byKey.get('podmin-agent/arm64')).toMatchObject({
+      version: '0.1.0',
+      path: 'dependencies/podmin-agent/podmin-agent-v0.1.0-linux-arm64.cjs',
+      digest: sha('sha512', 'agent-0.1.0'),
+    });
+    // One listing per repository however many architectures.
+    expect(upstream.count('/gh/repos/containerd/containerd/releases')).toBe(1);
+
+    expect(await resolver.resolveImages()).toEqual([
+      {
+        name: 'pause',
+        version: '3.10.1',
+        source: 'registry.k8s.io/pause:3.10.1',
+        path: 'mirror/registry.k8s.io/pause',
+      },
+    ]);
+  });
+
+  it('fails clearly when no release matches the CLI version, with the --agent-source hint', async () => {
+    const resolver = new DependencyResolver({ cliVersion: '9.9.9', endpoints: upstream.endpoints });
+    await expect(resolver.resolveFiles(['amd64'])).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      hint: expect.stringContaining('--agent-source'),
+    });
+  });
+
+  it('rejects a malformed checksum file', async () => {
+    upstream.replaceBody(
+      '/k8s/release/v1.36.2/bin/linux/amd64/kubelet.sha512',
+      Buffer.from('not-a-digest\n'),
+    );
+    const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    await expect(resolver.resolveFiles(['amd64'])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('kubelet.sha512'),
+    });
+  });
+
+  it('reports an unreachable upstream as IO_ERROR', async () => {
+    const resolver = new DependencyResolver({
+      cliVersion: '0.1.0',
+      endpoints: { ...upstream.endpoints, githubApi: 'http://127.0.0.1:1' },
+    });
+    await expect(resolver.resolveFiles(['amd64'])).rejects.toMatchObject({ code: 'IO_ERROR' });
+  });
+});

@@ -1,0 +1,2 @@
+/** `podmin fetch`: fill the verified download cache without touching the bucket. */
+export { fetchDependencies, parseArchitectures, type FetchDependenciesOptions } from './fetch';

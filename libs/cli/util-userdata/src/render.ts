@@ -1,0 +1,190 @@
+import { gzipSync, constants } from 'node:zlib';
+import { ValidationError, type FieldProblem } from '@podmin/util-errors';
+import {
+  FILE_DEPENDENCIES,
+  canonicalFileName,
+  dependencyObjectKey,
+  isArch,
+  type Arch,
+  type DependencyManifest,
+} from '@podmin/util-dependencies';
+import { isDigest } from '@podmin/util-oci';
+import { AWS_USERDATA_TEMPLATE } from './generated/aws-template';
+
+/** Everything an AWS NodeGroup's user-data is rendered from. */
+export interface AwsUserDataInput {
+  /** Architecture of the NodeGroup's instance type. */
+  arch: Arch;
+  cluster: string;
+  nodegroup: string;
+  /** The cluster bucket. */
+  bucket: string;
+  region: string;
+  /** The published `dependencies/manifest.json`; must hold every canonical file for `arch`. */
+  manifest: DependencyManifest;
+  /**
+   * kubelet `systemReserved`. Defaults to the spec's 100m / 96Mi; DESIGN §6.6 requires callers
+   * to raise the memory to cover the agent's measured resident memory (bench/ agent budget).
+   */
+  systemReserved?: { cpu: string; memory: string };
+}
+
+/** The spec's systemReserved share (kubeReserved is fixed at 100m / 128Mi in the template). */
+export const DEFAULT_SYSTEM_RESERVED = { cpu: '100m', memory: '96Mi' } as const;
+
+/** The cluster-internal registry name containerd maps to the agent's loopback registry. */
+export const CLUSTER_REGISTRY = 'registry.podmin.internal';
+
+const BEGIN = '# @podmin:render-begin';
+const END = '# @podmin:render-end';
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
+const CPU = /^[1-9]\d{0,5}m$/;
+const MEMORY = /^[1-9]\d{0,6}Mi$/;
+const IMAGE_PATH = /^mirror\/[a-z0-9.-]+(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+$/;
+
+/**
+ * Renders `userdata/aws.sh` for one NodeGroup: validates every substituted value, emits the
+ * compact `'<canonical name>|<object key>|<digest>'` dependency rows for the complete
+ * canonical set of `arch`, then strips comments (keeping the shebang) and blank lines outside
+ * here-documents. ValidationError lists every bad value.
+ */
+export function renderAwsUserData(
+  input: AwsUserDataInput,
+  template: string = AWS_USERDATA_TEMPLATE,
+): string {
+  const problems: FieldProblem[] = [];
+  const check = (field: string, value: string, pattern: RegExp, what: string) => {
+    if (!pattern.test(value)) {
+      problems.push({ field, message: `${JSON.stringify(value)} is not ${what}` });
+    }
+  };
+  const arch = String(input.arch);
+  if (!isArch(arch)) problems.push({ field: 'arch', message: 'must be amd64 or arm64' });
+  check('cluster', input.cluster, LABEL, 'a lowercase DNS label');
+  check('nodegroup', input.nodegroup, LABEL, 'a lowercase DNS label');
+  check('bucket', input.bucket, BUCKET, 'an S3 bucket name');
+  if (input.bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(input.bucket)) {
+    problems.push({ field: 'bucket', message: 'must not contain ".." or look like an IP address' });
+  }
+  check('region', input.region, REGION, 'an AWS region name');
+  const reserved = input.systemReserved ?? DEFAULT_SYSTEM_RESERVED;
+  check('systemReserved.cpu', reserved.cpu, CPU, 'a millicore quantity such as 100m');
+  check('systemReserved.memory', reserved.memory, MEMORY, 'a MiB quantity such as 96Mi');
+
+  const rows: string[] = [];
+  if (isArch(arch)) {
+    for (const dependency of FILE_DEPENDENCIES) {
+      const field = `manifest.dependencies.${dependency.name}.${arch}`;
+      const entry = input.manifest.dependencies[dependency.name]?.[arch];
+      if (entry === undefined) {
+        problems.push({ field, message: 'missing: user-data requires the complete canonical set' });
+        continue;
+      }
+      if (entry.path !== dependencyObjectKey(dependency, entry.version, arch)) {
+        problems.push({
+          field: `${field}.path`,
+          message: `${JSON.stringify(entry.path)} is not ${dependencyObjectKey(dependency, entry.version, arch)}`,
+        });
+        continue;
+      }
+      if (!isDigest(entry.digest)) {
+        problems.push({
+          field: `${field}.digest`,
+          message: 'must be sha256:<hex> or sha512:<hex>',
+        });
+        continue;
+      }
+      rows.push(`  '${canonicalFileName(dependency)}|${entry.path}|${entry.digest}'`);
+    }
+  }
+  const pause = input.manifest.images['pause'];
+  let pauseImage = '';
+  if (pause === undefined) {
+    problems.push({
+      field: 'manifest.images.pause',
+      message: 'missing: the sandbox image is required',
+    });
+  } else if (!IMAGE_PATH.test(pause.path) || !isDigest(pause.digest)) {
+    problems.push({ field: 'manifest.images.pause', message: 'needs a mirror/ path and a digest' });
+  } else {
+    pauseImage = `${CLUSTER_REGISTRY}/${pause.path}@${pause.digest}`;
+  }
+  if (problems.length > 0) {
+    throw new ValidationError('rendering AWS user-data', problems, { code: 'INVALID_ARGUMENT' });
+  }
+
+  const values = [
+    `cluster='${input.cluster}'`,
+    `nodegroup='${input.nodegroup}'`,
+    `bucket='${input.bucket}'`,
+    `region='${input.region}'`,
+    `arch='${arch}'`,
+    `pause_image='${pauseImage}'`,
+    `system_reserved_cpu='${reserved.cpu}'`,
+    `system_reserved_memory='${reserved.memory}'`,
+    'dependencies=(',
+    ...rows,
+    ')',
+  ];
+  return stripShellComments(replaceRenderBlock(template, values));
+}
+
+function replaceRenderBlock(template: string, values: readonly string[]): string {
+  const lines = template.split('\n');
+  const begin = lines.indexOf(BEGIN);
+  const end = lines.indexOf(END);
+  if (
+    begin === -1 ||
+    end < begin ||
+    lines.lastIndexOf(BEGIN) !== begin ||
+    lines.lastIndexOf(END) !== end
+  ) {
+    throw new Error('rendering AWS user-data: the template needs exactly one render block');
+  }
+  return [...lines.slice(0, begin), ...values, ...lines.slice(end + 1)].join('\n');
+}
+
+/**
+ * Removes full-line comments (keeping a leading shebang) and blank lines, leaving
+ * here-document bodies untouched. Inline comments are not parsed (quoting makes that unsafe),
+ * so templates keep comments on their own lines.
+ */
+export function stripShellComments(script: string): string {
+  const out: string[] = [];
+  let heredocEnd: string | undefined;
+  script.split('\n').forEach((line, index) => {
+    if (heredocEnd !== undefined) {
+      out.push(line);
+      if (line === heredocEnd) heredocEnd = undefined;
+      return;
+    }
+    const trimmed = line.trim();
+    if (index === 0 && line.startsWith('#!')) {
+      out.push(line);
+      return;
+    }
+    if (trimmed === '' || trimmed.startsWith('#')) return;
+    out.push(line);
+    const heredoc = /(?<!<)<<(?!<)-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1/.exec(line);
+    if (heredoc?.[2] !== undefined) heredocEnd = heredoc[2];
+  });
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * Deterministic gzip of user-data: maximum compression, header mtime 0 and a fixed OS byte
+ * (3, Unix) whatever zlib build or platform produced it. Same script, same bytes.
+ */
+export function gzipUserData(script: string): Buffer {
+  const bytes = gzipSync(Buffer.from(script, 'utf8'), { level: constants.Z_BEST_COMPRESSION });
+  bytes.writeUInt32LE(0, 4);
+  bytes[9] = 3;
+  return bytes;
+}
+
+/** Renders and gzips in one step: the bytes a launch template receives before base64. */
+export function renderAwsUserDataGzip(input: AwsUserDataInput): Buffer {
+  return gzipUserData(renderAwsUserData(input));
+}

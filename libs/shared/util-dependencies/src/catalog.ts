@@ -1,0 +1,225 @@
+/** CPU architectures a cluster may run; one cluster may mix both. */
+export const ARCHITECTURES = ['amd64', 'arm64'] as const;
+
+/** One supported CPU architecture, named as Go and Debian name it. */
+export type Arch = (typeof ARCHITECTURES)[number];
+
+/** True when `value` names a supported architecture. */
+export function isArch(value: string): value is Arch {
+  return (ARCHITECTURES as readonly string[]).includes(value);
+}
+
+/** Which upstream versions a dependency accepts. */
+export type VersionPin =
+  /** Greatest stable semantic version with this major (and minor, when given). */
+  | { kind: 'semver'; major: number; minor?: number }
+  /** Greatest dated release (`YYYYMMDD.N`), as gVisor numbers them. */
+  | { kind: 'dated' }
+  /** Exactly the running CLI's version (the published podmin-agent). */
+  | { kind: 'cli' };
+
+/** Where a dependency's versions are listed. */
+export type VersionSource =
+  /** GitHub releases of `repo`; the version is the tag without `tagPrefix`. */
+  | { kind: 'github-releases'; repo: string; tagPrefix: string }
+  /** The Node.js distribution index (`<nodeDist>/index.json`). */
+  | { kind: 'node-dist' };
+
+/**
+ * Where a version's artifact is downloaded from. Templates use `{version}` and `{arch}` (the
+ * upstream architecture name), and URL templates start with a base name in braces
+ * (`{k8sDownload}`, `{gvisorDownload}`, `{nodeDist}`) that the resolver's endpoints supply.
+ */
+export type ArtifactSource =
+  /** An asset of the GitHub release, located through the release listing. */
+  | { kind: 'github-asset'; asset: string }
+  /** A URL outside GitHub releases. */
+  | { kind: 'url'; url: string };
+
+/** How the publisher's digest of an artifact is obtained. */
+export type DigestSource =
+  /**
+   * A checksum file beside the artifact (`<artifact><suffix>`): release assets for GitHub
+   * assets, sibling URLs otherwise. Listed strongest first; the first one published is used.
+   */
+  | { kind: 'checksum-file'; suffixes: readonly ChecksumSuffix[] }
+  /** A `SHASUMS256.txt`-style list in the version's directory (`<nodeDist>/v{version}/<file>`). */
+  | { kind: 'checksum-list'; file: string; algorithm: 'sha256' | 'sha512' };
+
+/** Checksum file suffixes the resolver understands, with the algorithm each implies. */
+export const CHECKSUM_SUFFIXES = {
+  '.sha512': 'sha512',
+  '.sha512sum': 'sha512',
+  '.sha256': 'sha256',
+  '.sha256sum': 'sha256',
+} as const;
+
+/** One checksum file suffix. */
+export type ChecksumSuffix = keyof typeof CHECKSUM_SUFFIXES;
+
+/** A file dependency: one artifact per architecture, mirrored to `dependencies/<name>/`. */
+export interface FileDependency {
+  /** Map key in `dependencies/manifest.json` and the object folder name. */
+  name: string;
+  /** One line on what it is, for listings. */
+  description: string;
+  pin: VersionPin;
+  versions: VersionSource;
+  artifact: ArtifactSource;
+  digest: DigestSource;
+  /** Upstream name of each architecture, substituted for `{arch}`. */
+  archNames: Readonly<Record<Arch, string>>;
+  /** Extension of the mirrored object and of the node's canonical file (`''` for a binary). */
+  extension: string;
+}
+
+/** An image dependency, mirrored as an OCI layout under `mirror/<registry>/<repository>`. */
+export interface ImageDependency {
+  /** Map key under `images` in `dependencies/manifest.json`. */
+  name: string;
+  description: string;
+  /** Upstream registry host. */
+  registry: string;
+  /** Upstream repository within the registry. */
+  repository: string;
+  pin: Extract<VersionPin, { kind: 'semver' }>;
+}
+
+/**
+ * The canonical dependency set every node needs, as data. kubelet and crictl are pinned to
+ * Kubernetes 1.36; every other dependency to its major. The spec's set plus the Node.js runtime
+ * that runs the TypeScript podmin-agent bundle.
+ */
+export const FILE_DEPENDENCIES: readonly FileDependency[] = [
+  {
+    name: 'containerd',
+    description: 'containerd 2 (its runc shim is not installed)',
+    pin: { kind: 'semver', major: 2 },
+    versions: { kind: 'github-releases', repo: 'containerd/containerd', tagPrefix: 'v' },
+    artifact: { kind: 'github-asset', asset: 'containerd-{version}-linux-{arch}.tar.gz' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256sum', '.sha256'] },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.tar.gz',
+  },
+  {
+    name: 'gvisor',
+    description: 'the complete gVisor archive: runsc, its containerd shim and sidecar payload',
+    pin: { kind: 'dated' },
+    versions: { kind: 'github-releases', repo: 'google/gvisor', tagPrefix: 'release-' },
+    artifact: { kind: 'url', url: '{gvisorDownload}/{version}/{arch}/gvisor.tar.bz2' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    archNames: { amd64: 'x86_64', arm64: 'aarch64' },
+    extension: '.tar.bz2',
+  },
+  {
+    name: 'cni-plugins',
+    description: 'CNI reference plugins (ptp, host-local, loopback)',
+    pin: { kind: 'semver', major: 1 },
+    versions: { kind: 'github-releases', repo: 'containernetworking/plugins', tagPrefix: 'v' },
+    artifact: { kind: 'github-asset', asset: 'cni-plugins-linux-{arch}-v{version}.tgz' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.tgz',
+  },
+  {
+    name: 'kubelet',
+    description: 'upstream kubelet 1.36 with its alpha local Pods API',
+    pin: { kind: 'semver', major: 1, minor: 36 },
+    versions: { kind: 'github-releases', repo: 'kubernetes/kubernetes', tagPrefix: 'v' },
+    artifact: { kind: 'url', url: '{k8sDownload}/release/v{version}/bin/linux/{arch}/kubelet' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '',
+  },
+  {
+    name: 'crictl',
+    description: 'crictl 1.36 for node diagnostics over the CRI socket',
+    pin: { kind: 'semver', major: 1, minor: 36 },
+    versions: { kind: 'github-releases', repo: 'kubernetes-sigs/cri-tools', tagPrefix: 'v' },
+    artifact: { kind: 'github-asset', asset: 'crictl-v{version}-linux-{arch}.tar.gz' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.tar.gz',
+  },
+  {
+    name: 'coredns',
+    description: 'CoreDNS, the node resolver Pods use',
+    pin: { kind: 'semver', major: 1 },
+    versions: { kind: 'github-releases', repo: 'coredns/coredns', tagPrefix: 'v' },
+    artifact: { kind: 'github-asset', asset: 'coredns_{version}_linux_{arch}.tgz' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.tgz',
+  },
+  {
+    name: 'nodejs',
+    description: 'the Node.js 24 runtime that runs podmin-agent',
+    pin: { kind: 'semver', major: 24 },
+    versions: { kind: 'node-dist' },
+    artifact: { kind: 'url', url: '{nodeDist}/v{version}/node-v{version}-linux-{arch}.tar.xz' },
+    digest: { kind: 'checksum-list', file: 'SHASUMS256.txt', algorithm: 'sha256' },
+    archNames: { amd64: 'x64', arm64: 'arm64' },
+    extension: '.tar.xz',
+  },
+  {
+    name: 'podmin-agent',
+    description: 'the podmin-agent bundle published with this CLI version',
+    pin: { kind: 'cli' },
+    versions: { kind: 'github-releases', repo: 'podplane/podmin', tagPrefix: 'v' },
+    artifact: { kind: 'github-asset', asset: 'podmin-agent-v{version}.cjs' },
+    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+    // One architecture-independent bundle, mirrored once per architecture so every object
+    // name carries its architecture and retention groups it like the rest.
+    archNames: { amd64: 'any', arm64: 'any' },
+    extension: '.cjs',
+  },
+];
+
+/** The image dependencies: today only the pause image. */
+export const IMAGE_DEPENDENCIES: readonly ImageDependency[] = [
+  {
+    name: 'pause',
+    description: 'the Pod sandbox image',
+    registry: 'registry.k8s.io',
+    repository: 'pause',
+    pin: { kind: 'semver', major: 3 },
+  },
+];
+
+/** Names of every file dependency, in catalog order: the canonical set user-data requires. */
+export const FILE_DEPENDENCY_NAMES: readonly string[] = FILE_DEPENDENCIES.map((d) => d.name);
+
+/** The catalog entry named `name`; undefined when there is none. */
+export function findFileDependency(name: string): FileDependency | undefined {
+  return FILE_DEPENDENCIES.find((d) => d.name === name);
+}
+
+/** The node's canonical file name of a dependency (`containerd.tar.gz`, `kubelet`). */
+export function canonicalFileName(dependency: Pick<FileDependency, 'name' | 'extension'>): string {
+  return `${dependency.name}${dependency.extension}`;
+}
+
+/** Object key of one mirrored file: `dependencies/<name>/<name>-v<version>-linux-<arch><ext>`. */
+export function dependencyObjectKey(
+  dependency: Pick<FileDependency, 'name' | 'extension'>,
+  version: string,
+  arch: Arch,
+): string {
+  return `dependencies/${dependency.name}/${dependency.name}-v${version}-linux-${arch}${dependency.extension}`;
+}
+
+/** Object-key prefix of an image mirror: `mirror/<registry>/<repository>`. */
+export function imageMirrorPath(image: Pick<ImageDependency, 'registry' | 'repository'>): string {
+  return `mirror/${image.registry}/${image.repository}`;
+}
+
+/** Expands `{key}` placeholders; throws on a placeholder without a value (a catalog bug). */
+export function expandTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\{([A-Za-z0-9]+)\}/g, (_, key: string) => {
+    const value = values[key];
+    if (value === undefined) {
+      throw new Error(`expanding ${JSON.stringify(template)}: no value for {${key}}`);
+    }
+    return value;
+  });
+}

@@ -1,0 +1,558 @@
+#!/usr/bin/env bash
+# Podmin node bootstrap for AWS: rendered by the podmin CLI into deterministic gzip user-data.
+# Everything between the render markers is replaced by validated values; the defaults below
+# only serve linting and the bats tests (which source this file: main runs only when executed).
+# Comments and blank lines are stripped from the rendered script, so comment freely.
+set -euo pipefail
+
+# @podmin:render-begin
+cluster='example'
+nodegroup='default'
+bucket='podmin-example'
+region='us-east-1'
+arch='amd64'
+pause_image='registry.podmin.internal/mirror/registry.k8s.io/pause@sha256:0000000000000000000000000000000000000000000000000000000000000000'
+system_reserved_cpu='100m'
+system_reserved_memory='96Mi'
+dependencies=(
+  'containerd.tar.gz|dependencies/containerd/containerd-v0.0.0-linux-amd64.tar.gz|sha256:0000000000000000000000000000000000000000000000000000000000000000'
+)
+# @podmin:render-end
+
+# Test seams: a root prefix for every written path, the IMDS base URL and the retry delay.
+# Cloud-init runs user-data with none of these set.
+root="${PODMIN_TEST_ROOT:-}"
+imds="${PODMIN_TEST_IMDS:-http://[fd00:ec2::254]}"
+retry_delay="${PODMIN_TEST_RETRY_DELAY:-3}"
+
+downloads="${root}/opt/podmin/downloads"
+canonical="${root}/opt/podmin/dependencies"
+containerd_socket='/run/containerd/containerd.sock'
+pod_route_table=180
+
+log() {
+  printf 'podmin-bootstrap: %s\n' "$*" >&2
+}
+
+die() {
+  log "error: $*"
+  exit 1
+}
+
+# retry ATTEMPTS COMMAND...: runs COMMAND until it succeeds, doubling the delay each time.
+retry() {
+  local attempts=$1 delay=$retry_delay attempt=1
+  shift
+  until "$@"; do
+    if ((attempt >= attempts)); then
+      log "giving up after ${attempts} attempts: $*"
+      return 1
+    fi
+    log "attempt ${attempt} of ${attempts} failed; retrying in ${delay}s: $*"
+    sleep "$delay"
+    attempt=$((attempt + 1))
+    delay=$((delay * 2))
+  done
+}
+
+# write_file PATH MODE: writes stdin to ${root}PATH atomically with MODE.
+write_file() {
+  local target="${root}$1" mode=$2 temp
+  mkdir -p "$(dirname "$target")"
+  temp="$(mktemp "${target}.XXXXXX")"
+  cat >"$temp"
+  chmod "$mode" "$temp"
+  mv -f "$temp" "$target"
+}
+
+imds_token=''
+
+# Takes one IMDSv2 session token; imds_get runs in command substitutions, so it cannot.
+imds_login() {
+  imds_token="$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' "${imds}/latest/api/token")"
+  [[ -n $imds_token ]] || die 'IMDS returned no session token'
+}
+
+imds_get() {
+  curl -fsS --retry 5 -H "X-aws-ec2-metadata-token: ${imds_token}" "${imds}/latest/meta-data/$1"
+}
+
+# A global-unicast IPv6 address (2000::/3) without a prefix length.
+is_global_ipv6() {
+  [[ $1 =~ ^[23][0-9a-f]{0,3}(:[0-9a-f]{0,4}){2,7}$ ]]
+}
+
+# A global-unicast IPv6 /80 as AWS writes delegated prefixes (zero tail compressed).
+is_prefix80() {
+  [[ $1 =~ ^[23][0-9a-f]{0,3}(:[0-9a-f]{1,4}){0,4}::/80$ ]]
+}
+
+primary_mac=''
+secondary_mac=''
+secondary_eni=''
+node_address=''
+secondary_address=''
+
+# Reads the primary (device 0) and secondary (device 1) ENIs and the node address from IMDS.
+discover_network() {
+  local mac device
+  imds_login
+  while read -r mac; do
+    mac="${mac%/}"
+    [[ -n $mac ]] || continue
+    device="$(imds_get "network/interfaces/macs/${mac}/device-number")"
+    case "$device" in
+      0) primary_mac=$mac ;;
+      1) secondary_mac=$mac ;;
+    esac
+  done < <(imds_get 'network/interfaces/macs/')
+  [[ -n $primary_mac ]] || die 'IMDS lists no primary network interface'
+  [[ -n $secondary_mac ]] || die 'IMDS lists no secondary network interface for Pods'
+  node_address="$(imds_get "network/interfaces/macs/${primary_mac}/ipv6s" | head -n 1)"
+  is_global_ipv6 "$node_address" || die "primary interface has no global IPv6 address (got '${node_address}')"
+  secondary_eni="$(imds_get "network/interfaces/macs/${secondary_mac}/interface-id")"
+  [[ $secondary_eni =~ ^eni-[0-9a-f]+$ ]] || die "bad secondary interface id '${secondary_eni}'"
+  secondary_address="$(imds_get "network/interfaces/macs/${secondary_mac}/ipv6s" 2>/dev/null | head -n 1 || true)"
+  log "node address ${node_address}; Pod interface ${secondary_eni}"
+}
+
+# The Linux interface name carrying MAC.
+interface_for_mac() {
+  local wanted=$1 name
+  name="$(ip -o link show | awk -v mac="$wanted" '{ for (i = 1; i < NF; i++) if ($i == "link/ether" && $(i + 1) == mac) { sub(":$", "", $2); print $2; exit } }')"
+  [[ -n $name ]] || die "no network interface with MAC ${wanted}"
+  printf '%s\n' "$name"
+}
+
+ec2() {
+  aws ec2 "$@" --region "$region" --endpoint-url "https://ec2.${region}.api.aws" --output text
+}
+
+# Address before prefix: the secondary ENI keeps (or gets) its one ordinary IPv6 address first.
+ensure_secondary_address() {
+  if [[ -z $secondary_address ]]; then
+    secondary_address="$(retry 5 ec2 describe-network-interfaces --network-interface-ids "$secondary_eni" \
+      --query 'NetworkInterfaces[0].Ipv6Addresses[0].Ipv6Address')" || die "cannot describe ${secondary_eni}"
+  fi
+  if [[ -z $secondary_address || $secondary_address == None ]]; then
+    secondary_address="$(ec2 assign-ipv6-addresses --network-interface-id "$secondary_eni" \
+      --ipv6-address-count 1 --query 'AssignedIpv6Addresses[0]')"
+  fi
+  is_global_ipv6 "$secondary_address" || die "secondary interface address '${secondary_address}' is not global IPv6"
+}
+
+pod_prefix=''
+
+# Reuses the secondary ENI's delegated /80 or assigns exactly one.
+ensure_pod_prefix() {
+  local listed existing
+  # A failed lookup must stop here: guessing "none" would assign a second prefix.
+  listed="$(retry 5 ec2 describe-network-interfaces --network-interface-ids "$secondary_eni" \
+    --query 'NetworkInterfaces[0].Ipv6Prefixes[].Ipv6Prefix')" || die "cannot list the prefixes of ${secondary_eni}"
+  existing="$(tr '\t ' '\n' <<<"$listed" | grep -v -e '^None$' -e '^$' | sort || true)"
+  if [[ -n $existing ]]; then
+    pod_prefix="$(head -n 1 <<<"$existing")"
+    if (($(wc -l <<<"$existing") > 1)); then
+      log "warning: ${secondary_eni} has several delegated prefixes; using ${pod_prefix}"
+    fi
+    log "reusing Pod prefix ${pod_prefix}"
+  else
+    pod_prefix="$(ec2 assign-ipv6-addresses --network-interface-id "$secondary_eni" \
+      --ipv6-prefix-count 1 --query 'AssignedIpv6Prefixes[0]')"
+    log "assigned Pod prefix ${pod_prefix}"
+  fi
+  is_prefix80 "$pod_prefix" || die "Pod prefix '${pod_prefix}' is not a global-unicast /80"
+}
+
+# One architecture-filtered sync of exactly the listed files over the dual-stack S3 endpoint.
+sync_dependencies() {
+  local row path filters=()
+  for row in "${dependencies[@]}"; do
+    IFS='|' read -r _ path _ <<<"$row"
+    filters+=(--include "${path#dependencies/}")
+  done
+  mkdir -p "$downloads"
+  aws s3 sync "s3://${bucket}/dependencies/" "${downloads}/" --exclude '*' "${filters[@]}" \
+    --region "$region" --endpoint-url "https://s3.dualstack.${region}.amazonaws.com" \
+    --only-show-errors --no-progress
+}
+
+# Checks every file's digest; a mismatching file is removed so the next sync fetches it again.
+verify_dependencies() {
+  local row path digest file algorithm actual failed=0
+  for row in "${dependencies[@]}"; do
+    IFS='|' read -r _ path digest <<<"$row"
+    file="${downloads}/${path#dependencies/}"
+    algorithm="${digest%%:*}"
+    if [[ ! -f $file ]]; then
+      log "missing ${path}"
+      failed=1
+      continue
+    fi
+    actual="$("${algorithm}sum" "$file" | cut -d ' ' -f 1)"
+    if [[ "${algorithm}:${actual}" != "$digest" ]]; then
+      log "digest mismatch for ${path}; removing it"
+      rm -f "$file"
+      failed=1
+    fi
+  done
+  return "$failed"
+}
+
+fetch_and_verify() {
+  sync_dependencies && verify_dependencies
+}
+
+# Moves verified downloads to their canonical names under /opt/podmin/dependencies.
+install_canonical() {
+  local row name path
+  mkdir -p "$canonical"
+  for row in "${dependencies[@]}"; do
+    IFS='|' read -r name path _ <<<"$row"
+    install -m 0644 "${downloads}/${path#dependencies/}" "${canonical}/${name}"
+  done
+}
+
+install_runtime() {
+  local bin="${root}/usr/local/bin" temp
+  mkdir -p "$bin" "${root}/opt/cni/bin" "${root}/opt/podmin/node" "${root}/opt/podmin/bin"
+  # containerd without runc: its runc shim is left out and no runc binary is installed.
+  tar -xzf "${canonical}/containerd.tar.gz" -C "${root}/usr/local" --no-same-owner \
+    --exclude 'bin/containerd-shim-runc-v2'
+  # The complete gVisor payload: runsc, containerd-shim-runsc-v1 and its sidecar files.
+  tar -xjf "${canonical}/gvisor.tar.bz2" -C "$bin" --no-same-owner
+  tar -xzf "${canonical}/cni-plugins.tgz" -C "${root}/opt/cni/bin" --no-same-owner
+  install -m 0755 "${canonical}/kubelet" "${bin}/kubelet"
+  tar -xzf "${canonical}/crictl.tar.gz" -C "$bin" --no-same-owner crictl
+  temp="$(mktemp -d)"
+  tar -xzf "${canonical}/coredns.tgz" -C "$temp" --no-same-owner
+  install -m 0755 "${temp}/coredns" "${bin}/coredns"
+  rm -rf "$temp"
+  tar -xJf "${canonical}/nodejs.tar.xz" -C "${root}/opt/podmin/node" --no-same-owner --strip-components 1
+  install -m 0644 "${canonical}/podmin-agent.cjs" "${root}/opt/podmin/bin/podmin-agent.cjs"
+}
+
+create_users_and_directories() {
+  if [[ -z $root ]] && ! id coredns >/dev/null 2>&1; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin coredns
+  fi
+  local dir
+  for dir in /etc/podmin /etc/podmin/manifests /etc/podmin/kubelet /etc/coredns /etc/cni/net.d \
+    /etc/containerd/certs.d/registry.podmin.internal /var/lib/kubelet /var/lib/podmin /run/podmin; do
+    mkdir -p "${root}${dir}"
+    chmod 0755 "${root}${dir}"
+  done
+}
+
+# The resolver Debian was given by the provider (systemd-resolved's upstream list when present).
+provider_resolv_conf() {
+  if [[ -f ${root}/run/systemd/resolve/resolv.conf ]]; then
+    printf '/run/systemd/resolve/resolv.conf\n'
+  else
+    printf '/etc/resolv.conf\n'
+  fi
+}
+
+write_configuration() {
+  local primary_if=$1 pod_if=$2 gateway=$3
+
+  write_file /etc/podmin/node.env 0644 <<EOF
+NODE_ADDRESS=${node_address}
+POD_PREFIX=${pod_prefix}
+POD_INTERFACE=${pod_if}
+POD_INTERFACE_ADDRESS=${secondary_address}
+GATEWAY=${gateway}
+EOF
+
+  write_file /etc/sysctl.d/90-podmin.conf 0644 <<EOF
+net.ipv6.conf.all.forwarding = 1
+net.ipv6.conf.default.forwarding = 1
+net.ipv6.conf.all.accept_ra = 2
+net.ipv6.conf.default.accept_ra = 2
+net.ipv6.conf.${primary_if}.accept_ra = 2
+net.ipv6.conf.${pod_if}.accept_ra = 2
+net.ipv6.conf.${pod_if}.accept_ra_defrtr = 0
+net.ipv4.ip_local_reserved_ports = 30000-32767
+EOF
+
+  write_file /etc/containerd/config.toml 0644 <<EOF
+version = 3
+root = '/var/lib/containerd'
+state = '/run/containerd'
+
+[grpc]
+  address = '${containerd_socket}'
+
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = '${pause_image}'
+
+[plugins.'io.containerd.cri.v1.images'.registry]
+  config_path = '/etc/containerd/certs.d'
+
+[plugins.'io.containerd.cri.v1.runtime'.containerd]
+  default_runtime_name = 'runsc'
+
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc]
+  runtime_type = 'io.containerd.runsc.v1'
+
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc.options]
+  TypeUrl = 'io.containerd.runsc.v1.options'
+  ConfigPath = '/etc/containerd/runsc.toml'
+
+[plugins.'io.containerd.cri.v1.runtime'.cni]
+  bin_dirs = ['/opt/cni/bin']
+  conf_dir = '/etc/cni/net.d'
+EOF
+
+  write_file /etc/containerd/runsc.toml 0644 <<'EOF'
+[runsc_config]
+  platform = 'systrap'
+EOF
+
+  write_file /etc/containerd/certs.d/registry.podmin.internal/hosts.toml 0644 <<'EOF'
+server = 'http://127.0.0.1:5000'
+
+[host.'http://127.0.0.1:5000']
+  capabilities = ['pull', 'resolve']
+EOF
+
+  write_file /etc/cni/net.d/10-podmin.conflist 0644 <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "podmin",
+  "plugins": [
+    {
+      "type": "ptp",
+      "ipMasq": false,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{ "subnet": "${pod_prefix}" }]],
+        "routes": [{ "dst": "::/0" }],
+        "dataDir": "/var/lib/cni/networks"
+      }
+    }
+  ]
+}
+EOF
+
+  write_file /etc/podmin/kubelet/config.yaml 0644 <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/podmin/manifests
+containerRuntimeEndpoint: unix://${containerd_socket}
+cgroupDriver: systemd
+address: '::1'
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+clusterDomain: cluster.local
+clusterDNS:
+  - ${node_address}
+resolvConf: ''
+featureGates:
+  PodsAPI: true
+kubeReserved:
+  cpu: 100m
+  memory: 128Mi
+systemReserved:
+  cpu: ${system_reserved_cpu}
+  memory: ${system_reserved_memory}
+enforceNodeAllocatable:
+  - pods
+EOF
+
+  write_file /etc/crictl.yaml 0644 <<EOF
+runtime-endpoint: unix://${containerd_socket}
+image-endpoint: unix://${containerd_socket}
+timeout: 10
+EOF
+
+  write_file /etc/coredns/Corefile 0644 <<EOF
+svc.cluster.local:53 {
+    bind ${node_address}
+    forward . 127.0.0.1:1053
+    errors
+}
+.:53 {
+    bind ${node_address}
+    forward . $(provider_resolv_conf)
+    cache 30
+    errors
+}
+EOF
+
+  write_units
+}
+
+write_units() {
+  write_file /etc/systemd/system/run-podmin.mount 0644 <<'EOF'
+[Unit]
+Description=Podmin runtime tmpfs (workload identities, secrets, telemetry)
+DefaultDependencies=no
+Conflicts=umount.target
+Before=local-fs.target umount.target
+
+[Mount]
+What=tmpfs
+Where=/run/podmin
+Type=tmpfs
+Options=mode=0755,nosuid,nodev,noexec,size=256m
+
+[Install]
+WantedBy=local-fs.target
+EOF
+
+  write_file /etc/systemd/system/containerd.service 0644 <<'EOF'
+[Unit]
+Description=containerd (gVisor runtime by default)
+After=network.target local-fs.target
+
+[Service]
+ExecStartPre=-/sbin/modprobe overlay
+ExecStart=/usr/local/bin/containerd --config /etc/containerd/config.toml
+Type=notify
+Delegate=yes
+KillMode=process
+Restart=always
+RestartSec=5
+LimitNOFILE=infinity
+TasksMax=infinity
+OOMScoreAdjust=-999
+
+[Install]
+WantedBy=multi-user.target
+EOF
+
+  write_file /etc/systemd/system/podmin-pod-network.service 0644 <<EOF
+[Unit]
+Description=Podmin Pod network: delegated-prefix sources leave through the Pod interface
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+EnvironmentFile=/etc/podmin/node.env
+ExecStartPre=-/usr/sbin/ip -6 rule del priority 1000
+ExecStartPre=-/usr/sbin/ip -6 rule del priority 1001
+ExecStart=/usr/sbin/ip link set dev \${POD_INTERFACE} up
+ExecStart=/usr/sbin/ip -6 addr replace \${POD_INTERFACE_ADDRESS}/128 dev \${POD_INTERFACE} noprefixroute
+ExecStart=/usr/sbin/ip -6 route replace default via \${GATEWAY} dev \${POD_INTERFACE} table ${pod_route_table}
+ExecStart=/usr/sbin/ip -6 rule add priority 1000 from \${POD_PREFIX} lookup main suppress_prefixlength 0
+ExecStart=/usr/sbin/ip -6 rule add priority 1001 from \${POD_PREFIX} lookup ${pod_route_table}
+ExecStop=-/usr/sbin/ip -6 rule del priority 1001
+ExecStop=-/usr/sbin/ip -6 rule del priority 1000
+
+[Install]
+WantedBy=multi-user.target
+EOF
+
+  write_file /etc/systemd/system/podmin-agent.service 0644 <<EOF
+[Unit]
+Description=podmin-agent (static Pods, registry, identities, Service DNS and dataplane)
+Requires=run-podmin.mount
+Wants=network-online.target
+After=network-online.target run-podmin.mount podmin-pod-network.service
+
+[Service]
+EnvironmentFile=/etc/podmin/node.env
+ExecStart=/opt/podmin/node/bin/node /opt/podmin/bin/podmin-agent.cjs --provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \${POD_PREFIX}
+Restart=always
+RestartSec=2
+TimeoutStopSec=60
+
+[Install]
+WantedBy=multi-user.target
+EOF
+
+  write_file /etc/systemd/system/coredns.service 0644 <<'EOF'
+[Unit]
+Description=CoreDNS on the node IPv6 address for Pods
+Wants=network-online.target
+After=network-online.target podmin-pod-network.service
+
+[Service]
+User=coredns
+AmbientCapabilities=CAP_NET_BIND_SERVICE
+CapabilityBoundingSet=CAP_NET_BIND_SERVICE
+NoNewPrivileges=yes
+ExecStart=/usr/local/bin/coredns -conf /etc/coredns/Corefile
+Restart=always
+RestartSec=2
+
+[Install]
+WantedBy=multi-user.target
+EOF
+
+  write_file /etc/systemd/system/kubelet.service 0644 <<'EOF'
+[Unit]
+Description=kubelet (standalone, static Pods only, Pods API enabled)
+Requires=containerd.service podmin-pod-network.service
+Wants=podmin-agent.service coredns.service
+After=containerd.service podmin-pod-network.service podmin-agent.service coredns.service
+
+[Service]
+ExecStart=/usr/local/bin/kubelet --config=/etc/podmin/kubelet/config.yaml --root-dir=/var/lib/kubelet
+Restart=always
+RestartSec=5
+
+[Install]
+WantedBy=multi-user.target
+EOF
+}
+
+# AWS SSM Agent from the regional package bucket, using dual-stack service endpoints.
+install_ssm_agent() {
+  local deb="${downloads}/amazon-ssm-agent.deb"
+  local url="https://s3.dualstack.${region}.amazonaws.com/amazon-ssm-${region}/latest/debian_${arch}/amazon-ssm-agent.deb"
+  retry 5 curl -fsS -o "$deb" "$url"
+  dpkg -i "$deb"
+  write_file /etc/amazon/ssm/amazon-ssm-agent.json 0644 <<'EOF'
+{
+  "Agent": {
+    "UseDualStackEndpoint": true
+  }
+}
+EOF
+  write_file /etc/systemd/system/amazon-ssm-agent.service.d/10-podmin-dualstack.conf 0644 <<'EOF'
+[Service]
+Environment=AWS_USE_DUALSTACK_ENDPOINT=true
+EOF
+  systemctl daemon-reload
+  systemctl enable amazon-ssm-agent.service
+  systemctl restart amazon-ssm-agent.service
+}
+
+main() {
+  log "bootstrapping ${cluster}/${nodegroup} (${arch})"
+  discover_network
+  install_ssm_agent
+  create_users_and_directories
+  retry 5 fetch_and_verify
+  install_canonical
+  install_runtime
+  ensure_secondary_address
+  ensure_pod_prefix
+  local primary_if pod_if gateway
+  primary_if="$(interface_for_mac "$primary_mac")"
+  pod_if="$(interface_for_mac "$secondary_mac")"
+  gateway="$(ip -6 route show default dev "$primary_if" | awk '/ via / { for (i = 1; i < NF; i++) if ($i == "via") { print $(i + 1); exit } }')"
+  [[ -n $gateway ]] || die "no IPv6 default gateway on ${primary_if}"
+  write_configuration "$primary_if" "$pod_if" "$gateway"
+  sysctl --system >/dev/null
+  systemctl daemon-reload
+  systemctl enable --now run-podmin.mount containerd.service podmin-pod-network.service
+  systemctl enable --now podmin-agent.service coredns.service
+  systemctl enable --now kubelet.service
+  log 'bootstrap complete'
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
+fi
