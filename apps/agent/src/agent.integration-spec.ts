@@ -3,8 +3,44 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { LocalSecretStore } from '@podmin/data-access-secrets';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import {
+  INDEX_KEY,
+  podPayloadKey,
+  serializeIndex,
+  servicePayloadKey,
+} from '@podmin/util-desired-state';
+import { buildDeployment } from '@podmin/util-manifest';
+import {
+  createClusterCa,
+  generateWorkloadCaSecretValue,
+  serializeClusterCaSecret,
+} from '@podmin/util-pki';
 
 const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+
+const MANIFEST = `apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: web, namespace: product }
+spec:
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata:
+      labels: { app: web }
+      annotations: { podmin.dev/aws-parameter-store: db-url }
+    spec:
+      nodeSelector: { podmin.dev/nodegroup: default }
+      containers: [{ name: web, image: hello:v1 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: product }
+spec:
+  selector: { app: web }
+  ports: [{ port: 443, targetPort: 8443 }]
+`;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -48,8 +84,21 @@ function run(
 
 describe('podmin-agent (built)', () => {
   let bucket: string;
-  beforeAll(() => {
+  let secretsFile: string;
+  beforeAll(async () => {
     bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-agent-'));
+    // What `podmin setup` stores create-only before the agent starts.
+    secretsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-secrets-')), 'demo.json');
+    const store = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
+    await store.create(
+      '/demo/_system/workload-ca-key',
+      Buffer.from(generateWorkloadCaSecretValue()),
+    );
+    await store.create(
+      '/demo/_system/cluster-ca',
+      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
+    );
+    await store.create('/demo/product/web/db-url', Buffer.from('postgres://db'));
   });
   afterAll(() => fs.rmSync(bucket, { recursive: true, force: true }));
 
@@ -69,8 +118,9 @@ describe('podmin-agent (built)', () => {
       expect(output()).toContain(`${flag}:`);
   });
 
-  it('supervises the registry, restarts it after a crash and shuts down on SIGTERM', async () => {
+  it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
     const [healthPort, registryPort] = await Promise.all([freePort(), freePort()]);
+    const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
     const agent = run(
       [
         '--provider',
@@ -89,6 +139,8 @@ describe('podmin-agent (built)', () => {
       {
         PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
         PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
+        PODMIN_NODE_ROOT: nodeRoot,
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
       },
     );
     try {
@@ -121,6 +173,45 @@ describe('podmin-agent (built)', () => {
       }, 'restart');
       expect(restarted.restarts).toBe(1);
 
+      // A committed deployment becomes a static Pod with its identity and secret files.
+      const d = buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' });
+      const objects = new LocalDirectoryObjectStore(bucket);
+      const pod = podPayloadKey('default', d.podYaml);
+      const svc = servicePayloadKey('product', 'web', d.service!.yaml);
+      await objects.putIfAbsent(pod, d.podYaml);
+      await objects.putIfAbsent(svc, d.service!.yaml);
+      await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod, service: svc } }));
+      const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
+      const manifest = await until(
+        () =>
+          Promise.resolve(
+            fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : undefined,
+          ),
+        'static Pod manifest',
+      );
+      expect(manifest).toMatch(/podmin\.dev\/identity-revision: [0-9a-f]{64}/);
+      const identityDir = path.join(nodeRoot, 'run/podmin/workloads/web/identity');
+      for (const f of ['tls.crt', 'tls.key', 'ca.crt'])
+        expect(fs.statSync(path.join(identityDir, f)).mode & 0o777).toBe(0o444);
+      execFileSync('openssl', [
+        'verify',
+        '-CAfile',
+        path.join(identityDir, 'ca.crt'),
+        path.join(identityDir, 'tls.crt'),
+      ]);
+      const text = execFileSync('openssl', [
+        'x509',
+        '-noout',
+        '-ext',
+        'subjectAltName',
+        '-in',
+        path.join(identityDir, 'tls.crt'),
+      ]).toString();
+      expect(text).toContain('URI:spiffe://demo.podmin.internal/ns/product/pod/web');
+      expect(text).toContain('DNS:web.product.svc.cluster.local');
+      const secretDirLine = /path: (\S+aws-parameter-store)/.exec(manifest)!;
+      expect(fs.readFileSync(path.join(secretDirLine[1]!, 'db-url'), 'utf8')).toBe('postgres://db');
+
       agent.child.kill('SIGTERM');
       expect(await agent.exited).toBe(0);
       const lines = agent
@@ -133,6 +224,10 @@ describe('podmin-agent (built)', () => {
       );
       // Nothing is left listening.
       await expect(fetch(`http://127.0.0.1:${registryPort}/v2/`)).rejects.toThrow();
+    } catch (err) {
+      // Show what the agent said: a failure here is usually explained by its log.
+      console.error(agent.output().split('\n').slice(-30).join('\n'));
+      throw err;
     } finally {
       agent.child.kill('SIGKILL');
     }

@@ -14,3 +14,6 @@ export * from './workload-ca.trust';
 export * from './workload-identity.service';
 /** The `--workload-ca-publish` adapter on an object store and its URL parser. */
 export * from './adapters/object-store-external-bundle';
+/** The agent-identity process: Nest module, gRPC controller and bootstrap. */
+export * from './identity.process';
+export * from './identity.bootstrap';

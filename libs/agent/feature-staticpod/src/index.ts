@@ -3,7 +3,6 @@ export * from './node-paths';
 export * from './pod-transform';
 export * from './reconciler';
 export * from './reconcile-loop';
-export * from './staticpod.config';
 export * from './staticpod.service';
 export * from './staticpod.module';
 export * from './staticpod.grpc-controller';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import type { StaticPodConfig } from './staticpod.config';
+import type { AgentProcessConfig } from '@podmin/agent-util-config';
 import { StaticPodGrpcController } from './staticpod.grpc-controller';
 import {
   DESIRED_STATE_READER,
@@ -14,7 +14,7 @@ import { STATICPOD_CONFIG, STATICPOD_LOGGER, StaticPodService } from './staticpo
 
 /** Adapters the process wires into the module. */
 export interface StaticPodAdapters {
-  config: StaticPodConfig;
+  config: AgentProcessConfig;
   logger: StructuredLogger;
   store: DesiredStateReader;
   secrets: SecretSource;

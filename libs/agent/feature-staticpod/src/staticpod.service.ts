@@ -19,7 +19,7 @@ import {
   type SecretSource,
   type ServiceSink,
 } from './staticpod.ports';
-import type { StaticPodConfig } from './staticpod.config';
+import type { AgentProcessConfig } from '@podmin/agent-util-config';
 
 /** Token of the process configuration. */
 export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
@@ -42,7 +42,7 @@ export class StaticPodService
   private loop: Promise<void> | undefined;
 
   constructor(
-    @Inject(STATICPOD_CONFIG) private readonly config: StaticPodConfig,
+    @Inject(STATICPOD_CONFIG) private readonly config: AgentProcessConfig,
     @Inject(STATICPOD_LOGGER) private readonly log: StructuredLogger,
     @Inject(DESIRED_STATE_READER) store: DesiredStateReader,
     @Inject(SECRET_SOURCE) secrets: SecretSource,

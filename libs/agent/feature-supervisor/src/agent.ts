@@ -50,6 +50,12 @@ export function serviceSpecs(
       stopOrder: 10,
     },
     {
+      name: 'identity',
+      script: path.join(dir, 'agent-identity.cjs'),
+      args: [...common, '--nodegroup', config.nodegroup, '--ipv6-prefix', config.ipv6Prefix],
+      stopOrder: 60,
+    },
+    {
       name: 'registry',
       script: path.join(dir, 'agent-registry.cjs'),
       args: [...common, '--listen', env.registryListen ?? '127.0.0.1:5000'],

@@ -1,2 +1,3 @@
 export * from './agent-config';
 export * from './ipv6';
+export * from './process-config';

@@ -1,11 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { AGENT_FLAGS, parseAgentConfig, type AgentConfig } from '@podmin/agent-util-config';
+import { AGENT_FLAGS, parseAgentConfig, type AgentConfig } from './agent-config';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 
-/** Configuration of the agent-staticpod process: the agent's six flags plus node facts. */
-export interface StaticPodConfig extends AgentConfig {
+/** Configuration of an agent service process: the agent's six flags plus node facts. */
+export interface AgentProcessConfig extends AgentConfig {
   /** Node root (`/` on a VM; a directory under the Podmin data directory for the local provider). */
   readonly nodeRoot: string;
   /** The node's IPv6 address (Pods' DNS server). */
@@ -31,10 +31,10 @@ export function discoverNodeAddress(interfaces = os.networkInterfaces()): string
  * Validates the process configuration once, listing every bad value: the six flags, and
  * PODMIN_NODE_ROOT / PODMIN_NODE_ADDRESS / PODMIN_LOCAL_SECRETS_FILE from the environment.
  */
-export function parseStaticPodConfig(
+export function parseAgentProcessConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-): StaticPodConfig {
+): AgentProcessConfig {
   const { values } = parseArgs({
     args: [...argv],
     strict: true,
@@ -52,7 +52,7 @@ export function parseStaticPodConfig(
     problems.push({ field: 'PODMIN_LOCAL_SECRETS_FILE', message: 'must be an absolute path' });
   }
   if (problems.length > 0)
-    throw new ValidationError('agent-staticpod configuration', problems, {
+    throw new ValidationError('agent process configuration', problems, {
       code: 'INVALID_ARGUMENT',
     });
   return Object.freeze({

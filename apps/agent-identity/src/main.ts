@@ -1,0 +1,6 @@
+// agent-identity: workload CA trust and rotation, workload identity generations, node mTLS leaves.
+//   agent-identity --provider --bucket --region --cluster --nodegroup --ipv6-prefix (the agent's flags)
+import 'reflect-metadata';
+import { runIdentity } from '@podmin/agent-feature-identity';
+
+void runIdentity(process.argv.slice(2));

@@ -1,0 +1,53 @@
+import type { AgentProcessConfig } from '@podmin/agent-util-config';
+import {
+  createS3Client,
+  LocalDirectoryObjectStore,
+  S3ObjectStore,
+  type ObjectStore,
+} from '@podmin/data-access-object-store';
+import {
+  createSecretsManagerClient,
+  createSsmClient,
+  LocalSecretStore,
+  ParameterStoreSecretStore,
+  SecretsManagerSecretStore,
+  type SecretStore,
+  type SecretStoresByProvider,
+} from '@podmin/data-access-secrets';
+
+/** Process environment (endpoint overrides for emulators). */
+export type ProcessEnv = Readonly<Record<string, string | undefined>>;
+
+/** The cluster bucket of this node: a directory (local) or S3 (aws; AWS_ENDPOINT_URL_S3 overrides). */
+export function openBucketStore(config: AgentProcessConfig, env: ProcessEnv): ObjectStore {
+  if (config.provider === 'local') return new LocalDirectoryObjectStore(config.bucket);
+  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
+  return new S3ObjectStore({
+    client: createS3Client({ region: config.region, ...(endpoint ? { endpoint } : {}) }),
+    bucket: config.bucket,
+  });
+}
+
+/** The secret stores of this node by provider name; the local provider's file store serves both. */
+export function openSecretStores(
+  config: AgentProcessConfig,
+  env: ProcessEnv,
+): Required<{ [K in keyof SecretStoresByProvider]: SecretStore }> {
+  if (config.provider === 'local') {
+    const file = config.localSecretsFile as string;
+    return {
+      'aws-parameter-store': new LocalSecretStore({ file, provider: 'aws-parameter-store' }),
+      'aws-secrets-manager': new LocalSecretStore({ file, provider: 'aws-secrets-manager' }),
+    };
+  }
+  const ssm = env['AWS_ENDPOINT_URL_SSM'] ?? env['AWS_ENDPOINT_URL'];
+  const sm = env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? env['AWS_ENDPOINT_URL'];
+  return {
+    'aws-parameter-store': new ParameterStoreSecretStore(
+      createSsmClient({ region: config.region, ...(ssm ? { endpoint: ssm } : {}) }),
+    ),
+    'aws-secrets-manager': new SecretsManagerSecretStore(
+      createSecretsManagerClient({ region: config.region, ...(sm ? { endpoint: sm } : {}) }),
+    ),
+  };
+}

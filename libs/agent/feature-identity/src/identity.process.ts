@@ -1,0 +1,191 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Controller,
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { identity } from '@podmin/agent-contracts';
+import type { StructuredLogger } from '@podmin/agent-util-logging';
+import { hasCode } from '@podmin/util-errors';
+import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
+import type { CaStateObjects } from './identity.ports';
+import { WorkloadCaRotator } from './workload-ca.rotator';
+import { WorkloadCaTrust } from './workload-ca.trust';
+import {
+  GENERATIONS_DIR,
+  IDENTITY_LINK,
+  WORKLOADS_DIR,
+  WorkloadIdentityService,
+} from './workload-identity.service';
+
+/** Everything the identity process is built from (secrets already parsed, held in memory only). */
+export interface IdentityProcessDeps {
+  cluster: string;
+  nodegroup: string;
+  nodeRoot: string;
+  nodeAddress: string;
+  objects: CaStateObjects;
+  workloadCaKey: WorkloadCaKey;
+  clusterCa: ClusterCa;
+  clock: Clock;
+  logger: StructuredLogger;
+  /** Whether this node rotates `identity/ca.json` (the leader; a lone node is its own leader). */
+  leader: boolean;
+}
+
+const DEPS = Symbol('IDENTITY_PROCESS_DEPS');
+const MAX_ROTATION_WAIT_MS = 60 * 60 * 1000;
+const ROTATION_RETRY_MS = 30 * 1000;
+
+/** Identity services of one node: CA trust, leader rotation, workload generations, node leaves. */
+@Injectable()
+export class IdentityProcessService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly trust: WorkloadCaTrust;
+  private readonly rotator: WorkloadCaRotator;
+  private readonly workloads: WorkloadIdentityService;
+  private readonly nodeLeaf: NodeLeafSource;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(@Inject(DEPS) private readonly deps: IdentityProcessDeps) {
+    this.trust = new WorkloadCaTrust(deps.objects, deps.workloadCaKey, deps.clock, deps.cluster);
+    this.rotator = new WorkloadCaRotator(deps.objects, deps.workloadCaKey, deps.clock, {
+      cluster: deps.cluster,
+    });
+    this.workloads = new WorkloadIdentityService(deps.nodeRoot, deps.clock);
+    this.nodeLeaf = new NodeLeafSource(
+      deps.clusterCa,
+      {
+        cluster: deps.cluster,
+        nodegroup: deps.nodegroup,
+        nodeId: os.hostname(),
+        ipv6: deps.nodeAddress,
+      },
+      deps.clock,
+    );
+  }
+
+  /** Runs one rotation pass and schedules the next (leader only). */
+  async rotate(): Promise<void> {
+    if (!this.deps.leader || this.stopped) return;
+    let waitMs = ROTATION_RETRY_MS;
+    try {
+      const report = await this.rotator.reconcile();
+      if (report.steps.length > 0)
+        this.deps.logger.event('info', 'rotate workload CA', { steps: report.steps.join(', ') });
+      waitMs = Math.max(
+        1000,
+        Math.min(
+          MAX_ROTATION_WAIT_MS,
+          report.nextCheckAt.getTime() - this.deps.clock.now().getTime(),
+        ),
+      );
+    } catch (err) {
+      this.deps.logger.event('warn', 'rotate workload CA failed', {
+        error: err instanceof Error ? err.message : String(err),
+        retryInMs: waitMs,
+      });
+    }
+    if (!this.stopped) this.timer = setTimeout(() => void this.rotate(), waitMs);
+  }
+
+  /** Ensures a Pod's workload identity generation; creates the CA first on a new cluster. */
+  async ensureWorkload(
+    pod: string,
+    namespace: string,
+    service: string,
+  ): Promise<{ fingerprint: string; notAfter: string }> {
+    let trusted;
+    try {
+      trusted = await this.trust.load();
+    } catch (err) {
+      if (!this.deps.leader || !hasCode(err, 'OBJECT_NOT_FOUND')) throw err;
+      await this.rotator.reconcile();
+      trusted = await this.trust.load();
+    }
+    const result = await this.workloads.ensure(
+      { cluster: this.deps.cluster, namespace, pod, ...(service ? { service } : {}) },
+      trusted,
+    );
+    if (result.outcome === 'issued')
+      this.deps.logger.event('info', 'issue workload identity', {
+        pod,
+        namespace,
+        generation: result.generation,
+      });
+    return { fingerprint: result.fingerprint, notAfter: result.notAfter.toISOString() };
+  }
+
+  /** Removes a departed Pod's identity symlink and generations. */
+  async removeWorkload(pod: string): Promise<void> {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(pod)) return;
+    const dir = path.join(this.deps.nodeRoot, WORKLOADS_DIR, pod);
+    const generations = path.join(dir, GENERATIONS_DIR);
+    // Generation directories are sealed 0555; open them up so they can be removed.
+    for (const g of await fs.readdir(generations).catch(() => [] as string[]))
+      await fs.chmod(path.join(generations, g), 0o755).catch(() => undefined);
+    await fs.rm(path.join(dir, IDENTITY_LINK), { force: true });
+    await fs.rm(generations, { recursive: true, force: true });
+  }
+
+  /** The node's in-memory coordination leaf. */
+  async nodeCertificate(): Promise<identity.NodeCertificate> {
+    const leaf = await this.nodeLeaf.leaf();
+    return {
+      certificatePem: leaf.certificatePem,
+      privateKeyPem: leaf.privateKeyPem,
+      caPem: this.deps.clusterCa.certificate.pem,
+      notAfter: leaf.certificate.notAfter.toISOString(),
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    void this.rotate();
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
+/** gRPC controller of the Identity contract: converts messages only. */
+@Controller()
+@identity.IdentityControllerMethods()
+export class IdentityGrpcController implements identity.IdentityController {
+  constructor(@Inject(IdentityProcessService) private readonly service: IdentityProcessService) {}
+
+  ensureWorkload(request: identity.EnsureWorkloadRequest): Promise<identity.WorkloadIdentity> {
+    return this.service.ensureWorkload(request.pod, request.namespace, request.service);
+  }
+
+  async removeWorkload(
+    request: identity.RemoveWorkloadRequest,
+  ): Promise<identity.RemoveWorkloadResponse> {
+    await this.service.removeWorkload(request.pod);
+    return {};
+  }
+
+  getNodeCertificate(): Promise<identity.NodeCertificate> {
+    return this.service.nodeCertificate();
+  }
+}
+
+/** The agent-identity Nest module. */
+@Module({})
+export class IdentityModule {
+  /** Module wired with the process's dependencies. */
+  static register(deps: IdentityProcessDeps): DynamicModule {
+    return {
+      module: IdentityModule,
+      controllers: [IdentityGrpcController],
+      providers: [{ provide: DEPS, useValue: deps }, IdentityProcessService],
+    };
+  }
+}
