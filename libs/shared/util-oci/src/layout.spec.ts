@@ -11,6 +11,7 @@ import {
   parseOciLayout,
   serializeLayoutIndex,
   withTag,
+  withUntagged,
 } from './layout';
 import { parseImageIndex } from './manifest';
 import { OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from './media-types';
@@ -88,5 +89,16 @@ describe('OCI layout', () => {
       manifests: [{ ...imageIndex('one'), annotations: { [REF_NAME_ANNOTATION]: 'v1' } }, amd],
     };
     expect(missingNested(legacy, () => [amd, arm])).toEqual([arm]);
+  });
+
+  it('adds untagged descriptors once, keeping tags and the canonical order', () => {
+    const amd = manifestFor('amd64');
+    const tagged = withTag(emptyLayoutIndex(), { tag: 'v1', image: imageIndex('one'), nested: [] });
+    const index = withUntagged(tagged, [imageIndex('two'), amd, amd]);
+    expect(findTagged(index, 'v1')?.digest).toBe(sha256Digest('one'));
+    expect(index.manifests.slice(1).map((d) => d.digest)).toEqual(
+      [imageIndex('two').digest, amd.digest].sort(),
+    );
+    expect(serializeLayoutIndex(withUntagged(index, [amd]))).toEqual(serializeLayoutIndex(index));
   });
 });

@@ -114,6 +114,31 @@ export function withTag(current: ImageIndex, update: TagUpdate): ImageIndex {
 }
 
 /**
+ * Returns the layout index with `descriptors` present once each at top level without a tag
+ * (for a digest-only publication: the image and its nested manifests). Tags are unchanged;
+ * the order is the same as {@link withTag}'s, so equal inputs give byte-identical `index.json`.
+ */
+export function withUntagged(current: ImageIndex, descriptors: readonly Descriptor[]): ImageIndex {
+  const tagged = current.manifests.filter((d) => refName(d) !== undefined);
+  const untagged = new Map<string, Descriptor>();
+  for (const d of current.manifests) {
+    if (refName(d) === undefined) untagged.set(d.digest, d);
+  }
+  for (const d of descriptors) {
+    untagged.set(d.digest, stripRefName(d));
+  }
+  return {
+    ...current,
+    schemaVersion: 2,
+    mediaType: current.mediaType ?? OCI_INDEX_MEDIA_TYPE,
+    manifests: [
+      ...tagged.sort((a, b) => compare(refName(a) ?? '', refName(b) ?? '')),
+      ...[...untagged.values()].sort((a, b) => compare(a.digest, b.digest)),
+    ],
+  };
+}
+
+/**
  * Checks that every nested manifest of each tagged index is present at top level; returns the
  * missing descriptors (empty when the layout is complete). `nestedOf` gives the manifests of a
  * tagged index, read from its blob.

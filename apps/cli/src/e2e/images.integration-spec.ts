@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { makeSandbox } from './cli-harness';
+import type { CliSandbox } from './cli-harness';
+
+const FIXTURE = path.resolve(
+  __dirname,
+  '../../../../libs/cli/feature-image/src/__fixtures__/hello-app',
+);
+
+describe('podmin build and push (bundled CLI, local bucket)', () => {
+  let sandbox: CliSandbox;
+  let bucket: string;
+
+  beforeAll(async () => {
+    sandbox = makeSandbox();
+    bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+    const connected = await sandbox.run(['connect', 'demo', '--provider', 'local']);
+    expect(connected.code).toBe(0);
+  });
+  afterAll(() => sandbox.cleanup());
+
+  it('builds without a context, pushes with one, and prints only references on stdout', async () => {
+    const build = await sandbox.run([
+      'build',
+      FIXTURE,
+      '-t',
+      'hello:v1',
+      '--platform',
+      'linux/amd64,linux/arm64',
+    ]);
+    expect(build.stderr).toContain('Tagged registry.podmin.internal/apps/hello:v1');
+    expect(build.stdout).toBe('registry.podmin.internal/apps/hello:v1\n');
+    expect(build.code).toBe(0);
+    const layout = path.join(
+      sandbox.home,
+      'xdg-cache',
+      'podmin',
+      'oci',
+      'registry.podmin.internal',
+      'apps',
+      'hello',
+    );
+    expect(fs.readFileSync(path.join(layout, 'oci-layout'), 'utf8')).toBe(
+      '{"imageLayoutVersion":"1.0.0"}',
+    );
+
+    const push = await sandbox.run(['push', 'hello:v1']);
+    expect(push.stdout).toBe('registry.podmin.internal/apps/hello:v1\n');
+    expect(push.stderr).toMatch(/Pushing registry.podmin.internal\/apps\/hello:v1: 0\/\d+/);
+    expect(push.code).toBe(0);
+    const index = JSON.parse(
+      fs.readFileSync(path.join(bucket, 'apps/hello/index.json'), 'utf8'),
+    ) as {
+      manifests: Array<{
+        annotations?: Record<string, string>;
+        platform?: { architecture: string };
+      }>;
+    };
+    expect(index.manifests[0]?.annotations?.['org.opencontainers.image.ref.name']).toBe('v1');
+    expect(
+      index.manifests
+        .slice(1)
+        .map((m) => m.platform?.architecture)
+        .sort(),
+    ).toEqual(['amd64', 'arm64']);
+
+    const renamed = await sandbox.run(['push', 'hello:v1', 'web:prod']);
+    expect(renamed.stdout).toBe('registry.podmin.internal/apps/web:prod\n');
+  });
+
+  it('refuses RUN naming the line, and push without a context', async () => {
+    const dir = path.join(sandbox.cwd, 'with-run');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'Containerfile'), 'FROM scratch\n\nRUN make\n');
+    const refused = await sandbox.run(['build', dir, '-t', 'x:1']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(
+      /Error: building from Containerfile line 3: RUN needs to run a command/,
+    );
+
+    const other = makeSandbox();
+    try {
+      const push = await other.run(['push', 'hello:v1']);
+      expect(push.code).toBe(1);
+      expect(push.stderr).toMatch(/context/i);
+    } finally {
+      other.cleanup();
+    }
+  });
+
+  it('pulls from a loopback registry over plain HTTP', async () => {
+    const served = new Map<string, { type: string; body: Buffer }>();
+    const layout = path.join(
+      sandbox.home,
+      'xdg-cache',
+      'podmin',
+      'oci',
+      'registry.podmin.internal',
+      'apps',
+      'hello',
+    );
+    const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as {
+      manifests: Array<{ digest: string; mediaType: string }>;
+    };
+    for (const d of index.manifests) {
+      served.set(d.digest, {
+        type: d.mediaType,
+        body: fs.readFileSync(path.join(layout, 'blobs/sha256', d.digest.slice(7))),
+      });
+    }
+    const server = http.createServer((req, res) => {
+      const match = /^\/v2\/demo\/hello\/(manifests|blobs)\/(.+)$/.exec(req.url ?? '');
+      const ref = match?.[2] === 'v1' ? index.manifests[0]!.digest : match?.[2];
+      const file =
+        ref === undefined
+          ? undefined
+          : path.join(layout, 'blobs/sha256', ref.replace(/^sha256:/, ''));
+      if (file === undefined || !fs.existsSync(file)) {
+        res.statusCode = 404;
+        res.end();
+        return;
+      }
+      res.setHeader('content-type', served.get(ref!)?.type ?? 'application/octet-stream');
+      res.setHeader('docker-content-digest', ref!);
+      res.end(fs.readFileSync(file));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const pull = await sandbox.run(['pull', `127.0.0.1:${port}/demo/hello:v1`]);
+      expect(pull.stderr).not.toContain('Error');
+      expect(pull.stdout).toBe(`127.0.0.1:${port}/demo/hello:v1@${index.manifests[0]!.digest}\n`);
+      expect(pull.code).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

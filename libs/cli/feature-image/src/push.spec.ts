@@ -1,0 +1,130 @@
+import path from 'node:path';
+import { LocalImageStore } from '@podmin/cli-data-access-image-store';
+import { InMemoryObjectStore, makeTempDir } from '@podmin/testing';
+import type { TempDir } from '@podmin/testing';
+import { PodminError } from '@podmin/util-errors';
+import { REF_NAME_ANNOTATION, parseImageIndex } from '@podmin/util-oci';
+import { QuietReporter } from './__fixtures__/quiet-reporter';
+import { buildImage } from './build/build-image';
+import type { ImageDeps } from './image-deps';
+import { pushImage } from './push';
+import { RegistryClient } from './registry/registry-client';
+
+const FIXTURE = path.join(__dirname, '__fixtures__', 'hello-app');
+
+describe('pushImage', () => {
+  let work: TempDir;
+  let deps: ImageDeps;
+  let reporter: QuietReporter;
+
+  beforeAll(async () => {
+    work = await makeTempDir('podmin-push');
+    reporter = new QuietReporter();
+    deps = {
+      store: new LocalImageStore(path.join(work.path, 'oci')),
+      registry: new RegistryClient(),
+      reporter,
+    };
+    await buildImage(deps, {
+      context: FIXTURE,
+      tags: ['hello:v1'],
+      platforms: ['linux/amd64', 'linux/arm64'],
+      hostPlatform: { os: 'linux', architecture: 'amd64' },
+    });
+  });
+  afterAll(() => work.cleanup());
+
+  const tagsIn = async (bucket: InMemoryObjectStore, repo: string): Promise<string[]> =>
+    parseImageIndex((await bucket.get(`${repo}/index.json`)).body)
+      .manifests.map((d) => d.annotations?.[REF_NAME_ANNOTATION])
+      .filter((t): t is string => t !== undefined);
+
+  it('uploads blobs, then oci-layout, then index.json with every nested manifest', async () => {
+    const bucket = new InMemoryObjectStore();
+    const pushed = await pushImage(deps, bucket, { source: 'hello:v1' });
+    expect(pushed).toMatchObject({
+      registry: 'registry.podmin.internal',
+      repository: 'apps/hello',
+      tag: 'v1',
+    });
+    const writes = bucket.calls.filter((c) => c.startsWith('put'));
+    expect(writes.at(-1)).toBe('putIfAbsent apps/hello/index.json');
+    expect(writes.at(-2)).toBe('putIfAbsent apps/hello/oci-layout');
+    expect(writes.slice(0, -2).every((c) => c.includes('/blobs/sha256/'))).toBe(true);
+    const index = parseImageIndex((await bucket.get('apps/hello/index.json')).body);
+    expect(
+      index.manifests.map((d) => d.platform?.architecture ?? d.annotations?.[REF_NAME_ANNOTATION]),
+    ).toEqual(['v1', ...index.manifests.slice(1).map((d) => d.platform?.architecture)]);
+    expect(
+      index.manifests
+        .slice(1)
+        .map((d) => d.platform?.architecture)
+        .sort(),
+    ).toEqual(['amd64', 'arm64']);
+
+    bucket.calls.length = 0;
+    await pushImage(deps, bucket, { source: 'hello:v1', destination: 'hello:v2' });
+    expect(bucket.calls.filter((c) => c.startsWith('putIfAbsent apps/hello/blobs'))).toEqual([]);
+    expect(await tagsIn(bucket, 'apps/hello')).toEqual(['v1', 'v2']);
+  });
+
+  it('loses no tag when eight pushes race on one repository', async () => {
+    const bucket = new InMemoryObjectStore();
+    const tags = Array.from({ length: 8 }, (_, i) => `race-${i}`);
+    await Promise.all(
+      tags.map((tag) =>
+        pushImage(deps, bucket, {
+          source: 'hello:v1',
+          destination: `hello:${tag}`,
+          backoff: () => new Promise((r) => setImmediate(r)),
+        }),
+      ),
+    );
+    expect(await tagsIn(bucket, 'apps/hello')).toEqual(tags);
+  });
+
+  it('leaves index.json unchanged when the push fails after the blobs', async () => {
+    const bucket = new InMemoryObjectStore();
+    await pushImage(deps, bucket, { source: 'hello:v1' });
+    const before = (await bucket.get('apps/hello/index.json')).body;
+    const failing = Object.assign(Object.create(bucket) as InMemoryObjectStore, {
+      putIfMatch: () => Promise.reject(new PodminError('BUCKET_UNAVAILABLE', 'connection reset')),
+    });
+    await expect(
+      pushImage(deps, failing, { source: 'hello:v1', destination: 'hello:v9' }),
+    ).rejects.toThrow(/connection reset/);
+    expect((await bucket.get('apps/hello/index.json')).body).toEqual(before);
+  });
+
+  it('gives up after bounded conflicts', async () => {
+    const bucket = new InMemoryObjectStore();
+    await pushImage(deps, bucket, { source: 'hello:v1' });
+    bucket.beforeConditionalWrite = (key) => {
+      if (key.endsWith('index.json'))
+        void bucket.put(key, bucket.objects.get(key)!.body.toString() + ' ');
+    };
+    await expect(
+      pushImage(deps, bucket, {
+        source: 'hello:v1',
+        destination: 'hello:v3',
+        maxIndexAttempts: 3,
+        backoff: () => Promise.resolve(),
+      }),
+    ).rejects.toMatchObject({ code: 'CONFLICT_RETRIES_EXHAUSTED' });
+  });
+
+  it('refuses a mirror/ destination and an unknown local image', async () => {
+    const bucket = new InMemoryObjectStore();
+    await expect(
+      pushImage(deps, bucket, {
+        source: 'hello:v1',
+        destination: 'registry.podmin.internal/mirror/x/y:1',
+      }),
+    ).rejects.toThrow(/reserved/);
+    await expect(
+      pushImage(deps, bucket, { source: 'registry.podmin.internal/apps/nope:v1' }),
+    ).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+  });
+});
