@@ -1,0 +1,54 @@
+import path from 'node:path';
+import type { CliEnvironment, ClusterContext } from '@podmin/cli-util-config';
+import {
+  LocalSecretStore,
+  ParameterStoreSecretStore,
+  SecretsManagerSecretStore,
+  createSecretsManagerClient,
+  createSsmClient,
+  type SecretProviderName,
+  type SecretStore,
+} from '@podmin/data-access-secrets';
+import type { SecretStoreOpener } from './secrets.ports';
+
+/** The local provider's secrets file of a cluster: `<data dir>/secrets/<cluster>.json`. */
+export function localSecretsFile(dataDir: string, cluster: string): string {
+  return path.join(dataDir, 'secrets', `${cluster}.json`);
+}
+
+/**
+ * Opens a context's secret stores: for a local context the local file store (serving both
+ * provider names), for aws the SSM or Secrets Manager adapter with the context's region and
+ * profile and any endpoint override from the environment.
+ */
+export function secretStoreOpener(
+  context: ClusterContext,
+  env: CliEnvironment,
+  dataDir: string,
+): SecretStoreOpener {
+  return (provider: SecretProviderName): Promise<SecretStore> => {
+    if (context.provider === 'local') {
+      return Promise.resolve(
+        new LocalSecretStore({ file: localSecretsFile(dataDir, context.cluster), provider }),
+      );
+    }
+    const base = {
+      region: context.region,
+      ...(context.profile === undefined ? {} : { profile: context.profile }),
+    };
+    if (provider === 'aws-parameter-store') {
+      const endpoint = env.ssmEndpoint;
+      return Promise.resolve(
+        new ParameterStoreSecretStore(
+          createSsmClient({ ...base, ...(endpoint === undefined ? {} : { endpoint }) }),
+        ),
+      );
+    }
+    const endpoint = env.secretsManagerEndpoint;
+    return Promise.resolve(
+      new SecretsManagerSecretStore(
+        createSecretsManagerClient({ ...base, ...(endpoint === undefined ? {} : { endpoint }) }),
+      ),
+    );
+  };
+}

@@ -1,0 +1,33 @@
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SSMClient } from '@aws-sdk/client-ssm';
+
+/** How to build an AWS secrets client for a context. */
+export interface AwsSecretsClientOptions {
+  /** AWS region, e.g. `eu-west-1`. */
+  region: string;
+  /** Named profile from the shared AWS config/credentials files; default chain otherwise. */
+  profile?: string;
+  /** Custom endpoint (an emulator), e.g. from AWS_ENDPOINT_URL_SSM. */
+  endpoint?: string;
+  /** Static credentials, for emulators and tests; the default provider chain when omitted. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+function clientConfig(options: AwsSecretsClientOptions) {
+  return {
+    region: options.region,
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+  };
+}
+
+/** Creates an SSM client (default credential chain unless credentials are given). */
+export function createSsmClient(options: AwsSecretsClientOptions): SSMClient {
+  return new SSMClient(clientConfig(options));
+}
+
+/** Creates a Secrets Manager client (default credential chain unless credentials are given). */
+export function createSecretsManagerClient(options: AwsSecretsClientOptions): SecretsManagerClient {
+  return new SecretsManagerClient(clientConfig(options));
+}
