@@ -13,6 +13,8 @@ import { listCommand } from './commands/list/list.command';
 import { pullCommand } from './commands/pull/pull.command';
 import { pushCommand } from './commands/push/push.command';
 import { secretCommand } from './commands/secret/secret.command';
+import { setupCommand } from './commands/setup/setup.command';
+import { teardownCommand } from './commands/teardown/teardown.command';
 import { useCommand } from './commands/use/use.command';
 import { validateCommand } from './commands/validate/validate.command';
 
@@ -49,6 +51,8 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(buildCommand(ctx))
     .command(pullCommand(ctx))
     .command(pushCommand(ctx))
+    .command(setupCommand(ctx))
+    .command(teardownCommand(ctx))
     .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")')
     .option('debug', { type: 'boolean', describe: 'Show stack traces of errors', global: true })
     .demandCommand(1, 'Choose a command; see the list above')
@@ -59,7 +63,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .alias('v', 'version')
     .wrap(Math.min(120, process.stdout.columns || 100))
     .epilogue(
-      'Commands other than init, validate, use, connect, disconnect and completion need a current context.',
+      'init, validate, build, pull, fetch, use, connect, disconnect and completion work without a current context; every other command needs one.',
     )
     .fail((msg, err) => {
       if (err) throw err;

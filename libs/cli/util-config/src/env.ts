@@ -10,6 +10,10 @@ export interface CliEnvironment {
   awsRegion?: string;
   /** Default AWS profile (AWS_PROFILE). */
   awsProfile?: string;
+  /** Local node: loopback host:port of the agent's health endpoints (PODMIN_LOCAL_HEALTH_ADDRESS). */
+  localHealthAddress?: string;
+  /** Local node: loopback host:port of the agent's registry (PODMIN_LOCAL_REGISTRY_LISTEN). */
+  localRegistryListen?: string;
 }
 
 /** Reads the CLI's environment once. */
@@ -34,5 +38,9 @@ export function readCliEnvironment(
   if (sm) out.secretsManagerEndpoint = sm;
   if (region) out.awsRegion = region;
   if (profile) out.awsProfile = profile;
+  const health = pick('PODMIN_LOCAL_HEALTH_ADDRESS');
+  const registry = pick('PODMIN_LOCAL_REGISTRY_LISTEN');
+  if (health) out.localHealthAddress = health;
+  if (registry) out.localRegistryListen = registry;
   return out;
 }

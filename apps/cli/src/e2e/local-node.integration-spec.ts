@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { makeSandbox, type CliSandbox } from './cli-harness';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('the local provider as a real node', () => {
+  let sandbox: CliSandbox;
+  let nodeRoot: string;
+  beforeAll(async () => {
+    const [health, registry] = await Promise.all([freePort(), freePort()]);
+    sandbox = makeSandbox({
+      PODMIN_LOCAL_HEALTH_ADDRESS: `127.0.0.1:${health}`,
+      PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+    });
+    expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await sandbox.run(['teardown']);
+    sandbox.cleanup();
+  });
+
+  it('setup starts the agent, which turns a deploy with a Service and a secret into a static Pod with identity and secret files', async () => {
+    const setup = await sandbox.run(['setup']);
+    expect(setup.stderr).toContain('podmin-agent is ready');
+    expect(setup.code).toBe(0);
+    nodeRoot = setup.stdout.trim();
+    expect(nodeRoot).toBe(
+      path.join(sandbox.home, 'xdg-data', 'podmin', 'nodes', 'demo', 'default'),
+    );
+    const state = JSON.parse(
+      fs.readFileSync(path.join(nodeRoot, 'run/podmin/agent.json'), 'utf8'),
+    ) as { pid: number };
+    expect(() => process.kill(state.pid, 0)).not.toThrow();
+
+    const again = await sandbox.run(['setup']);
+    expect(again.stderr).toContain('already running');
+    expect(again.stderr).toContain('Kept existing /demo/_system/workload-ca-key');
+
+    const secretFile = path.join(sandbox.cwd, 'db-url');
+    fs.writeFileSync(secretFile, 'postgres://db');
+    expect(
+      (await sandbox.run(['secret', 'create', 'db-url', '--for', 'web', '--from-file', secretFile]))
+        .code,
+    ).toBe(0);
+    fs.writeFileSync(
+      path.join(sandbox.cwd, 'web.yaml'),
+      `apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: web }
+spec:
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata:
+      labels: { app: web }
+      annotations: { podmin.dev/aws-parameter-store: db-url }
+    spec:
+      nodeSelector: { podmin.dev/nodegroup: default }
+      containers: [{ name: web, image: hello:v1 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web }
+spec:
+  selector: { app: web }
+  ports: [{ port: 443, targetPort: 8443 }]
+`,
+    );
+    expect((await sandbox.run(['deploy', 'web', '-g', 'default', '-f', 'web.yaml'])).code).toBe(0);
+    const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
+    const manifest = await until(
+      () => (fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : undefined),
+      'the static Pod',
+    );
+    expect(manifest).toContain('podmin.dev/identity-revision');
+    const identity = path.join(nodeRoot, 'run/podmin/workloads/web/identity');
+    execFileSync('openssl', [
+      'verify',
+      '-CAfile',
+      path.join(identity, 'ca.crt'),
+      path.join(identity, 'tls.crt'),
+    ]);
+    const secretDir = /path: (\S+aws-parameter-store)/.exec(manifest)?.[1] as string;
+    expect(fs.readFileSync(path.join(secretDir, 'db-url'), 'utf8')).toBe('postgres://db');
+    expect(fs.statSync(path.join(secretDir, 'db-url')).mode & 0o777).toBe(0o444);
+
+    expect((await sandbox.run(['delete', 'web', '-g', 'default'])).code).toBe(0);
+    await until(
+      () => (fs.existsSync(manifestFile) ? undefined : true),
+      'the static Pod to be removed',
+    );
+    await until(
+      () => (fs.existsSync(path.join(nodeRoot, 'run/podmin/workloads/web')) ? undefined : true),
+      'workload files to be removed',
+    );
+
+    const teardown = await sandbox.run(['teardown']);
+    expect(teardown.stderr).toContain('Stopped podmin-agent');
+    await until(() => {
+      try {
+        process.kill(state.pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    }, 'the agent to exit');
+  });
+});

@@ -1,0 +1,26 @@
+import path from 'node:path';
+import { localNodeLayout, localPodPrefix, findNodeStack } from './local-node';
+
+describe('local node', () => {
+  it('lays the node out like a VM under the data directory', () => {
+    expect(localNodeLayout('/d', 'demo', 'default')).toEqual({
+      root: '/d/nodes/demo/default',
+      manifests: '/d/nodes/demo/default/etc/podmin/manifests',
+      workloads: '/d/nodes/demo/default/run/podmin/workloads',
+      pidFile: '/d/nodes/demo/default/run/podmin/agent.pid',
+      stateFile: '/d/nodes/demo/default/run/podmin/agent.json',
+      logFile: '/d/nodes/demo/default/var/log/podmin-agent.log',
+    });
+  });
+
+  it('derives a stable unique-local /80 per cluster and NodeGroup', () => {
+    const prefix = localPodPrefix('demo', 'default');
+    expect(prefix).toMatch(/^fd[0-9a-f]{2}(:[0-9a-f]{1,4}){4}::\/80$/);
+    expect(localPodPrefix('demo', 'default')).toBe(prefix);
+    expect(localPodPrefix('demo', 'workers')).not.toBe(prefix);
+  });
+
+  it('finds kubelet and containerd on PATH only when present', () => {
+    expect(findNodeStack({ PATH: path.join(__dirname, 'no-such-dir') })).toEqual({});
+  });
+});

@@ -1,0 +1,277 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { PodminError, ValidationError } from '@podmin/util-errors';
+import type { ClusterContext } from '@podmin/cli-util-config';
+import { atomicWriteFile } from '@podmin/cli-util-config';
+import type { Reporter } from '@podmin/cli-util-io';
+
+/** Where one local node lives under the Podmin data directory. */
+export interface LocalNodeLayout {
+  /** Node root mirroring a VM's paths (`<root>/etc/podmin/manifests`, `<root>/run/podmin/workloads`, …). */
+  root: string;
+  manifests: string;
+  workloads: string;
+  pidFile: string;
+  stateFile: string;
+  logFile: string;
+}
+
+/** The layout of the local node of a cluster and NodeGroup. */
+export function localNodeLayout(
+  dataDir: string,
+  cluster: string,
+  nodegroup: string,
+): LocalNodeLayout {
+  const root = path.join(dataDir, 'nodes', cluster, nodegroup);
+  return {
+    root,
+    manifests: path.join(root, 'etc', 'podmin', 'manifests'),
+    workloads: path.join(root, 'run', 'podmin', 'workloads'),
+    pidFile: path.join(root, 'run', 'podmin', 'agent.pid'),
+    stateFile: path.join(root, 'run', 'podmin', 'agent.json'),
+    logFile: path.join(root, 'var', 'log', 'podmin-agent.log'),
+  };
+}
+
+/** A stable unique-local /80 Pod prefix for a local node: fd00::/8 + 72 bits of SHA-256(cluster/nodegroup). */
+export function localPodPrefix(cluster: string, nodegroup: string): string {
+  const h = createHash('sha256').update(`${cluster}/${nodegroup}`).digest();
+  const groups = [
+    0xfd00 | (h[0] as number),
+    h.readUInt16BE(1),
+    h.readUInt16BE(3),
+    h.readUInt16BE(5),
+    h.readUInt16BE(7),
+  ];
+  return `${groups.map((g) => g.toString(16)).join(':')}::/80`;
+}
+
+/** Inputs of local setup and teardown. */
+export interface LocalNodeOptions {
+  context: ClusterContext;
+  nodegroup: string;
+  dataDir: string;
+  /** The bundled podmin-agent program. */
+  agentProgram: string;
+  /** File-backed secret store of the local provider. */
+  secretsFile: string;
+  /** Loopback `host:port` of the agent's health endpoints. */
+  healthAddress: string;
+  /** Loopback `host:port` of the agent's registry. */
+  registryListen: string;
+  /** How long to wait for the agent to become ready. */
+  readyTimeoutMs?: number;
+}
+
+/** What the recorded agent was started with; a difference means restart. */
+interface AgentState {
+  pid: number;
+  args: string[];
+  env: Record<string, string>;
+}
+
+const NODEGROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readState(file: string): Promise<AgentState | undefined> {
+  try {
+    const state = JSON.parse(await fsp.readFile(file, 'utf8')) as AgentState;
+    return Number.isInteger(state.pid) && alive(state.pid) ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function ready(healthAddress: string): Promise<boolean> {
+  try {
+    return (
+      (await fetch(`http://${healthAddress}/readyz`, { signal: AbortSignal.timeout(1000) }))
+        .status === 200
+    );
+  } catch {
+    return false;
+  }
+}
+
+function tail(file: string, lines = 15): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Which node-stack programs are on PATH (kubelet and containerd run Pods for real). */
+export function findNodeStack(env: Readonly<Record<string, string | undefined>> = process.env): {
+  kubelet?: string;
+  containerd?: string;
+} {
+  const found: { kubelet?: string; containerd?: string } = {};
+  for (const dir of (env['PATH'] ?? '').split(path.delimiter)) {
+    for (const name of ['kubelet', 'containerd'] as const) {
+      const candidate = path.join(dir, name);
+      if (!found[name] && fs.existsSync(candidate)) found[name] = candidate;
+    }
+  }
+  return found;
+}
+
+/**
+ * `podmin setup` on the local provider: starts `podmin-agent --provider local` in the
+ * background with a node root under the data directory, waits until it is ready.
+ * Idempotent: an agent already running with the same configuration is left as it is.
+ */
+export async function startLocalNode(
+  options: LocalNodeOptions,
+  reporter: Reporter,
+): Promise<{ pid: number; started: boolean; layout: LocalNodeLayout }> {
+  const { context, nodegroup } = options;
+  if (context.provider !== 'local')
+    throw new PodminError(
+      'INVALID_ARGUMENT',
+      `setting up ${context.cluster}: the local node is only for --provider local contexts`,
+    );
+  if (!NODEGROUP.test(nodegroup) || nodegroup.length > 63) {
+    throw new ValidationError(
+      'setup',
+      [{ field: '--nodegroup', message: `${JSON.stringify(nodegroup)} must be a DNS-1123 label` }],
+      { code: 'INVALID_ARGUMENT' },
+    );
+  }
+  const layout = localNodeLayout(options.dataDir, context.cluster, nodegroup);
+  const args = [
+    options.agentProgram,
+    '--provider',
+    'local',
+    '--bucket',
+    context.bucket,
+    '--region',
+    'local',
+    '--cluster',
+    context.cluster,
+    '--nodegroup',
+    nodegroup,
+    '--ipv6-prefix',
+    localPodPrefix(context.cluster, nodegroup),
+  ];
+  const env: Record<string, string> = {
+    PODMIN_NODE_ROOT: layout.root,
+    PODMIN_LOCAL_SECRETS_FILE: options.secretsFile,
+    PODMIN_AGENT_HEALTH_ADDRESS: options.healthAddress,
+    PODMIN_AGENT_REGISTRY_LISTEN: options.registryListen,
+  };
+  const existing = await readState(layout.stateFile);
+  if (
+    existing &&
+    JSON.stringify(existing.args) === JSON.stringify(args) &&
+    JSON.stringify(existing.env) === JSON.stringify(env)
+  ) {
+    reporter.info(
+      `podmin-agent is already running for ${context.cluster}/${nodegroup} (pid ${existing.pid})`,
+    );
+    return { pid: existing.pid, started: false, layout };
+  }
+  if (existing) {
+    reporter.info(`Restarting podmin-agent (pid ${existing.pid}): its configuration changed`);
+    await stopPid(existing.pid);
+  }
+  for (const dir of [
+    layout.manifests,
+    layout.workloads,
+    path.dirname(layout.logFile),
+    path.dirname(layout.pidFile),
+  ]) {
+    await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+  }
+  const log = fs.openSync(layout.logFile, 'a', 0o600);
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/', ...env },
+  });
+  fs.closeSync(log);
+  const pid = child.pid;
+  if (pid === undefined)
+    throw new PodminError('IO_ERROR', `starting ${options.agentProgram}: no process was created`);
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = signal ?? `code ${code ?? '?'}`));
+  child.unref();
+  await atomicWriteFile(layout.pidFile, `${pid}\n`, 0o644);
+  await atomicWriteFile(
+    layout.stateFile,
+    JSON.stringify({ pid, args, env }, null, 2) + '\n',
+    0o600,
+  );
+  reporter.info(
+    `Started podmin-agent (pid ${pid}) with node root ${layout.root}; waiting until it is ready`,
+  );
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  while (!(await ready(options.healthAddress))) {
+    if (exited !== undefined || Date.now() > deadline) {
+      if (exited === undefined) await stopPid(pid);
+      await fsp.rm(layout.stateFile, { force: true });
+      throw new PodminError(
+        'IO_ERROR',
+        `starting podmin-agent: ${exited !== undefined ? `it exited (${exited})` : 'not ready in time'}; log ${layout.logFile}:\n${tail(layout.logFile)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { pid, started: true, layout };
+}
+
+async function stopPid(pid: number, graceMs = 15_000): Promise<void> {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `podmin teardown` on the local provider: stops the node's agent; bucket, context and secrets stay. */
+export async function stopLocalNode(
+  options: Pick<LocalNodeOptions, 'context' | 'nodegroup' | 'dataDir'>,
+  reporter: Reporter,
+): Promise<boolean> {
+  const layout = localNodeLayout(options.dataDir, options.context.cluster, options.nodegroup);
+  const state = await readState(layout.stateFile);
+  await fsp.rm(layout.stateFile, { force: true });
+  await fsp.rm(layout.pidFile, { force: true });
+  if (!state) {
+    reporter.info(`No podmin-agent is running for ${options.context.cluster}/${options.nodegroup}`);
+    return false;
+  }
+  await stopPid(state.pid);
+  reporter.info(
+    `Stopped podmin-agent (pid ${state.pid}); the bucket, context and secrets are kept`,
+  );
+  return true;
+}
+
+/** NodeGroups that have a local node directory for a cluster. */
+export async function localNodeGroups(dataDir: string, cluster: string): Promise<string[]> {
+  try {
+    return (await fsp.readdir(path.join(dataDir, 'nodes', cluster))).sort();
+  } catch {
+    return [];
+  }
+}
