@@ -6,6 +6,9 @@
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
 
 const root = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -24,7 +27,7 @@ const NEST_OPTIONAL = [
   'amqp-connection-manager',
 ];
 const targets = {
-  cli: { entry: 'apps/cli/src/main.ts', out: 'dist/bin/podmin.cjs' },
+  cli: { entry: 'apps/cli/src/main.ts', out: 'dist/bin/podmin.cjs', codeCache: true },
   agent: { entry: 'apps/agent/src/main.ts', out: 'dist/bin/podmin-agent.cjs' },
   'agent-registry': {
     entry: 'apps/agent-registry/src/main.ts',
@@ -103,7 +106,59 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
+if (target.codeCache) wrapWithCodeCache(outfile);
 fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));
 process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n`);
+
+/**
+ * Rewrites a bundle as one file whose program is a string compiled through vm.Script with a
+ * V8 code cache kept in the Podmin cache directory. Scanning a string literal costs far less
+ * than pre-parsing megabytes of code, and a cached compile is nearly free, so start time stays
+ * close to a bare `node` (DESIGN.md §8). Without a usable cache it compiles normally.
+ */
+function wrapWithCodeCache(file) {
+  // vm.Script has no dynamic-import loader without --experimental-vm-modules, so the few
+  // import("node:…") calls left in dependencies become require() with a namespace shape.
+  const program = fs
+    .readFileSync(file, 'utf8')
+    .replace(/^#!.*\n/, '')
+    .replace(
+      /\bimport\(("node:[a-z_/]+")\)/g,
+      'Promise.resolve().then(() => { const m = require($1); return Object.assign({ default: m }, m); })',
+    );
+  if (/\bimport\(/.test(program.replace(/\.import\(|\bimport\(param|\bimport\(data/g, ''))) {
+    process.stderr.write(
+      `warning: ${file} still contains dynamic import() calls that a code-cached program cannot run\n`,
+    );
+  }
+  const { createHash } = require('node:crypto');
+  const key = createHash('sha256').update(program).digest('hex').slice(0, 16);
+  const loader = `#!/usr/bin/env node
+"use strict";
+// podmin: the bundled program below runs through a V8 code cache (tools/scripts/bundle.mjs).
+const PROGRAM = ${JSON.stringify(program)};
+(() => {
+  const fs = require("node:fs"), path = require("node:path"), os = require("node:os"), vm = require("node:vm"), Module = require("node:module");
+  const env = process.env, xdg = env.XDG_CACHE_HOME;
+  const cacheRoot = xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(os.homedir(), ".cache", "podmin") : path.join(os.homedir(), ".podmin", "cache");
+  const cacheFile = path.join(cacheRoot, "v8", "podmin-${key}-" + process.version + "-" + process.arch + ".bin");
+  let cachedData;
+  try { cachedData = fs.readFileSync(cacheFile); } catch {}
+  const script = new vm.Script(Module.wrap(PROGRAM), { filename: __filename, cachedData, importModuleDynamically: vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
+  if (cachedData === undefined || script.cachedDataRejected) {
+    process.once("exit", () => {
+      try {
+        fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
+        const tmp = cacheFile + "." + process.pid + ".tmp";
+        fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+        fs.renameSync(tmp, cacheFile);
+      } catch {}
+    });
+  }
+  script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
+})();
+`;
+  fs.writeFileSync(file, loader);
+}

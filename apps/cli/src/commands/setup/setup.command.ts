@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { PodminError } from '@podmin/util-errors';
@@ -36,7 +37,6 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
       const { storeSetupSecrets, secretStoreOpener, localSecretsFile } =
         await import('@podmin/cli-feature-secrets');
       const { createClusterCa, serializeClusterCaSecret } = await import('@podmin/util-pki');
-      const { randomBytes } = await import('node:crypto');
       const store = await secretStoreOpener(context, ctx.env, ctx.dirs.data)('aws-parameter-store');
       const secrets = await storeSetupSecrets(store, context.cluster, {
         workloadCaKey: randomBytes(32),
