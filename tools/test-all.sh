@@ -4,7 +4,7 @@
 # A tier that cannot run prints "SKIPPED <tier>: <reason>". Ends with "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
+started=$SECONDS
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false FORCE_COLOR=0
 
@@ -29,8 +29,8 @@ run() {
 step "format"
 run npx prettier --check . --log-level warn
 
-step "lint and typecheck"
-run npx nx run-many -t lint typecheck --output-style=stream --skip-nx-cache
+step "lint, typecheck and committed generated code"
+run npx nx run-many -t lint typecheck check-generated --output-style=stream --skip-nx-cache
 
 step "unit tests"
 run npx nx run-many -t test --output-style=stream --skip-nx-cache
@@ -56,5 +56,6 @@ read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'Tests: .*'
   END { printf "%d %d\n", p, f }')
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
 echo
+echo "test-all took $((SECONDS - started)) s" >&2
 echo "${passed} passed, ${failed} failed"
 exit "$status"
