@@ -59,6 +59,24 @@ describe('Supervisor', () => {
     }
   });
 
+  it('reports a service that declares itself unhealthy', async () => {
+    const { log } = capture();
+    const supervisor = new Supervisor([spec('staticpod', 'unhealthy', 1)], log);
+    const server = await startHealthServer(supervisor, 0);
+    supervisor.start();
+    try {
+      await until(() => supervisor.statuses()[0]?.healthy === false, 'health report');
+      const res = await fetch(`http://127.0.0.1:${server.port}/healthz`);
+      expect(res.status).toBe(503);
+      expect(
+        ((await res.json()) as { services: Array<{ detail: string }> }).services[0]?.detail,
+      ).toBe('index unreachable');
+    } finally {
+      await supervisor.stop();
+      await server.close();
+    }
+  });
+
   it('restarts a crashing service with growing backoff and reports it unhealthy', async () => {
     const { log, lines } = capture();
     const supervisor = new Supervisor([spec('flaky', 'crash', 1)], log, {

@@ -28,6 +28,10 @@ export interface ServiceStatus {
   name: string;
   state: 'starting' | 'running' | 'backoff' | 'stopping' | 'stopped';
   ready: boolean;
+  /** The service's own health report (e.g. the last reconcile pass); null until it reports. */
+  healthy: boolean | null;
+  /** Why the service reported itself unhealthy. */
+  detail: string | null;
   pid: number | null;
   restarts: number;
   lastExit: string | null;
@@ -43,6 +47,13 @@ export const forkLauncher: Launcher = (spec) =>
 /** The IPC message a service sends when it is ready to serve. */
 export interface ReadyMessage {
   type: 'ready';
+}
+
+/** The IPC message a service sends when its own health changes. */
+export interface HealthMessage {
+  type: 'health';
+  healthy: boolean;
+  detail?: string;
 }
 
 interface Slot {
@@ -77,6 +88,8 @@ export class Supervisor {
         name: spec.name,
         state: 'stopped',
         ready: false,
+        healthy: null,
+        detail: null,
         pid: null,
         restarts: 0,
         lastExit: null,
@@ -98,9 +111,9 @@ export class Supervisor {
     return this.slots.map((s) => ({ ...s.status }));
   }
 
-  /** True when every service process is running. */
+  /** True when every service process is running and none reports itself unhealthy. */
   healthy(): boolean {
-    return this.slots.every((s) => s.status.state === 'running');
+    return this.slots.every((s) => s.status.state === 'running' && s.status.healthy !== false);
   }
 
   /** True when every service reported ready. */
@@ -124,6 +137,8 @@ export class Supervisor {
     slot.timer = undefined;
     slot.status.state = 'starting';
     slot.status.ready = false;
+    slot.status.healthy = null;
+    slot.status.detail = null;
     slot.startedAt = Date.now();
     let child: ChildProcess;
     try {
@@ -139,9 +154,20 @@ export class Supervisor {
       if (slot.child === child && slot.status.state === 'starting') slot.status.state = 'running';
     });
     child.on('message', (message: unknown) => {
-      if ((message as Partial<ReadyMessage> | null)?.type === 'ready' && slot.child === child) {
+      if (slot.child !== child) return;
+      const m = message as Partial<ReadyMessage | HealthMessage> | null;
+      if (m?.type === 'ready') {
         slot.status.ready = true;
         this.log.info('service ready', { service: slot.spec.name });
+      } else if (m?.type === 'health' && typeof m.healthy === 'boolean') {
+        if (slot.status.healthy !== m.healthy)
+          this.log.info('service health', {
+            service: slot.spec.name,
+            healthy: m.healthy,
+            detail: m.detail ?? null,
+          });
+        slot.status.healthy = m.healthy;
+        slot.status.detail = m.healthy ? null : (m.detail ?? null);
       }
     });
     for (const stream of [child.stdout, child.stderr]) {
