@@ -42,11 +42,17 @@ export function parseAgentProcessConfig(
   });
   const base = parseAgentConfig(values);
   const problems: FieldProblem[] = [];
-  const nodeRoot = env['PODMIN_NODE_ROOT'] ?? '/';
-  if (!path.isAbsolute(nodeRoot))
+  // A VM's node root is `/`; the local provider must name its own directory so a development
+  // machine's /etc and /run are never written by accident.
+  const nodeRoot = env['PODMIN_NODE_ROOT'] ?? (base.provider === 'aws' ? '/' : '');
+  if (nodeRoot === '') {
+    problems.push({
+      field: 'PODMIN_NODE_ROOT',
+      message: 'is required for the local provider (`podmin setup` sets it)',
+    });
+  } else if (!path.isAbsolute(nodeRoot)) {
     problems.push({ field: 'PODMIN_NODE_ROOT', message: 'must be an absolute directory' });
-  if (base.provider === 'aws' && nodeRoot !== '/')
-    problems.push({ field: 'PODMIN_NODE_ROOT', message: 'is only for the local provider' });
+  }
   const localSecretsFile = env['PODMIN_LOCAL_SECRETS_FILE'];
   if (localSecretsFile !== undefined && !path.isAbsolute(localSecretsFile)) {
     problems.push({ field: 'PODMIN_LOCAL_SECRETS_FILE', message: 'must be an absolute path' });
