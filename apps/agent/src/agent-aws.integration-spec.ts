@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
+import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
+import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { INDEX_KEY, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
+import { buildDeployment } from '@podmin/util-manifest';
+import {
+  createClusterCa,
+  generateWorkloadCaSecretValue,
+  serializeClusterCaSecret,
+} from '@podmin/util-pki';
+
+const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
+  it('reads the index from S3 and secrets and CAs from Parameter Store', async () => {
+    const emulator = await getAwsEmulator();
+    const bucket = uniqueBucketName('podmin-agent');
+    const creds = {
+      region: emulator.region,
+      endpoint: emulator.endpoint,
+      credentials: emulator.credentials,
+    };
+    const s3 = createS3Client(creds);
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
+    const cluster = `c${Date.now().toString(36)}`;
+    await secrets.create(
+      `/${cluster}/_system/workload-ca-key`,
+      Buffer.from(generateWorkloadCaSecretValue()),
+    );
+    await secrets.create(
+      `/${cluster}/_system/cluster-ca`,
+      Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
+    );
+    await secrets.create(`/${cluster}/default/api/token`, Buffer.from('s3cr3t'));
+
+    const objects = new S3ObjectStore({ client: s3, bucket });
+    const d = buildDeployment(
+      `apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: api }
+spec:
+  selector: { matchLabels: { app: api } }
+  template:
+    metadata: { labels: { app: api }, annotations: { podmin.dev/aws-parameter-store: token } }
+    spec:
+      nodeSelector: { podmin.dev/nodegroup: workers }
+      containers: [{ name: api, image: api:v1 }]
+`,
+      { source: 'test' },
+    );
+    const pod = podPayloadKey('workers', d.podYaml);
+    await objects.putIfAbsent(pod, d.podYaml);
+    await objects.putIfAbsent(INDEX_KEY, serializeIndex({ 'workers/api': { pod } }));
+
+    const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-aws-node-'));
+    const [health, registry] = await Promise.all([freePort(), freePort()]);
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--provider',
+        'aws',
+        '--bucket',
+        bucket,
+        '--region',
+        emulator.region,
+        '--cluster',
+        cluster,
+        '--nodegroup',
+        'workers',
+        '--ipv6-prefix',
+        '2600:1f14:abc:1200:1::/80',
+      ],
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          PODMIN_NODE_ROOT: nodeRoot,
+          PODMIN_NODE_ADDRESS: '2600:1f14:abc:1200::10',
+          PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
+          PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+          AWS_ENDPOINT_URL: emulator.endpoint,
+          AWS_ENDPOINT_URL_S3: emulator.endpoint,
+          AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const exited = new Promise<number>((resolve) =>
+      child.on('close', (code) => resolve(code ?? -1)),
+    );
+    try {
+      const manifest = path.join(nodeRoot, 'etc/podmin/manifests/api.yaml');
+      const deadline = Date.now() + 30_000;
+      while (!fs.existsSync(manifest)) {
+        if (Date.now() > deadline)
+          throw new Error(
+            `no static Pod within 30 s; agent log:\n${output.split('\n').slice(-20).join('\n')}`,
+          );
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const text = fs.readFileSync(manifest, 'utf8');
+      expect(text).toContain('nameservers:\n      - 2600:1f14:abc:1200::10');
+      const secretDir = /path: (\S+aws-parameter-store)/.exec(text)?.[1] as string;
+      expect(fs.readFileSync(path.join(secretDir, 'token'), 'utf8')).toBe('s3cr3t');
+      // The leader created identity/ca.json in the bucket.
+      expect((await objects.head('identity/ca.json')).size).toBeGreaterThan(0);
+      const ready = await fetch(`http://127.0.0.1:${health}/healthz`);
+      expect(ready.status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      fs.rmSync(nodeRoot, { recursive: true, force: true });
+    }
+  });
+});
