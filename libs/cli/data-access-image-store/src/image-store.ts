@@ -23,7 +23,7 @@ import {
   withUntagged,
 } from '@podmin/util-oci';
 import type { Descriptor, ImageIndex, QualifiedReference, TagUpdate } from '@podmin/util-oci';
-import { syncDir, tempName, withFileLock, writeFileAtomic } from './atomic-file';
+import { syncDir, tempName, withFileLock, writeFileAtomic } from '@podmin/util-fs';
 import { CorruptBlobError } from './errors';
 
 /** Folder of the store beneath the CLI cache directory. */
@@ -188,7 +188,11 @@ export class LocalImageStore {
         `storing blob ${expected}: the content hashes to ${digest}`,
       );
     }
-    await writeFileAtomic(this.blobFile(repository, digest), bytes, this.tempDir());
+    await writeFileAtomic(this.blobFile(repository, digest), bytes, {
+      tempDir: this.tempDir(),
+      mode: 0o644,
+      dirMode: 0o755,
+    });
     return { digest, size: bytes.length };
   }
 
@@ -263,21 +267,30 @@ export class LocalImageStore {
   ): Promise<ImageIndex> {
     const dir = this.layoutDir(repository);
     const lockName = createHash('sha256').update(repository).digest('hex');
-    return withFileLock(path.join(this.root, '.locks', lockName), async () => {
-      const layoutFile = path.join(dir, OCI_LAYOUT_FILE);
-      try {
-        await stat(layoutFile);
-      } catch {
-        await writeFileAtomic(layoutFile, ociLayoutContent(), this.tempDir());
-      }
-      const next = change(await this.readIndex(repository));
-      await writeFileAtomic(
-        path.join(dir, LAYOUT_INDEX_FILE),
-        serializeLayoutIndex(next),
-        this.tempDir(),
-      );
-      return next;
-    });
+    return withFileLock(
+      path.join(this.root, '.locks', lockName),
+      `updating the index of ${repository}`,
+      async () => {
+        const layoutFile = path.join(dir, OCI_LAYOUT_FILE);
+        try {
+          await stat(layoutFile);
+        } catch {
+          await writeFileAtomic(layoutFile, ociLayoutContent(), {
+            tempDir: this.tempDir(),
+            mode: 0o644,
+            dirMode: 0o755,
+          });
+        }
+        const next = change(await this.readIndex(repository));
+        await writeFileAtomic(path.join(dir, LAYOUT_INDEX_FILE), serializeLayoutIndex(next), {
+          tempDir: this.tempDir(),
+          mode: 0o644,
+          dirMode: 0o755,
+        });
+        return next;
+      },
+      { timeoutMs: 30_000, staleMs: 60_000 },
+    );
   }
 
   /** Points `update.tag` at an image whose blobs are already stored (see util-oci `withTag`). */

@@ -2,5 +2,3 @@
 export { LocalImageStore, IMAGE_STORE_DIR, type BlobState, type WrittenBlob } from './image-store';
 /** The error raised for stored bytes that do not match their digest. */
 export { CorruptBlobError, isCorruptBlob } from './errors';
-/** Atomic file writes and the cross-process lock the store uses. */
-export { writeFileAtomic, withFileLock, type FileLockOptions } from './atomic-file';

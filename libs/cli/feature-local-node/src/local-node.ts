@@ -5,7 +5,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError, ValidationError } from '@podmin/util-errors';
 import type { ClusterContext } from '@podmin/cli-util-config';
-import { atomicWriteFile } from '@podmin/cli-util-config';
+import { writeFileAtomic } from '@podmin/util-fs';
 import type { Reporter } from '@podmin/cli-util-io';
 
 /** Where one local node lives under the Podmin data directory. */
@@ -207,12 +207,10 @@ export async function startLocalNode(
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = signal ?? `code ${code ?? '?'}`));
   child.unref();
-  await atomicWriteFile(layout.pidFile, `${pid}\n`, 0o644);
-  await atomicWriteFile(
-    layout.stateFile,
-    JSON.stringify({ pid, args, env }, null, 2) + '\n',
-    0o600,
-  );
+  await writeFileAtomic(layout.pidFile, `${pid}\n`, { mode: 0o644 });
+  await writeFileAtomic(layout.stateFile, JSON.stringify({ pid, args, env }, null, 2) + '\n', {
+    mode: 0o600,
+  });
   reporter.info(
     `Started podmin-agent (pid ${pid}) with node root ${layout.root}; waiting until it is ready`,
   );

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { atomicWriteFile, withFileLock } from './files';
+import { withFileLock, writeFileAtomic } from '@podmin/util-fs';
 
 /** Cloud providers a context may target. */
 export const PROVIDERS = ['aws', 'local'] as const;
@@ -65,9 +65,11 @@ export class ContextStore {
 
   /** Applies `mutate` to the current config under a lock and writes the result atomically. */
   async update(mutate: (config: PodminConfig) => PodminConfig): Promise<PodminConfig> {
-    return withFileLock(this.lockFile, async () => {
+    return withFileLock(this.lockFile, `updating ${this.file}`, async () => {
       const next = mutate(await this.read());
-      await atomicWriteFile(this.file, JSON.stringify(sortConfig(next), null, 2) + '\n', 0o600);
+      await writeFileAtomic(this.file, JSON.stringify(sortConfig(next), null, 2) + '\n', {
+        mode: 0o600,
+      });
       return next;
     });
   }

@@ -1,4 +1,3 @@
 export * from './paths';
-export * from './files';
 export * from './contexts';
 export * from './env';

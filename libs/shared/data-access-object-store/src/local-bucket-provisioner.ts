@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
 import type { BucketProvisioner } from './bucket-provisioner.port';
-import { errnoCode } from './file-lock';
+import { errnoCode } from '@podmin/util-fs';
 import { LocalDirectoryObjectStore } from './local-directory-object-store';
 import { probeStoreAccess, randomProbeId } from './probe-access';
 import type { ProbeIdSource } from './probe-access';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
 import { ObjectTooLargeError, describeObject } from './errors';
 import { etagsEqual, md5Etag } from './etag';
-import { errnoCode, withFileLock } from './file-lock';
+import { errnoCode, withFileLock } from '@podmin/util-fs';
 import type {
   ConditionalGetResult,
   GetOptions,
@@ -340,12 +340,11 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       LOCAL_LOCK_DIR,
       createHash('sha256').update(key).digest('hex'),
     );
-    return withFileLock(
-      lockPath,
-      { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs },
-      doing,
-      fn,
-    );
+    return withFileLock(lockPath, doing, fn, {
+      timeoutMs: this.lockTimeoutMs,
+      staleMs: this.staleLockMs,
+      busyCode: 'BUCKET_UNAVAILABLE',
+    });
   }
 
   /** The current ETag of the regular file at `target`, or undefined when there is none. */

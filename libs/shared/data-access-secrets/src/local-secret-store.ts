@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { PodminError } from '@podmin/util-errors';
-import { withLockFile, writeFileAtomically, type FileLockTiming } from './local-file';
+import { withFileLock, writeFileAtomic, type FileLockOptions } from '@podmin/util-fs';
 import {
   DAY_MS,
   assertRecoverySupported,
@@ -41,7 +41,7 @@ export interface LocalSecretStoreOptions {
   /** Clock for recovery windows (injected in tests). */
   now?: () => Date;
   /** Lock timing for concurrent writers. */
-  lock?: Partial<FileLockTiming>;
+  lock?: Pick<FileLockOptions, 'timeoutMs' | 'staleMs'>;
 }
 
 const ENTRY_FIELDS = new Set(['value', 'created', 'updated', 'description', 'deletionDate']);
@@ -57,7 +57,7 @@ export class LocalSecretStore implements SecretStore {
   readonly provider: SecretProviderName;
   private readonly file: string;
   private readonly now: () => Date;
-  private readonly lock: FileLockTiming;
+  private readonly lock: FileLockOptions;
 
   constructor(options: LocalSecretStoreOptions) {
     this.file = options.file;
@@ -173,12 +173,17 @@ export class LocalSecretStore implements SecretStore {
   private async mutate(
     change: (entries: Record<string, LocalEntry>, now: Date) => void,
   ): Promise<void> {
-    await withLockFile(`${this.file}.lock`, this.lock, async () => {
-      const doc = await this.read();
-      const now = this.now();
-      change(this.entriesAt(doc, now), now);
-      await writeFileAtomically(this.file, serialise(doc), 0o600);
-    });
+    await withFileLock(
+      `${this.file}.lock`,
+      `updating ${this.file}`,
+      async () => {
+        const doc = await this.read();
+        const now = this.now();
+        change(this.entriesAt(doc, now), now);
+        await writeFileAtomic(this.file, serialise(doc), { mode: 0o600 });
+      },
+      this.lock,
+    );
   }
 
   private async read(): Promise<LocalDocument> {

@@ -3,14 +3,22 @@ import type { Stats } from 'node:fs';
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, type PodminErrorCode } from '@podmin/util-errors';
 
 /** Timing of a cross-process lock file. */
 export interface FileLockOptions {
-  /** Longest wait for a lock held by someone else before failing. */
+  /** Longest wait for a lock held by someone else before failing (default 10 s). */
+  timeoutMs?: number;
+  /** A lock older than this is presumed abandoned and may be broken (default 30 s). */
+  staleMs?: number;
+  /** Error code raised when the wait times out (default IO_ERROR). */
+  busyCode?: PodminErrorCode;
+}
+
+interface LockTiming {
   timeoutMs: number;
-  /** A lock older than this is presumed abandoned and may be broken. */
   staleMs: number;
+  busyCode: PodminErrorCode;
 }
 
 /** What a holder writes into its lock file, so others can tell a dead holder from a live one. */
@@ -31,11 +39,16 @@ const MAX_RETRY_MS = 50;
  */
 export async function withFileLock<T>(
   lockPath: string,
-  options: FileLockOptions,
   doing: string,
   fn: () => Promise<T>,
+  options: FileLockOptions = {},
 ): Promise<T> {
-  const token = await acquire(lockPath, options, doing);
+  const timing: LockTiming = {
+    timeoutMs: options.timeoutMs ?? 10_000,
+    staleMs: options.staleMs ?? 30_000,
+    busyCode: options.busyCode ?? 'IO_ERROR',
+  };
+  const token = await acquire(lockPath, timing, doing);
   try {
     return await fn();
   } finally {
@@ -43,7 +56,7 @@ export async function withFileLock<T>(
   }
 }
 
-async function acquire(lockPath: string, options: FileLockOptions, doing: string): Promise<string> {
+async function acquire(lockPath: string, options: LockTiming, doing: string): Promise<string> {
   const token = randomBytes(12).toString('hex');
   const record: LockRecord = { pid: process.pid, host: os.hostname(), token };
   const deadline = Date.now() + options.timeoutMs;
@@ -72,9 +85,9 @@ async function acquire(lockPath: string, options: FileLockOptions, doing: string
     }
     if (Date.now() >= deadline) {
       throw new PodminError(
-        'BUCKET_UNAVAILABLE',
+        options.busyCode,
         `${doing}: another writer held the lock ${lockPath} for more than ${options.timeoutMs} ms`,
-        { hint: `if no podmin process is using this bucket, remove ${lockPath}` },
+        { hint: `if no podmin process is running, remove ${lockPath}` },
       );
     }
     await sleep(delay + Math.random() * delay);

@@ -1,0 +1,2 @@
+export * from './atomic-file';
+export * from './file-lock';
