@@ -6,10 +6,10 @@
 // source: podmin/agent/v1/identity.proto
 
 /* eslint-disable */
-import { GrpcMethod, GrpcStreamMethod } from "@nestjs/microservices";
-import { Observable } from "rxjs";
+import { GrpcMethod, GrpcStreamMethod } from '@nestjs/microservices';
+import { Observable } from 'rxjs';
 
-export const protobufPackage = "podmin.agent.v1";
+export const protobufPackage = 'podmin.agent.v1';
 
 export interface EnsureWorkloadRequest {
   pod: string;
@@ -29,11 +29,9 @@ export interface RemoveWorkloadRequest {
   pod: string;
 }
 
-export interface RemoveWorkloadResponse {
-}
+export interface RemoveWorkloadResponse {}
 
-export interface GetNodeCertificateRequest {
-}
+export interface GetNodeCertificateRequest {}
 
 export interface NodeCertificate {
   certificatePem: string;
@@ -42,7 +40,7 @@ export interface NodeCertificate {
   notAfter: string;
 }
 
-export const PODMIN_AGENT_V1_PACKAGE_NAME = "podmin.agent.v1";
+export const PODMIN_AGENT_V1_PACKAGE_NAME = 'podmin.agent.v1';
 
 export interface IdentityClient {
   /** Ensures a valid workload identity generation for a Pod; returns its fingerprint. */
@@ -80,17 +78,17 @@ export interface IdentityController {
 
 export function IdentityControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["ensureWorkload", "removeWorkload", "getNodeCertificate"];
+    const grpcMethods: string[] = ['ensureWorkload', 'removeWorkload', 'getNodeCertificate'];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
-      GrpcMethod("Identity", method)(constructor.prototype[method], method, descriptor);
+      GrpcMethod('Identity', method)(constructor.prototype[method], method, descriptor);
     }
     const grpcStreamMethods: string[] = [];
     for (const method of grpcStreamMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
-      GrpcStreamMethod("Identity", method)(constructor.prototype[method], method, descriptor);
+      GrpcStreamMethod('Identity', method)(constructor.prototype[method], method, descriptor);
     }
   };
 }
 
-export const IDENTITY_SERVICE_NAME = "Identity";
+export const IDENTITY_SERVICE_NAME = 'Identity';

@@ -6,13 +6,12 @@
 // source: podmin/agent/v1/staticpod.proto
 
 /* eslint-disable */
-import { GrpcMethod, GrpcStreamMethod } from "@nestjs/microservices";
-import { Observable } from "rxjs";
+import { GrpcMethod, GrpcStreamMethod } from '@nestjs/microservices';
+import { Observable } from 'rxjs';
 
-export const protobufPackage = "podmin.agent.v1";
+export const protobufPackage = 'podmin.agent.v1';
 
-export interface GetStatusRequest {
-}
+export interface GetStatusRequest {}
 
 export interface StaticPodStatus {
   healthy: boolean;
@@ -23,8 +22,7 @@ export interface StaticPodStatus {
   pods: string[];
 }
 
-export interface GetServicesRequest {
-}
+export interface GetServicesRequest {}
 
 export interface DesiredService {
   namespace: string;
@@ -41,7 +39,7 @@ export interface ServiceDesiredState {
   indexEtag: string;
 }
 
-export const PODMIN_AGENT_V1_PACKAGE_NAME = "podmin.agent.v1";
+export const PODMIN_AGENT_V1_PACKAGE_NAME = 'podmin.agent.v1';
 
 export interface StaticPodClient {
   /** Health of the last reconciliation pass. */
@@ -56,7 +54,9 @@ export interface StaticPodClient {
 export interface StaticPodController {
   /** Health of the last reconciliation pass. */
 
-  getStatus(request: GetStatusRequest): Promise<StaticPodStatus> | Observable<StaticPodStatus> | StaticPodStatus;
+  getStatus(
+    request: GetStatusRequest,
+  ): Promise<StaticPodStatus> | Observable<StaticPodStatus> | StaticPodStatus;
 
   /** The Service desired state published after the last successful Pod commit. */
 
@@ -67,17 +67,17 @@ export interface StaticPodController {
 
 export function StaticPodControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["getStatus", "getServices"];
+    const grpcMethods: string[] = ['getStatus', 'getServices'];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
-      GrpcMethod("StaticPod", method)(constructor.prototype[method], method, descriptor);
+      GrpcMethod('StaticPod', method)(constructor.prototype[method], method, descriptor);
     }
     const grpcStreamMethods: string[] = [];
     for (const method of grpcStreamMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
-      GrpcStreamMethod("StaticPod", method)(constructor.prototype[method], method, descriptor);
+      GrpcStreamMethod('StaticPod', method)(constructor.prototype[method], method, descriptor);
     }
   };
 }
 
-export const STATIC_POD_SERVICE_NAME = "StaticPod";
+export const STATIC_POD_SERVICE_NAME = 'StaticPod';

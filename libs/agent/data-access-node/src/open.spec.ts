@@ -1,0 +1,57 @@
+import { parseAgentProcessConfig } from '@podmin/agent-util-config';
+import { openBucketStore, openSecretStores } from './open';
+
+const flags = (provider: 'aws' | 'local') =>
+  provider === 'local'
+    ? [
+        '--provider',
+        'local',
+        '--bucket',
+        '/b',
+        '--region',
+        'local',
+        '--cluster',
+        'demo',
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        'fd00:1:2:3:4::/80',
+      ]
+    : [
+        '--provider',
+        'aws',
+        '--bucket',
+        'podmin-demo',
+        '--region',
+        'eu-west-1',
+        '--cluster',
+        'demo',
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        '2600:1f14:abc:1200:1::/80',
+      ];
+
+describe('openBucketStore / openSecretStores', () => {
+  it('uses the directory store and one local secrets file for both providers locally', () => {
+    const config = parseAgentProcessConfig(flags('local'), {
+      PODMIN_NODE_ROOT: '/srv/node',
+      PODMIN_LOCAL_SECRETS_FILE: '/srv/secrets.json',
+    });
+    expect(openBucketStore(config, {}).constructor.name).toBe('LocalDirectoryObjectStore');
+    const stores = openSecretStores(config, {});
+    expect(stores['aws-parameter-store'].provider).toBe('aws-parameter-store');
+    expect(stores['aws-secrets-manager'].provider).toBe('aws-secrets-manager');
+    expect(stores['aws-parameter-store'].constructor.name).toBe('LocalSecretStore');
+  });
+
+  it('uses S3, SSM and Secrets Manager on aws', () => {
+    const config = parseAgentProcessConfig(flags('aws'), {});
+    expect(
+      openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' }).constructor.name,
+    ).toBe('S3ObjectStore');
+    const stores = openSecretStores(config, {});
+    expect(stores['aws-parameter-store'].constructor.name).toBe('ParameterStoreSecretStore');
+    expect(stores['aws-secrets-manager'].constructor.name).toBe('SecretsManagerSecretStore');
+  });
+});
