@@ -72,6 +72,21 @@ const port = await new Promise((resolve, reject) => {
   });
 });
 
+// 3. A bare Node.js HTTP server streaming the same file (no framework, no verification), in
+// its own process like the registry: the ceiling of any Node.js HTTP server on this machine.
+const bare = spawn(
+  process.execPath,
+  [
+    '-e',
+    `const http=require('http'),fs=require('fs');const f=process.argv[1];const s=http.createServer((q,r)=>{r.writeHead(200,{'content-length':fs.statSync(f).size});fs.createReadStream(f,{highWaterMark:1048576}).pipe(r)});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`,
+    objectFile,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const barePort = await new Promise((resolve) =>
+  createInterface({ input: bare.stdout }).once('line', (l) => resolve(Number(l))),
+);
+
 const rssKiB = () => {
   const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
@@ -88,12 +103,12 @@ const directRead = () =>
       .on('end', () => resolve({ bytes, ms: Number(process.hrtime.bigint() - start) / 1e6 }))
       .on('error', reject);
   });
-const registryPull = () =>
+const registryPull = (toPort = port) =>
   new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     let bytes = 0;
     http
-      .get({ host: '127.0.0.1', port, path: `/v2/${repo}/blobs/${digest}` }, (res) => {
+      .get({ host: '127.0.0.1', port: toPort, path: `/v2/${repo}/blobs/${digest}` }, (res) => {
         if (res.statusCode !== 200) reject(new Error(`GET blob: HTTP ${res.statusCode}`));
         res.on('data', (c) => (bytes += c.length));
         res.on('end', () => {
@@ -111,9 +126,11 @@ try {
   peakRss = before;
   const direct = [];
   const pulled = [];
+  const bareServed = [];
   for (let i = 0; i < rounds; i++) {
     direct.push(await directRead());
     pulled.push(await registryPull());
+    bareServed.push(await registryPull(barePort));
   }
   await new Promise((r) => setTimeout(r, 100));
   const after = rssKiB();
@@ -129,6 +146,10 @@ try {
   console.log(
     `ratio pull/direct: ${ratio.toFixed(2)} (budget ≥ 0.90) ${ratio >= 0.9 ? 'OK' : 'OVER BUDGET'}`,
   );
+  const bareRate = median(bareServed.map(mibps));
+  console.log(
+    `bare Node.js HTTP server, same file: ${bareRate.toFixed(0)} MiB/s; registry/bare ${(pullRate / bareRate).toFixed(2)}`,
+  );
   console.log(
     `registry RSS: ${(before / 1024).toFixed(1)} MiB before, peak ${(peakRss / 1024).toFixed(1)} MiB, ` +
       `${(after / 1024).toFixed(1)} MiB after; growth ${growth.toFixed(1)} MiB (budget ≤ 32) ${growth <= 32 ? 'OK' : 'OVER BUDGET'}`,
@@ -136,5 +157,6 @@ try {
 } finally {
   clearInterval(sampler);
   child.kill('SIGTERM');
+  bare.kill('SIGTERM');
   fs.rmSync(dir, { recursive: true, force: true });
 }
