@@ -7,3 +7,7 @@ void runRegistry(process.argv.slice(2)).then(() => {
   // Tell the supervising podmin-agent (IPC channel) that the registry is listening.
   if (process.exitCode === undefined) process.send?.({ type: 'ready' });
 });
+
+// Under podmin-agent the IPC channel closes when the supervisor dies (even by SIGKILL): exit
+// with it rather than linger as an orphan holding sockets and ports.
+process.on('disconnect', () => process.exit(0));

@@ -232,4 +232,51 @@ describe('podmin-agent (built)', () => {
       agent.child.kill('SIGKILL');
     }
   });
+  it('takes its service processes down with it when killed outright', async () => {
+    const [healthPort, registryPort] = await Promise.all([freePort(), freePort()]);
+    const agent = run(
+      [
+        '--provider',
+        'local',
+        '--bucket',
+        bucket,
+        '--region',
+        'local',
+        '--cluster',
+        'demo',
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        'fd00:1:2:3:4::/80',
+      ],
+      {
+        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
+        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
+        PODMIN_NODE_ROOT: fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-')),
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      },
+    );
+    const ready = await until(async () => {
+      const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+      return res.status === 200
+        ? ((await res.json()) as { services: Array<{ pid: number }> })
+        : undefined;
+    }, 'readiness');
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+    for (const { pid } of ready.services) {
+      await until(
+        () => {
+          try {
+            process.kill(pid, 0);
+            return Promise.resolve(undefined);
+          } catch {
+            return Promise.resolve(true);
+          }
+        },
+        `service ${pid} to exit`,
+        10_000,
+      );
+    }
+  });
 });
