@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { makeTempDir } from '@podmin/testing';
+import type { DesiredImage } from '@podmin/util-dependencies';
 import { fetchDependencies } from './fetch';
 
 /** A minimal loopback upstream: every GitHub repository has one v1.36.0-shaped release. */
@@ -45,6 +46,10 @@ function startUpstream(): Promise<{
       res.end(JSON.stringify([{ tag_name: tag, draft: false, prerelease: false, assets }]));
       return;
     }
+    if (url.pathname === '/reg/v2/pause/tags/list') {
+      res.end(JSON.stringify({ name: 'pause', tags: ['3.9', '3.10', '3.10.1', '4.0.0-rc.1'] }));
+      return;
+    }
     if (url.pathname === '/node/index.json') {
       res.end(JSON.stringify([{ version: 'v24.1.0' }]));
       return;
@@ -71,6 +76,14 @@ function startUpstream(): Promise<{
     ),
   );
 }
+
+const endpointsOf = (base: string) => ({
+  githubApi: `${base}/gh`,
+  k8sDownload: `${base}/k8s`,
+  gvisorDownload: `${base}/gvisor`,
+  nodeDist: `${base}/node`,
+  registries: { 'registry.k8s.io': `${base}/reg` },
+});
 
 describe('fetchDependencies', () => {
   it('fills <cache>/downloads for one architecture, results on stdout, no bucket involved', async () => {
@@ -106,6 +119,49 @@ describe('fetchDependencies', () => {
         `kubelet\tamd64\t1.36.1\t${cache.path}/downloads/kubelet/kubelet-v1.36.1-linux-amd64`,
       );
       expect(files.every((f) => f.file.arch === 'amd64')).toBe(true);
+    } finally {
+      await upstream.close();
+      await cache.cleanup();
+    }
+  });
+
+  it('resolves each dependency image into the local image store through the images port', async () => {
+    const upstream = await startUpstream();
+    const cache = await makeTempDir('podmin-fetch-images');
+    try {
+      const reporter = new RecordingReporter();
+      /** Hand-written `resolve` fake: records the images asked for, answers a fixed digest. */
+      const resolved: DesiredImage[] = [];
+      const images = {
+        resolve: (image: DesiredImage) => {
+          resolved.push(image);
+          return Promise.resolve({ digest: `sha256:${'a'.repeat(64)}`, size: 1234 });
+        },
+      };
+      await fetchDependencies(
+        {
+          archs: ['amd64'],
+          cacheDir: cache.path,
+          cliVersion: '0.1.0',
+          endpoints: endpointsOf(upstream.base),
+          images,
+        },
+        reporter,
+      );
+      expect(resolved).toEqual([
+        {
+          name: 'pause',
+          version: '3.10.1',
+          source: 'registry.k8s.io/pause:3.10.1',
+          path: 'mirror/registry.k8s.io/pause',
+        },
+      ]);
+      expect(reporter.results.at(-1)).toBe(
+        `pause\timage\t3.10.1\tregistry.k8s.io/pause:3.10.1@sha256:${'a'.repeat(64)}`,
+      );
+      expect(upstream.requests.filter((r) => r.startsWith('/reg/'))).toEqual([
+        '/reg/v2/pause/tags/list',
+      ]);
     } finally {
       await upstream.close();
       await cache.cleanup();

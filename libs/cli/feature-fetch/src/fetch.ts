@@ -6,6 +6,7 @@ import {
   buildAgentFromSource,
   type CachedFile,
   type FetchFunction,
+  type ImageMirror,
   type ReleaseEndpoints,
 } from '@podmin/cli-data-access-dependencies';
 import { ARCHITECTURES, isArch, type Arch } from '@podmin/util-dependencies';
@@ -27,6 +28,11 @@ export interface FetchDependenciesOptions {
   endpoints?: Partial<ReleaseEndpoints>;
   fetch?: FetchFunction;
   githubToken?: string;
+  /**
+   * Resolves each dependency image into the local image store (pulling only when absent);
+   * without it, images are neither resolved nor fetched.
+   */
+  images?: Pick<ImageMirror, 'resolve'>;
 }
 
 /** Parses `--arch amd64,arm64` (repeatable, comma-separated); INVALID_ARGUMENT on others. */
@@ -52,8 +58,10 @@ export function parseArchitectures(values: readonly string[]): Arch[] {
 
 /**
  * `podmin fetch`: resolves the dependency set for the architectures and fills the verified
- * download cache, without reading or writing cluster object storage. Progress goes to stderr;
- * one result line per file (`name arch version path`) to stdout.
+ * download cache, and the local image store with the dependency images when `images` is
+ * given, without reading or writing cluster object storage. Progress goes to stderr; one
+ * result line per file (`name arch version path`) and per image
+ * (`name image version source@digest`) to stdout.
  */
 export async function fetchDependencies(
   options: FetchDependenciesOptions,
@@ -83,6 +91,12 @@ export async function fetchDependencies(
   const cached = await cache.ensureAll(files);
   for (const c of cached) {
     reporter.result(`${c.file.name}\t${c.file.arch}\t${c.file.version}\t${c.localPath}`);
+  }
+  if (options.images !== undefined) {
+    for (const image of await resolver.resolveImages()) {
+      const { digest } = await options.images.resolve(image);
+      reporter.result(`${image.name}\timage\t${image.version}\t${image.source}@${digest}`);
+    }
   }
   return cached;
 }

@@ -9,7 +9,15 @@ export {
 /** `podmin pull`: import a complete remote image into the local store. */
 export { pullImage, type PulledImage } from './pull';
 /** `podmin push`: publish a stored image to the cluster bucket. */
-export { pushImage, MAX_PUSH_BLOB_BYTES, type ImageBucket, type PushOptions } from './push';
+export { pushImage, type PushOptions } from './push';
+/** Publication of a stored image into a bucket OCI layout, shared by push and the mirror. */
+export { MAX_PUSH_BLOB_BYTES, type ImageBucket, type IndexMergeOptions } from './bucket-layout';
+/** The dependency-image mirror behind setup's `ImageMirror` port and `podmin fetch`. */
+export {
+  DependencyImageMirror,
+  uniqueContentSize,
+  type DependencyImageMirrorOptions,
+} from './mirror';
 /** Source resolution shared by build, pull and push. */
 export { ensureImage, buildTagReference, type StoredImage } from './source';
 /** Dependencies of the image commands and the image graph reader. */

@@ -13,7 +13,7 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
   return {
     command: 'fetch',
     describe:
-      'Download and verify the node dependencies into the local cache (no context or bucket needed)',
+      'Download and verify the node dependencies and pull the dependency images into the local cache (no context or bucket needed)',
     builder: (y) =>
       y
         .option('arch', {
@@ -31,12 +31,20 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
         .example('$0 fetch --agent-source .', 'Use an agent bundled from this checkout'),
     handler: async (args) => {
       const { fetchDependencies } = await import('@podmin/cli-feature-fetch');
+      const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
+      const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+      const images = new DependencyImageMirror({
+        store: LocalImageStore.inCache(ctx.dirs.cache),
+        registry: new RegistryClient(),
+        reporter: ctx.reporter,
+      });
       await fetchDependencies(
         {
           archs: args.arch,
           cacheDir: ctx.dirs.cache,
           cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
           ...(args['agent-source'] !== undefined ? { agentSource: args['agent-source'] } : {}),
+          images,
         },
         ctx.reporter,
       );
