@@ -27,7 +27,7 @@ function freePort(): Promise<number> {
 }
 
 describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
-  it('reads the index from S3 and secrets and CAs from Parameter Store', async () => {
+  it('reads the index from S3, secrets and CAs from Parameter Store, and publishes the workload CA bundle', async () => {
     const emulator = await getAwsEmulator();
     const bucket = uniqueBucketName('podmin-agent');
     const creds = {
@@ -37,6 +37,8 @@ describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
     };
     const s3 = createS3Client(creds);
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const trustBucket = uniqueBucketName('podmin-trust');
+    await s3.send(new CreateBucketCommand({ Bucket: trustBucket }));
     const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
     const cluster = `c${Date.now().toString(36)}`;
     await secrets.create(
@@ -94,6 +96,7 @@ spec:
           PODMIN_NODE_ADDRESS: '2600:1f14:abc:1200::10',
           PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
           PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+          PODMIN_WORKLOAD_CA_PUBLISH: `s3://${trustBucket}/trust/workload-ca.pem`,
           AWS_ENDPOINT_URL: emulator.endpoint,
           AWS_ENDPOINT_URL_S3: emulator.endpoint,
           AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
@@ -122,8 +125,28 @@ spec:
       expect(text).toContain('nameservers:\n      - 2600:1f14:abc:1200::10');
       const secretDir = /path: (\S+aws-parameter-store)/.exec(text)?.[1] as string;
       expect(fs.readFileSync(path.join(secretDir, 'token'), 'utf8')).toBe('s3cr3t');
-      // The leader created identity/ca.json in the bucket.
-      expect((await objects.head('identity/ca.json')).size).toBeGreaterThan(0);
+      // The leader created identity/ca.json in the bucket and published the bundle externally.
+      const caState = JSON.parse((await objects.get('identity/ca.json')).body.toString()) as {
+        certificates: Array<{ pem: string }>;
+      };
+      const trust = new S3ObjectStore({ client: s3, bucket: trustBucket });
+      let external = '';
+      for (const until = Date.now() + 15_000; Date.now() < until && external === '';) {
+        external = await trust.get('trust/workload-ca.pem').then(
+          (o) => o.body.toString(),
+          () => '',
+        );
+        if (external === '') await new Promise((r) => setTimeout(r, 200));
+      }
+      if (external === '')
+        throw new Error(
+          `no external bundle; agent log:\n${output
+            .split('\n')
+            .filter((l) => l.includes('identity'))
+            .slice(-15)
+            .join('\n')}`,
+        );
+      expect(external).toBe(caState.certificates.map((c) => c.pem).join(''));
       const ready = await fetch(`http://127.0.0.1:${health}/healthz`);
       expect(ready.status).toBe(200);
       child.kill('SIGTERM');

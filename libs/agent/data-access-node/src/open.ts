@@ -28,6 +28,20 @@ export function openBucketStore(config: AgentProcessConfig, env: ProcessEnv): Ob
   });
 }
 
+/** Another S3 bucket in the node's region (e.g. the `--workload-ca-publish` destination). */
+export function openS3Bucket(
+  config: AgentProcessConfig,
+  env: ProcessEnv,
+  bucket: string,
+): ObjectStore {
+  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
+  const region = config.provider === 'aws' ? config.region : (env['AWS_REGION'] ?? 'us-east-1');
+  return new S3ObjectStore({
+    client: createS3Client({ region, ...(endpoint ? { endpoint } : {}) }),
+    bucket,
+  });
+}
+
 /** The secret stores of this node by provider name; the local provider's file store serves both. */
 export function openSecretStores(
   config: AgentProcessConfig,

@@ -1,10 +1,11 @@
 import { PROTO_FILES } from '@podmin/agent-contracts';
 import { serviceSocket, startGrpcService } from '@podmin/agent-data-access-grpc';
-import { openBucketStore, openSecretStores } from '@podmin/agent-data-access-node';
+import { openBucketStore, openS3Bucket, openSecretStores } from '@podmin/agent-data-access-node';
 import { parseAgentProcessConfig, type AgentProcessConfig } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { systemSecretName } from '@podmin/data-access-secrets';
 import { parseClusterCaSecret, parseWorkloadCaSecret, systemClock } from '@podmin/util-pki';
+import { ObjectStoreExternalBundle, parseS3Url } from './adapters/object-store-external-bundle';
 import { IdentityModule } from './identity.process';
 
 /** Secret-store names of the two CA secrets `podmin setup` stores create-only. */
@@ -50,6 +51,11 @@ export async function runIdentity(
     process.exitCode = 1;
     return;
   }
+  const publish = config.workloadCaPublish ? parseS3Url(config.workloadCaPublish) : undefined;
+  const external = publish
+    ? new ObjectStoreExternalBundle(openS3Bucket(config, env, publish.bucket), publish)
+    : undefined;
+  if (external) logger.event('info', 'publish workload CA bundle', { location: external.location });
   const socketPath = serviceSocket(config.runtimeDir, 'identity');
   await startGrpcService({
     module: IdentityModule.register({
@@ -63,6 +69,7 @@ export async function runIdentity(
       clock: systemClock,
       logger,
       leader: true,
+      ...(external ? { external } : {}),
     }),
     healthName: 'podmin.agent.v1.Identity',
     protoFiles: [PROTO_FILES.identity],

@@ -14,7 +14,7 @@ import { identity } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
-import type { CaStateObjects } from './identity.ports';
+import type { CaStateObjects, ExternalBundle } from './identity.ports';
 import { WorkloadCaRotator } from './workload-ca.rotator';
 import { WorkloadCaTrust } from './workload-ca.trust';
 import {
@@ -37,6 +37,8 @@ export interface IdentityProcessDeps {
   logger: StructuredLogger;
   /** Whether this node rotates `identity/ca.json` (the leader; a lone node is its own leader). */
   leader: boolean;
+  /** The `--workload-ca-publish` destination, when configured. */
+  external?: ExternalBundle;
 }
 
 const DEPS = Symbol('IDENTITY_PROCESS_DEPS');
@@ -55,9 +57,13 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
 
   constructor(@Inject(DEPS) private readonly deps: IdentityProcessDeps) {
     this.trust = new WorkloadCaTrust(deps.objects, deps.workloadCaKey, deps.clock, deps.cluster);
-    this.rotator = new WorkloadCaRotator(deps.objects, deps.workloadCaKey, deps.clock, {
-      cluster: deps.cluster,
-    });
+    this.rotator = new WorkloadCaRotator(
+      deps.objects,
+      deps.workloadCaKey,
+      deps.clock,
+      { cluster: deps.cluster },
+      deps.external,
+    );
     this.workloads = new WorkloadIdentityService(deps.nodeRoot, deps.clock);
     this.nodeLeaf = new NodeLeafSource(
       deps.clusterCa,
@@ -79,6 +85,9 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
       const report = await this.rotator.reconcile();
       if (report.steps.length > 0)
         this.deps.logger.event('info', 'rotate workload CA', { steps: report.steps.join(', ') });
+      this.deps.logger.event('debug', 'next workload CA check', {
+        at: report.nextCheckAt.toISOString(),
+      });
       waitMs = Math.max(
         1000,
         Math.min(

@@ -14,6 +14,8 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly runtimeDir: string;
   /** Local provider: the file-backed secret store. */
   readonly localSecretsFile: string | undefined;
+  /** `s3://BUCKET/KEY` the leader keeps the workload CA bundle at (`--workload-ca-publish`). */
+  readonly workloadCaPublish: string | undefined;
 }
 
 /** First global or unique-local IPv6 address of this host, else the loopback address. */
@@ -57,6 +59,10 @@ export function parseAgentProcessConfig(
   if (localSecretsFile !== undefined && !path.isAbsolute(localSecretsFile)) {
     problems.push({ field: 'PODMIN_LOCAL_SECRETS_FILE', message: 'must be an absolute path' });
   }
+  const publish = env['PODMIN_WORKLOAD_CA_PUBLISH'];
+  if (publish !== undefined && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/\S+$/.test(publish)) {
+    problems.push({ field: 'PODMIN_WORKLOAD_CA_PUBLISH', message: 'must be s3://BUCKET/KEY' });
+  }
   if (problems.length > 0)
     throw new ValidationError('agent process configuration', problems, {
       code: 'INVALID_ARGUMENT',
@@ -66,6 +72,7 @@ export function parseAgentProcessConfig(
     nodeRoot,
     nodeAddress: env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress(),
     runtimeDir: path.join(nodeRoot, 'run', 'podmin', 'agent'),
+    workloadCaPublish: publish,
     localSecretsFile:
       localSecretsFile ??
       (base.provider === 'local'

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { localNodeLayout, localPodPrefix, findNodeStack } from './local-node';
+import { RecordingReporter } from '@podmin/cli-util-io';
+import { localNodeLayout, localPodPrefix, findNodeStack, startLocalNode } from './local-node';
 
 describe('local node', () => {
   it('lays the node out like a VM under the data directory', () => {
@@ -18,6 +19,30 @@ describe('local node', () => {
     expect(prefix).toMatch(/^fd[0-9a-f]{2}(:[0-9a-f]{1,4}){4}::\/80$/);
     expect(localPodPrefix('demo', 'default')).toBe(prefix);
     expect(localPodPrefix('demo', 'workers')).not.toBe(prefix);
+  });
+
+  it('rejects a --workload-ca-publish that is not s3://BUCKET/KEY before starting anything', async () => {
+    await expect(
+      startLocalNode(
+        {
+          context: {
+            cluster: 'demo',
+            provider: 'local',
+            region: 'local',
+            bucket: '/b',
+            secretsProvider: 'aws-parameter-store',
+          },
+          nodegroup: 'default',
+          dataDir: '/nonexistent-podmin-data',
+          agentProgram: '/nonexistent/podmin-agent.cjs',
+          secretsFile: '/nonexistent/secrets.json',
+          healthAddress: '127.0.0.1:1',
+          registryListen: '127.0.0.1:2',
+          workloadCaPublish: 'https://example/ca.pem',
+        },
+        new RecordingReporter(),
+      ),
+    ).rejects.toThrow(/--workload-ca-publish/);
   });
 
   it('finds kubelet and containerd on PATH only when present', () => {

@@ -64,6 +64,8 @@ export interface LocalNodeOptions {
   registryListen: string;
   /** How long to wait for the agent to become ready. */
   readyTimeoutMs?: number;
+  /** `s3://BUCKET/KEY` where the leader keeps the workload CA bundle (`--workload-ca-publish`). */
+  workloadCaPublish?: string;
 }
 
 /** What the recorded agent was started with; a difference means restart. */
@@ -149,6 +151,21 @@ export async function startLocalNode(
       { code: 'INVALID_ARGUMENT' },
     );
   }
+  if (
+    options.workloadCaPublish !== undefined &&
+    !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/\S+$/.test(options.workloadCaPublish)
+  ) {
+    throw new ValidationError(
+      'setup',
+      [
+        {
+          field: '--workload-ca-publish',
+          message: `${JSON.stringify(options.workloadCaPublish)} must be s3://BUCKET/KEY`,
+        },
+      ],
+      { code: 'INVALID_ARGUMENT' },
+    );
+  }
   const layout = localNodeLayout(options.dataDir, context.cluster, nodegroup);
   const args = [
     options.agentProgram,
@@ -170,6 +187,7 @@ export async function startLocalNode(
     PODMIN_LOCAL_SECRETS_FILE: options.secretsFile,
     PODMIN_AGENT_HEALTH_ADDRESS: options.healthAddress,
     PODMIN_AGENT_REGISTRY_LISTEN: options.registryListen,
+    ...(options.workloadCaPublish ? { PODMIN_WORKLOAD_CA_PUBLISH: options.workloadCaPublish } : {}),
   };
   const existing = await readState(layout.stateFile);
   if (

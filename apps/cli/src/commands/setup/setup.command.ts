@@ -6,6 +6,7 @@ import type { CliContext } from '../../cli-context';
 
 interface SetupArgs {
   nodegroup: string;
+  'workload-ca-publish'?: string;
 }
 
 /** `podmin setup`: create or update the cluster (the local provider: start this machine's node). */
@@ -20,6 +21,11 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           type: 'string',
           default: 'default',
           describe: 'NodeGroup this machine serves (local provider)',
+        })
+        .option('workload-ca-publish', {
+          type: 'string',
+          describe:
+            'Also keep the workload CA bundle (PEM) at this exact S3 object: s3://BUCKET/KEY',
         })
         .example('$0 setup', 'Store the cluster CAs and start podmin-agent for NodeGroup default')
         .example('$0 setup -g workers', 'Serve NodeGroup workers instead'),
@@ -54,6 +60,9 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           secretsFile: localSecretsFile(ctx.dirs.data, context.cluster),
           healthAddress: ctx.env.localHealthAddress ?? '127.0.0.1:9440',
           registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
+          ...(args['workload-ca-publish'] !== undefined
+            ? { workloadCaPublish: args['workload-ca-publish'] }
+            : {}),
         },
         ctx.reporter,
       );
