@@ -212,6 +212,21 @@ describe('podmin-agent (built)', () => {
       const secretDirLine = /path: (\S+aws-parameter-store)/.exec(manifest)!;
       expect(fs.readFileSync(path.join(secretDirLine[1]!, 'db-url'), 'utf8')).toBe('postgres://db');
 
+      // A corrupt payload makes the reconciler, and so the agent's /healthz, unhealthy.
+      const bad = podPayloadKey('default', 'kind: Pod\n');
+      await objects.put(bad, 'kind: Pod\n# tampered\n');
+      await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod: bad, service: svc } }));
+      const unhealthy = await until(async () => {
+        const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
+        return res.status === 503
+          ? ((await res.json()) as { services: Array<{ name: string; detail: string | null }> })
+          : undefined;
+      }, 'unhealthy reconciler');
+      expect(unhealthy.services.find((s) => s.name === 'staticpod')?.detail).toContain(
+        'not the digest in its path',
+      );
+      expect(fs.existsSync(manifestFile)).toBe(true);
+
       agent.child.kill('SIGTERM');
       expect(await agent.exited).toBe(0);
       const lines = agent

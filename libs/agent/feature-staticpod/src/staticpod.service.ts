@@ -96,6 +96,12 @@ export class StaticPodService
           result: o.detail,
         });
       else this.log.event('warn', 'reconcile failed', { error: o.error, retryInMs: o.retryInMs });
+      // Report health to the supervising podmin-agent; its /healthz aggregates it.
+      process.send?.(
+        o.ok
+          ? { type: 'health', healthy: true }
+          : { type: 'health', healthy: false, detail: o.error },
+      );
     }).catch((err: unknown) => {
       // A dead loop must not leave a process that looks alive: exit so the supervisor restarts it.
       this.log.event('error', 'reconcile loop died', {
