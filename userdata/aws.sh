@@ -13,7 +13,7 @@ region='us-east-1'
 arch='amd64'
 pause_image='registry.podmin.internal/mirror/registry.k8s.io/pause@sha256:0000000000000000000000000000000000000000000000000000000000000000'
 system_reserved_cpu='100m'
-system_reserved_memory='96Mi'
+system_reserved_memory='496Mi'
 dependencies=(
   'containerd.tar.gz|dependencies/containerd/containerd-v0.0.0-linux-amd64.tar.gz|sha256:0000000000000000000000000000000000000000000000000000000000000000'
 )

@@ -98,7 +98,7 @@ describe('renderAwsUserData', () => {
         'kubeReserved:\n  cpu: 100m\n  memory: 128Mi',
         'systemReserved:\n  cpu: ${system_reserved_cpu}\n  memory: ${system_reserved_memory}',
         "system_reserved_cpu='100m'",
-        "system_reserved_memory='96Mi'",
+        "system_reserved_memory='496Mi'",
         'runtime-endpoint: unix://${containerd_socket}',
         'bind ${node_address}',
         'forward . 127.0.0.1:1053',

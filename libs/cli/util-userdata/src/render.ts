@@ -23,14 +23,27 @@ export interface AwsUserDataInput {
   /** The published `dependencies/manifest.json`; must hold every canonical file for `arch`. */
   manifest: DependencyManifest;
   /**
-   * kubelet `systemReserved`. Defaults to the spec's 100m / 96Mi; DESIGN §6.6 requires callers
-   * to raise the memory to cover the agent's measured resident memory (bench/ agent budget).
+   * kubelet `systemReserved`. Defaults to the spec's operating-system share plus the agent's
+   * memory budget (DESIGN §6.6, §8); override only with a measured figure.
    */
   systemReserved?: { cpu: string; memory: string };
 }
 
-/** The spec's systemReserved share (kubeReserved is fixed at 100m / 128Mi in the template). */
-export const DEFAULT_SYSTEM_RESERVED = { cpu: '100m', memory: '96Mi' } as const;
+/** The spec's operating-system share of systemReserved memory. */
+export const OS_RESERVED_MIB = 96;
+/**
+ * Memory budget of every podmin-agent process together (DESIGN §8: ≤ 400 MiB; bench/agent.mjs
+ * measured 296 MiB idle for the supervisor and three services).
+ */
+export const AGENT_MEMORY_BUDGET_MIB = 400;
+/**
+ * systemReserved computed from the agent's budget rather than copied (DESIGN §6.6): the spec's
+ * 100m CPU, and memory for the OS plus the agent. kubeReserved stays 100m / 128Mi in the template.
+ */
+export const DEFAULT_SYSTEM_RESERVED = {
+  cpu: '100m',
+  memory: `${OS_RESERVED_MIB + AGENT_MEMORY_BUDGET_MIB}Mi`,
+} as const;
 
 /** The cluster-internal registry name containerd maps to the agent's loopback registry. */
 export const CLUSTER_REGISTRY = 'registry.podmin.internal';
