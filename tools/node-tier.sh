@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Node tier: an unmodified upstream kubelet runs a podmin static Pod on this machine.
-# Builds (or reuses) the node stack with tools/node-stack/build.sh, the sandbox image from C
-# with `podmin build`, pushes it with `podmin push`, serves it from the agent's registry, and
-# starts containerd (Debian's runc) and kubelet in standalone mode (no API server) on a
-# temporary node root. Passes when crictl reports the static Pod's sandbox Ready and its
-# container Running, with both images pulled through podmin's registry, and kubelet's Pods API
-# socket present. Prints `SKIPPED node: <reason>` where the machine cannot run it.
+# Node tier: an unmodified upstream kubelet runs what `podmin deploy` commits, on this machine.
+# Builds (or reuses) the node stack with tools/node-stack/build.sh and the sandbox image from C
+# with `podmin build`, pushes it with `podmin push`, runs `podmin setup` (the local node:
+# podmin-agent with its registry, reconciler and identity processes), then starts containerd
+# (Debian's runc) and kubelet in standalone mode (no API server) on the agent's static-Pod
+# directory. Deploys a Pod with a secret and checks with crictl that its sandbox is Ready and its
+# container Running, that both images came through podmin's registry, that the workload identity
+# and secret are mounted, and that kubelet's Pods API socket exists.
+# Prints `SKIPPED node: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -22,7 +24,7 @@ if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   skip "the node stack could not be built (see above)"
 fi
 stack="${PODMIN_NODE_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/node-stack}/bin"
-for b in podmin.cjs agent-registry.cjs; do
+for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs; do
   [[ -f dist/bin/$b ]] || skip "dist/bin/$b is missing (run npm run build)"
 done
 
@@ -30,7 +32,11 @@ node_root=$(mktemp -d "${TMPDIR:-/tmp}/podmin-node-tier.XXXXXX")
 pids=()
 cleanup() {
   set +e
+  # kubelet first (it would restart the static Pod), then the Pods (CNI DEL removes their veths),
+  # then the agent and containerd.
+  [[ -n ${kubelet_pid:-} ]] && kill "$kubelet_pid" 2>/dev/null && sleep 1
   "${stack}/crictl" --runtime-endpoint "unix://${node_root}/run/containerd.sock" rmp -fa >/dev/null 2>&1
+  node "$root/dist/bin/podmin.cjs" teardown >/dev/null 2>&1
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   sleep 1
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
@@ -51,15 +57,15 @@ cp tools/node-stack/pause/Containerfile "$node_root/pause/"
 podmin connect node-tier --provider local >/dev/null 2>&1
 podmin build "$node_root/pause" -t pause:3.10 >/dev/null 2>&1
 image=$(podmin push pause:3.10 2>/dev/null)
-bucket=$XDG_DATA_HOME/podmin/buckets/node-tier
 
 registry_port=$(free_port)
-node dist/bin/agent-registry.cjs --provider local --bucket "$bucket" --region local --cluster node-tier \
-  --listen "127.0.0.1:${registry_port}" >"$node_root/registry.log" 2>&1 &
-pids+=($!)
+health_port=$(free_port)
+export PODMIN_LOCAL_REGISTRY_LISTEN=127.0.0.1:${registry_port} PODMIN_LOCAL_HEALTH_ADDRESS=127.0.0.1:${health_port}
+agent_root=$(podmin setup 2>"$node_root/setup.log") || { cat "$node_root/setup.log" >&2; exit 1; }
+manifests=$agent_root/etc/podmin/manifests
 
 # containerd: registry.podmin.internal resolves to the agent registry; the sandbox image is pinned.
-mkdir -p "$node_root/certs.d/registry.podmin.internal" "$node_root/cni/bin" "$node_root/cni/conf" "$node_root/run" "$node_root/manifests"
+mkdir -p "$node_root/certs.d/registry.podmin.internal" "$node_root/cni/bin" "$node_root/cni/conf" "$node_root/run"
 cp "$stack/ptp" "$stack/host-local" "$stack/loopback" "$node_root/cni/bin/"
 cat >"$node_root/certs.d/registry.podmin.internal/hosts.toml" <<TOML
 server = "http://127.0.0.1:${registry_port}"
@@ -101,7 +107,7 @@ pids+=($!)
 cat >"$node_root/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-staticPodPath: ${node_root}/manifests
+staticPodPath: ${manifests}
 cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false
@@ -120,20 +126,16 @@ systemReserved: { cpu: 100m, memory: 496Mi }
 enforceNodeAllocatable: []
 cgroupsPerQOS: false
 YAML
-cat >"$node_root/manifests/hello.yaml" <<YAML
-apiVersion: v1
-kind: Pod
-metadata: { name: hello, namespace: default }
-spec:
-  containers:
-    - name: hello
-      image: ${image}
-      imagePullPolicy: Always
-YAML
+# What an operator does: a secret, a manifest, a deploy.
+printf 'hello, node' | podmin secret create greeting --for hello --from-stdin >/dev/null 2>&1
+(cd "$node_root" && podmin init hello -g default --image pause:3.10 >/dev/null 2>&1)
+sed -i 's#^    metadata:#    metadata:\n      annotations:\n        podmin.dev/aws-parameter-store: greeting#' "$node_root/daemonset.yaml"
+podmin deploy hello -g default -f "$node_root/daemonset.yaml" >/dev/null 2>&1
 sleep 2
 PATH="$stack:$PATH" "$stack/kubelet" --config "$node_root/kubelet.yaml" --root-dir "$node_root/kubelet" \
   --hostname-override node-tier >"$node_root/kubelet.log" 2>&1 &
-pids+=($!)
+kubelet_pid=$!
+pids+=("$kubelet_pid")
 
 crictl() { "$stack/crictl" --runtime-endpoint "unix://${node_root}/run/containerd.sock" --image-endpoint "unix://${node_root}/run/containerd.sock" "$@" 2>/dev/null; }
 passed=0 failed=0
@@ -151,10 +153,13 @@ check test "$running" = true
 check sandbox_ready
 check pulled_through_registry
 check test -S "$node_root/kubelet/pods-api/pods-api.sock"
+mounted() { crictl inspect "$(crictl ps --name hello -q | head -1)" | grep -q "\"containerPath\": \"$1\""; }
+check mounted /var/run/secrets/podmin.dev/tls
+check mounted /var/run/podmin/aws-parameter-store
 if [[ $failed -gt 0 ]]; then
   echo "--- kubelet.log (tail)" >&2; tail -n 15 "$node_root/kubelet.log" >&2
   echo "--- containerd.log (tail)" >&2; tail -n 10 "$node_root/containerd.log" >&2
 fi
-echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the static Pod from podmin's registry: $passed checks passed, $failed failed"
+echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the deployed Pod from podmin's registry: $passed checks passed, $failed failed"
 echo "Tests: ${failed:+$failed failed, }$passed passed, $((passed + failed)) total" | sed 's/^Tests: 0 failed, /Tests: /'
 [[ $failed -eq 0 ]]
