@@ -1,1 +1,2 @@
 export * from './local-node';
+export * from './node-stack';

@@ -14,6 +14,10 @@ export interface CliEnvironment {
   localHealthAddress?: string;
   /** Local node: loopback host:port of the agent's registry (PODMIN_LOCAL_REGISTRY_LISTEN). */
   localRegistryListen?: string;
+  /** Local node: directory with the node-stack binaries besides PATH (PODMIN_NODE_STACK_BIN). */
+  nodeStackBin?: string;
+  /** The program search path (PATH), for finding node-stack binaries. */
+  path?: string;
 }
 
 /** Reads the CLI's environment once. */
@@ -42,5 +46,9 @@ export function readCliEnvironment(
   const registry = pick('PODMIN_LOCAL_REGISTRY_LISTEN');
   if (health) out.localHealthAddress = health;
   if (registry) out.localRegistryListen = registry;
+  const stackBin = pick('PODMIN_NODE_STACK_BIN');
+  if (stackBin) out.nodeStackBin = stackBin;
+  const searchPath = pick('PATH');
+  if (searchPath) out.path = searchPath;
   return out;
 }

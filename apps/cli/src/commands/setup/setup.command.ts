@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { PodminError } from '@podmin/util-errors';
+import type { ClusterContext } from '@podmin/cli-util-config';
+import type { LocalNodeLayout } from '@podmin/cli-feature-local-node';
 import type { CliContext } from '../../cli-context';
 
 interface SetupArgs {
@@ -50,7 +52,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
       });
       for (const name of secrets.created) ctx.reporter.info(`Stored ${name} (create-only)`);
       for (const name of secrets.kept) ctx.reporter.info(`Kept existing ${name}`);
-      const { startLocalNode, findNodeStack } = await import('@podmin/cli-feature-local-node');
+      const { startLocalNode } = await import('@podmin/cli-feature-local-node');
       const node = await startLocalNode(
         {
           context,
@@ -69,13 +71,72 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
       ctx.reporter.info(
         `podmin-agent is ready (pid ${node.pid}); static Pods are written to ${node.layout.manifests}`,
       );
-      const stack = findNodeStack();
-      if (!stack.kubelet || !stack.containerd) {
-        ctx.reporter.info(
-          `kubelet and containerd are not both installed here (${[!stack.kubelet && 'kubelet', !stack.containerd && 'containerd'].filter(Boolean).join(', ')} missing): the agent reconciles manifests, identities and secrets, serves the registry, but no Pods run.`,
-        );
-      }
+      await startStackIfPresent(ctx, context, node.layout, args.nodegroup);
       ctx.reporter.result(node.layout.root);
     },
   };
+}
+
+const PAUSE_SOURCE = 'registry.k8s.io/pause:3.10';
+
+/**
+ * When kubelet, containerd and the rest of the node stack are installed (PATH or
+ * PODMIN_NODE_STACK_BIN), mirrors the sandbox image and starts them against the agent's
+ * static-Pod directory; otherwise says plainly that no Pods will run.
+ */
+async function startStackIfPresent(
+  ctx: CliContext,
+  context: ClusterContext,
+  layout: LocalNodeLayout,
+  nodegroup: string,
+): Promise<void> {
+  const { findNodeStackBinaries, startNodeStack, localPodPrefix } =
+    await import('@podmin/cli-feature-local-node');
+  const { binaries, missing } = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
+  if (!binaries) {
+    ctx.reporter.info(
+      `The node stack is not installed here (${missing.join(', ')} missing): the agent reconciles manifests, identities and secrets and serves the registry, but no Pods run. Build it with tools/node-stack/build.sh and set PODMIN_NODE_STACK_BIN.`,
+    );
+    return;
+  }
+  const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
+  const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+  const mirror = new DependencyImageMirror({
+    store: LocalImageStore.inCache(ctx.dirs.cache),
+    registry: new RegistryClient(),
+    reporter: ctx.reporter,
+  });
+  const image = {
+    name: 'pause',
+    version: '3.10',
+    source: PAUSE_SOURCE,
+    path: 'mirror/registry.k8s.io/pause',
+  };
+  try {
+    const { digest, size } = await mirror.resolve(image);
+    const { store } = await ctx.currentBucket();
+    const outcome = await mirror.ensurePublished(store, {
+      version: image.version,
+      source: image.source,
+      path: image.path,
+      digest,
+      size,
+    });
+    ctx.reporter.info(`Sandbox image ${PAUSE_SOURCE} at ${image.path}: ${outcome}`);
+  } catch (err) {
+    ctx.reporter.warn(
+      `not starting kubelet: the sandbox image ${PAUSE_SOURCE} is not available (${err instanceof Error ? err.message : String(err)}); build it with \`podmin build tools/node-stack/pause -t ${PAUSE_SOURCE}\``,
+    );
+    return;
+  }
+  await startNodeStack(
+    {
+      layout,
+      binaries,
+      registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
+      podPrefix: localPodPrefix(context.cluster, nodegroup),
+      systemReservedMemory: '496Mi',
+    },
+    ctx.reporter,
+  );
 }

@@ -18,11 +18,25 @@ export function teardownCommand(ctx: CliContext): CommandModule<object, object> 
           `tearing down ${context.cluster}: AWS infrastructure is not part of this version yet`,
         );
       }
-      const { localNodeGroups, stopLocalNode } = await import('@podmin/cli-feature-local-node');
+      const {
+        localNodeGroups,
+        stopLocalNode,
+        stopNodeStack,
+        localNodeLayout,
+        findNodeStackBinaries,
+      } = await import('@podmin/cli-feature-local-node');
       const groups = await localNodeGroups(ctx.dirs.data, context.cluster);
       if (groups.length === 0) ctx.reporter.info(`No local node exists for ${context.cluster}`);
-      for (const nodegroup of groups)
+      const { binaries } = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
+      for (const nodegroup of groups) {
+        // kubelet and its Pods first, then the agent that published them.
+        await stopNodeStack(
+          localNodeLayout(ctx.dirs.data, context.cluster, nodegroup),
+          binaries,
+          ctx.reporter,
+        );
         await stopLocalNode({ context, nodegroup, dataDir: ctx.dirs.data }, ctx.reporter);
+      }
     },
   };
 }

@@ -1,0 +1,335 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createHash } from 'node:crypto';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PodminError } from '@podmin/util-errors';
+import { writeFileAtomic } from '@podmin/util-fs';
+import type { Reporter } from '@podmin/cli-util-io';
+import type { LocalNodeLayout } from './local-node';
+
+const run = promisify(execFile);
+
+/** The node-stack programs a local node runs Pods with. */
+export interface NodeStackBinaries {
+  kubelet: string;
+  containerd: string;
+  /** Directory holding containerd-shim-runc-v2 (put on containerd's PATH). */
+  shimDir: string;
+  /** Directory holding the CNI plugins ptp, host-local and loopback. */
+  cniDir: string;
+  /** crictl, used to remove Pods (and so their interfaces) at teardown. */
+  crictl: string;
+}
+
+/** The sandbox image every local node pins: the spec's mirror path of the pause image. */
+export const SANDBOX_IMAGE = 'registry.podmin.internal/mirror/registry.k8s.io/pause:3.10';
+
+/**
+ * Finds kubelet, containerd, its runc shim, the CNI plugins and crictl on PATH or in
+ * `extraDir` (tools/node-stack/build.sh's bin directory), plus runc on PATH; undefined when
+ * any is missing (with the names of the missing ones).
+ */
+export function findNodeStackBinaries(
+  env: Readonly<Record<string, string | undefined>>,
+  extraDir?: string,
+): { binaries?: NodeStackBinaries; missing: string[] } {
+  const dirs = [
+    ...(extraDir ? [extraDir] : []),
+    ...(env['PATH'] ?? '').split(path.delimiter).filter(Boolean),
+  ];
+  const find = (name: string): string | undefined =>
+    dirs.map((d) => path.join(d, name)).find((p) => fs.existsSync(p));
+  const names = [
+    'kubelet',
+    'containerd',
+    'containerd-shim-runc-v2',
+    'ptp',
+    'host-local',
+    'loopback',
+    'crictl',
+    'runc',
+  ];
+  const found = Object.fromEntries(names.map((n) => [n, find(n)]));
+  const missing = names.filter((n) => !found[n]);
+  if (missing.length > 0) return { missing };
+  return {
+    missing,
+    binaries: {
+      kubelet: found['kubelet'] as string,
+      containerd: found['containerd'] as string,
+      shimDir: path.dirname(found['containerd-shim-runc-v2'] as string),
+      cniDir: path.dirname(found['ptp'] as string),
+      crictl: found['crictl'] as string,
+    },
+  };
+}
+
+/**
+ * Files and sockets of the node stack under the node root (mirroring a VM's paths). Unix
+ * socket paths are limited to 108 bytes, so containerd's state and kubelet's root live in a
+ * short directory under the system temp dir, linked from `<root>/run/containerd` and
+ * `<root>/var/lib/kubelet` so the node root still shows a VM's layout.
+ */
+export function nodeStackPaths(layout: LocalNodeLayout) {
+  const r = layout.root;
+  const short = path.join(
+    os.tmpdir(),
+    `podmin-${createHash('sha256').update(r).digest('hex').slice(0, 12)}`,
+  );
+  return {
+    short,
+    containerdConfig: path.join(r, 'etc/containerd/config.toml'),
+    hostsDir: path.join(r, 'etc/containerd/certs.d'),
+    cniConf: path.join(r, 'etc/cni/net.d'),
+    containerdState: path.join(short, 'containerd'),
+    socket: path.join(short, 'containerd', 'containerd.sock'),
+    kubeletConfig: path.join(r, 'etc/kubernetes/kubelet.yaml'),
+    kubeletRoot: path.join(short, 'kubelet'),
+    podsApiSocket: path.join(r, 'var/lib/kubelet/pods-api/pods-api.sock'),
+    crictlConfig: path.join(r, 'etc/crictl.yaml'),
+    state: path.join(r, 'run/podmin/stack.json'),
+    logDir: path.join(r, 'var/log'),
+  };
+}
+
+/** Inputs of {@link startNodeStack}. */
+export interface NodeStackOptions {
+  layout: LocalNodeLayout;
+  binaries: NodeStackBinaries;
+  /** `host:port` of the agent registry containerd resolves registry.podmin.internal to. */
+  registryListen: string;
+  /** The node's /80 Pod prefix for CNI host-local. */
+  podPrefix: string;
+  /** Memory reserved for the OS and the agent (DESIGN §6.6). */
+  systemReservedMemory: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts containerd and kubelet (standalone, no API server) configured as the spec's node
+ * against the agent's static-Pod directory: registry.podmin.internal → the agent registry over
+ * plain HTTP, the sandbox image pinned to the mirrored pause image, CNI ptp + host-local on the
+ * node's /80, cgroupfs on this machine's cgroup hierarchy, the kubelet Pods API, the spec's
+ * reservations. Idempotent: a running stack is left as it is.
+ */
+export async function startNodeStack(
+  options: NodeStackOptions,
+  reporter: Reporter,
+): Promise<{ started: boolean }> {
+  const p = nodeStackPaths(options.layout);
+  const previous = await readStack(p.state);
+  if (previous && previous.pids.every(alive)) {
+    reporter.info(`containerd and kubelet are already running (pids ${previous.pids.join(', ')})`);
+    return { started: false };
+  }
+  if (previous) await stopNodeStack(options.layout, options.binaries, reporter);
+  const mkdir = (d: string) => fsp.mkdir(d, { recursive: true, mode: 0o755 });
+  await Promise.all([
+    mkdir(path.join(p.hostsDir, 'registry.podmin.internal')),
+    mkdir(p.cniConf),
+    mkdir(p.containerdState),
+    mkdir(p.kubeletRoot),
+    mkdir(p.logDir),
+    mkdir(path.dirname(p.kubeletConfig)),
+    mkdir(path.join(options.layout.root, 'var/lib')),
+    mkdir(path.join(options.layout.root, 'run')),
+  ]);
+  for (const [link, target] of [
+    [path.join(options.layout.root, 'run/containerd'), p.containerdState],
+    [path.join(options.layout.root, 'var/lib/kubelet'), p.kubeletRoot],
+  ] as const) {
+    await fsp.rm(link, { recursive: true, force: true });
+    await fsp.symlink(target, link);
+  }
+  const write = (file: string, text: string) =>
+    writeFileAtomic(file, text, { mode: 0o644, dirMode: 0o755 });
+  await write(
+    path.join(p.hostsDir, 'registry.podmin.internal', 'hosts.toml'),
+    `server = "http://${options.registryListen}"\n[host."http://${options.registryListen}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
+  await write(
+    p.containerdConfig,
+    [
+      'version = 3',
+      `root = "${path.join(options.layout.root, 'var/lib/containerd')}"`,
+      `state = "${p.containerdState}"`,
+      '[grpc]',
+      `  address = "${p.socket}"`,
+      '[plugins."io.containerd.cri.v1.images"]',
+      '  [plugins."io.containerd.cri.v1.images".registry]',
+      `    config_path = "${p.hostsDir}"`,
+      '  [plugins."io.containerd.cri.v1.images".pinned_images]',
+      `    sandbox = "${SANDBOX_IMAGE}"`,
+      '[plugins."io.containerd.cri.v1.runtime"]',
+      // Sandboxed machines may deny lowering oom_score_adj; never ask for less than containerd has.
+      '  restrict_oom_score_adj = true',
+      '  [plugins."io.containerd.cri.v1.runtime".cni]',
+      `    bin_dirs = ["${options.binaries.cniDir}"]`,
+      `    conf_dir = "${p.cniConf}"`,
+      '  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]',
+      '    runtime_type = "io.containerd.runc.v2"',
+      '    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]',
+      '      SystemdCgroup = false',
+      '',
+    ].join('\n'),
+  );
+  await write(
+    path.join(p.cniConf, '10-podmin.conflist'),
+    JSON.stringify(
+      {
+        cniVersion: '1.0.0',
+        name: 'podmin',
+        plugins: [
+          {
+            type: 'ptp',
+            ipMasq: false,
+            ipam: {
+              type: 'host-local',
+              ranges: [[{ subnet: options.podPrefix }]],
+              routes: [{ dst: '::/0' }],
+            },
+          },
+          { type: 'loopback' },
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  await write(
+    p.crictlConfig,
+    `runtime-endpoint: unix://${p.socket}\nimage-endpoint: unix://${p.socket}\n`,
+  );
+  await write(
+    p.kubeletConfig,
+    [
+      'apiVersion: kubelet.config.k8s.io/v1beta1',
+      'kind: KubeletConfiguration',
+      `staticPodPath: ${options.layout.manifests}`,
+      'cgroupDriver: cgroupfs',
+      // This machine's cgroup v1 hierarchy: kubelet 1.36 refuses it unless told otherwise.
+      'failCgroupV1: false',
+      'failSwapOn: false',
+      `containerRuntimeEndpoint: unix://${p.socket}`,
+      `imageServiceEndpoint: unix://${p.socket}`,
+      'authentication: { anonymous: { enabled: false }, webhook: { enabled: false } }',
+      'authorization: { mode: AlwaysAllow }',
+      'readOnlyPort: 0',
+      'address: "::1"',
+      'port: 0',
+      'healthzBindAddress: 127.0.0.1',
+      'healthzPort: 0',
+      'featureGates: { PodsAPI: true }',
+      'kubeReserved: { cpu: 100m, memory: 128Mi }',
+      `systemReserved: { cpu: 100m, memory: ${options.systemReservedMemory} }`,
+      'enforceNodeAllocatable: []',
+      'cgroupsPerQOS: false',
+      '',
+    ].join('\n'),
+  );
+  const env = {
+    PATH: `${options.binaries.shimDir}${path.delimiter}${process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+    HOME: process.env['HOME'] ?? '/',
+  };
+  const launch = (name: string, file: string, args: string[]): number => {
+    const log = fs.openSync(path.join(p.logDir, `${name}.log`), 'a', 0o600);
+    const child = spawn(file, args, { detached: true, stdio: ['ignore', log, log], env });
+    fs.closeSync(log);
+    child.unref();
+    if (child.pid === undefined)
+      throw new PodminError('IO_ERROR', `starting ${name}: no process was created`);
+    return child.pid;
+  };
+  const containerd = launch('containerd', options.binaries.containerd, [
+    '--config',
+    p.containerdConfig,
+  ]);
+  for (let i = 0; i < 100 && !fs.existsSync(p.socket); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  if (!fs.existsSync(p.socket))
+    throw new PodminError(
+      'IO_ERROR',
+      `starting containerd: no socket at ${p.socket}; see ${path.join(p.logDir, 'containerd.log')}`,
+    );
+  const kubelet = launch('kubelet', options.binaries.kubelet, [
+    '--config',
+    p.kubeletConfig,
+    '--root-dir',
+    p.kubeletRoot,
+    '--hostname-override',
+    path.basename(options.layout.root),
+  ]);
+  await writeFileAtomic(p.state, JSON.stringify({ pids: [kubelet, containerd] }) + '\n', {
+    mode: 0o600,
+  });
+  reporter.info(
+    `Started containerd (pid ${containerd}) and kubelet (pid ${kubelet}) on ${options.layout.manifests}; crictl config: ${p.crictlConfig}`,
+  );
+  return { started: true };
+}
+
+async function readStack(file: string): Promise<{ pids: number[] } | undefined> {
+  try {
+    return JSON.parse(await fsp.readFile(file, 'utf8')) as { pids: number[] };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Stops kubelet, removes the Pods (so CNI deletes their interfaces), stops containerd and its
+ * shims and unmounts everything under the node root: nothing stray is left behind.
+ */
+export async function stopNodeStack(
+  layout: LocalNodeLayout,
+  binaries: Pick<NodeStackBinaries, 'crictl'> | undefined,
+  reporter: Reporter,
+): Promise<boolean> {
+  const p = nodeStackPaths(layout);
+  const state = await readStack(p.state);
+  if (!state) return false;
+  const [kubelet, containerd] = state.pids;
+  const stop = async (pid: number | undefined): Promise<void> => {
+    if (pid === undefined || !alive(pid)) return;
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  };
+  await stop(kubelet);
+  if (binaries && fs.existsSync(p.socket)) {
+    await run(binaries.crictl, ['--runtime-endpoint', `unix://${p.socket}`, 'rmp', '-fa'], {
+      timeout: 60_000,
+    }).catch(() => undefined);
+  }
+  await stop(containerd);
+  // Shims of this containerd outlive it; their command line names its state directory.
+  const shims = await run('pgrep', ['-f', `containerd-shim-runc-v2 .*-address ${p.socket}`]).then(
+    (r) => r.stdout.split('\n').filter(Boolean).map(Number),
+    () => [] as number[],
+  );
+  for (const pid of shims) await stop(pid);
+  const mounts = (await fsp.readFile('/proc/mounts', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[1] ?? '')
+    .filter((m) => m.startsWith(layout.root) || m.startsWith(p.short))
+    .sort()
+    .reverse();
+  for (const m of mounts) await run('umount', ['-l', m]).catch(() => undefined);
+  await fsp.rm(p.state, { force: true });
+  await fsp.rm(p.short, { recursive: true, force: true });
+  reporter.info(
+    `Stopped kubelet and containerd${shims.length ? ` and ${shims.length} runtime shim(s)` : ''}`,
+  );
+  return true;
+}
