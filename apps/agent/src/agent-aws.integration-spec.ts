@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
-import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { freeLoopbackPort, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { INDEX_KEY, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
@@ -16,15 +15,6 @@ import {
 } from '@podmin/util-pki';
 
 const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
   it('reads the index from S3, secrets and CAs from Parameter Store, and publishes the workload CA bundle', async () => {
@@ -71,7 +61,7 @@ spec:
     await objects.putIfAbsent(INDEX_KEY, serializeIndex({ 'workers/api': { pod } }));
 
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-aws-node-'));
-    const [health, registry] = await Promise.all([freePort(), freePort()]);
+    const [health, registry] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const child = spawn(
       process.execPath,
       [

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
+import { freeLoopbackPort, waitFor } from '@podmin/testing';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import {
   INDEX_KEY,
@@ -41,31 +41,6 @@ spec:
   selector: { app: web }
   ports: [{ port: 443, targetPort: 8443 }]
 `;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function run(
   args: string[],
@@ -119,7 +94,7 @@ describe('podmin-agent (built)', () => {
   });
 
   it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
-    const [healthPort, registryPort] = await Promise.all([freePort(), freePort()]);
+    const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
     const agent = run(
       [
@@ -144,7 +119,7 @@ describe('podmin-agent (built)', () => {
       },
     );
     try {
-      const ready = await until(async () => {
+      const ready = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
         return res.status === 200
           ? ((await res.json()) as { services: Array<{ name: string; pid: number }> })
@@ -155,13 +130,13 @@ describe('podmin-agent (built)', () => {
       expect(registryPid).toBeGreaterThan(0);
 
       process.kill(registryPid as number, 'SIGKILL');
-      await until(
+      await waitFor(
         async () =>
           (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 503 ? true : undefined,
         'unhealthy after crash',
         5_000,
       );
-      const restarted = await until(async () => {
+      const restarted = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
         const body = (await res.json()) as {
           services: Array<{ name: string; pid: number; restarts: number }>;
@@ -182,7 +157,7 @@ describe('podmin-agent (built)', () => {
       await objects.putIfAbsent(svc, d.service!.yaml);
       await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod, service: svc } }));
       const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
-      const manifest = await until(
+      const manifest = await waitFor(
         () =>
           Promise.resolve(
             fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : undefined,
@@ -216,7 +191,7 @@ describe('podmin-agent (built)', () => {
       const bad = podPayloadKey('default', 'kind: Pod\n');
       await objects.put(bad, 'kind: Pod\n# tampered\n');
       await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod: bad, service: svc } }));
-      const unhealthy = await until(async () => {
+      const unhealthy = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
         return res.status === 503
           ? ((await res.json()) as { services: Array<{ name: string; detail: string | null }> })
@@ -248,7 +223,7 @@ describe('podmin-agent (built)', () => {
     }
   });
   it('takes its service processes down with it when killed outright', async () => {
-    const [healthPort, registryPort] = await Promise.all([freePort(), freePort()]);
+    const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const agent = run(
       [
         '--provider',
@@ -271,7 +246,7 @@ describe('podmin-agent (built)', () => {
         PODMIN_LOCAL_SECRETS_FILE: secretsFile,
       },
     );
-    const ready = await until(async () => {
+    const ready = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
       return res.status === 200
         ? ((await res.json()) as { services: Array<{ pid: number }> })
@@ -280,7 +255,7 @@ describe('podmin-agent (built)', () => {
     agent.child.kill('SIGKILL');
     await agent.exited;
     for (const { pid } of ready.services) {
-      await until(
+      await waitFor(
         () => {
           try {
             process.kill(pid, 0);

@@ -1,35 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
+import { freeLoopbackPort, waitFor } from '@podmin/testing';
 import { makeSandbox, type CliSandbox } from './cli-harness';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('the local provider as a real node', () => {
   let sandbox: CliSandbox;
   let nodeRoot: string;
   beforeAll(async () => {
-    const [health, registry] = await Promise.all([freePort(), freePort()]);
+    const [health, registry] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     sandbox = makeSandbox({
       PODMIN_LOCAL_HEALTH_ADDRESS: `127.0.0.1:${health}`,
       PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
@@ -89,7 +68,7 @@ spec:
     );
     expect((await sandbox.run(['deploy', 'web', '-g', 'default', '-f', 'web.yaml'])).code).toBe(0);
     const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
-    const manifest = await until(
+    const manifest = await waitFor(
       () => (fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : undefined),
       'the static Pod',
     );
@@ -106,18 +85,18 @@ spec:
     expect(fs.statSync(path.join(secretDir, 'db-url')).mode & 0o777).toBe(0o444);
 
     expect((await sandbox.run(['delete', 'web', '-g', 'default'])).code).toBe(0);
-    await until(
+    await waitFor(
       () => (fs.existsSync(manifestFile) ? undefined : true),
       'the static Pod to be removed',
     );
-    await until(
+    await waitFor(
       () => (fs.existsSync(path.join(nodeRoot, 'run/podmin/workloads/web')) ? undefined : true),
       'workload files to be removed',
     );
 
     const teardown = await sandbox.run(['teardown']);
     expect(teardown.stderr).toContain('Stopped podmin-agent');
-    await until(() => {
+    await waitFor(() => {
       try {
         process.kill(state.pid, 0);
         return undefined;

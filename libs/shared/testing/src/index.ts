@@ -6,3 +6,5 @@ export { makeTempDir, type TempDir } from './temp-dir';
 export { uniqueBucketName } from './bucket-name';
 /** In-memory ObjectStore fake for unit tests. */
 export { InMemoryObjectStore } from './in-memory-object-store';
+/** Loopback ports and bounded polling for tests that drive real processes. */
+export { freeLoopbackPort, waitFor } from './wait';
