@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
+import { isDns1123Label } from '@podmin/util-manifest';
 
 /** Object key of the single cluster-wide desired-state commit. */
 export const INDEX_KEY = 'deployments/index.json';
@@ -19,7 +20,6 @@ export interface IndexEntry {
 /** The desired-state index: `<nodegroup>/<deployment>` → entry. */
 export type DesiredIndex = Readonly<Record<string, IndexEntry>>;
 
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 const POD_KEY = /^nodegroups\/([^/]+)\/pods\/sha512\/([0-9a-f]{128})\.yaml$/;
 const SERVICE_KEY = /^services\/([^/]+)\/([^/]+)\/sha512\/([0-9a-f]{128})\.yaml$/;
@@ -27,11 +27,6 @@ const SERVICE_KEY = /^services\/([^/]+)\/([^/]+)\/sha512\/([0-9a-f]{128})\.yaml$
 /** Lowercase hex SHA-512 of the given bytes. */
 export function sha512Hex(data: Buffer | string): string {
   return createHash('sha512').update(data).digest('hex');
-}
-
-/** True for a DNS-1123 label of at most 63 characters. */
-export function isDnsLabel(value: string): boolean {
-  return value.length <= 63 && LABEL.test(value);
 }
 
 /** Content-addressed key of a Pod payload for a NodeGroup. */
@@ -63,7 +58,13 @@ export interface DeploymentRef {
 export function parseDeploymentKey(key: string): DeploymentRef {
   const parts = key.split('/');
   const [nodegroup, name] = parts;
-  if (parts.length !== 2 || !nodegroup || !name || !isDnsLabel(nodegroup) || !isDnsLabel(name)) {
+  if (
+    parts.length !== 2 ||
+    !nodegroup ||
+    !name ||
+    !isDns1123Label(nodegroup) ||
+    !isDns1123Label(name)
+  ) {
     throw new ValidationError('reading deployments/index.json', [
       {
         field: `key ${JSON.stringify(key)}`,
