@@ -97,6 +97,7 @@ export default tseslint.config(
     files: [
       '**/*.spec.ts',
       '**/*.integration-spec.ts',
+      '**/*.node-spec.ts',
       'bench/**/*.ts',
       'tools/**/*.ts',
       '**/e2e/**/*.ts',

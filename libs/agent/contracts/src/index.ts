@@ -6,6 +6,11 @@ export * as staticpod from './generated/podmin/agent/v1/staticpod';
 /** Generated types, controllers and clients of agent-identity. */
 export * as identity from './generated/podmin/agent/v1/identity';
 
+/** Generated types and client interface of kubelet's local Pods API (v1alpha1). */
+export * as kubeletPods from './generated/k8s/kubelet/pods/v1alpha1/api';
+/** Generated types of the v1.Pod subset carried by kubelet's Pods API. */
+export * as corev1 from './generated/k8s/api/core/v1/pod';
+
 /** The protobuf package of every agent contract. */
 export const AGENT_PROTO_PACKAGE = 'podmin.agent.v1';
 
@@ -13,6 +18,10 @@ export const AGENT_PROTO_PACKAGE = 'podmin.agent.v1';
 export const PROTO_FILES = {
   staticpod: 'podmin/agent/v1/staticpod.proto',
   identity: 'podmin/agent/v1/identity.proto',
+  /** kubelet's Pods API (package `v1alpha1`, service `Pods`). */
+  kubeletPods: 'k8s/kubelet/pods/v1alpha1/api.proto',
+  /** The v1.Pod subset (package `k8s.io.api.core.v1`, message `Pod`). */
+  corev1Pod: 'k8s/api/core/v1/pod.proto',
 } as const;
 
 /**
