@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Node tier: an unmodified upstream kubelet runs what `podmin deploy` commits, on this machine.
 # Builds (or reuses) the node stack with tools/node-stack/build.sh, builds the sandbox (pause)
-# image from C with `podmin build`, then `podmin setup` on the local provider starts the agent,
-# mirrors the sandbox image to mirror/registry.k8s.io/pause and starts containerd (Debian's runc)
-# and kubelet in standalone mode on the agent's static-Pod directory. A deploy with a secret must
-# become a Ready sandbox with a Running container whose images came through podmin's registry,
-# with the workload identity and secret mounted and kubelet's Pods API socket present; then
-# `podmin teardown` must leave no process, mount or interface behind.
+# image and a small static HTTP server (tools/node-stack/hello, amd64 + arm64) from C with
+# `podmin build`, pushes it, then `podmin setup` on the local provider starts the agent, mirrors
+# the sandbox image to mirror/registry.k8s.io/pause and starts CoreDNS, containerd (Debian's
+# runc) and kubelet in standalone mode on the agent's static-Pod directory. A deploy with a
+# Service, a secret and a TCP readiness probe must become Running and Ready (crictl and the
+# kubelet Pods API client), with identity and secret files readable inside the container and
+# HTTP answering on the Pod's IPv6 address; a new tag replaces the Pod; delete removes it and
+# its files; `podmin teardown` leaves no process, mount, address or interface behind.
 # Prints `SKIPPED node: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,8 @@ skip() {
 [[ $(id -u) -eq 0 ]] || skip "needs root for containerd, runc and network namespaces"
 command -v runc >/dev/null 2>&1 || skip "runc is not installed (tools/setup/apt-deps.sh installs it with containerd)"
 command -v gcc >/dev/null 2>&1 || skip "gcc is needed to build the pause program"
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || skip "aarch64-linux-gnu-gcc is needed for the arm64 workload (tools/setup/apt-deps.sh installs it)"
+command -v dig >/dev/null 2>&1 || skip "dig is needed to query CoreDNS (tools/setup/apt-deps.sh installs bind9-dnsutils)"
 [[ -d /sys/fs/cgroup ]] || skip "no cgroup hierarchy"
 if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   echo "$out" | tail -n 20 >&2
@@ -33,6 +37,7 @@ export XDG_CONFIG_HOME=$work/xdg/config XDG_DATA_HOME=$work/xdg/data XDG_CACHE_H
 export PODMIN_NODE_STACK_BIN=$stack
 podmin() { node "$root/dist/bin/podmin.cjs" "$@"; }
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=new Function("o",`return o${process.argv[1]}`)(JSON.parse(s));console.log(v??"")})' "$1"; }
 cleanup() {
   set +e
   podmin teardown >/dev/null 2>&1
@@ -43,22 +48,32 @@ registry_port=$(free_port)
 health_port=$(free_port)
 export PODMIN_LOCAL_REGISTRY_LISTEN=127.0.0.1:${registry_port} PODMIN_LOCAL_HEALTH_ADDRESS=127.0.0.1:${health_port}
 
-# The sandbox image from C; the same program doubles as the workload image.
-mkdir -p "$work/pause"
+# Images from C: the sandbox (host platform) and the workload (amd64 + arm64, two tags).
+mkdir -p "$work/pause" "$work/hello-v1" "$work/hello-v2"
 gcc -static -Os -s -o "$work/pause/pause" tools/node-stack/pause/pause.c
 cp tools/node-stack/pause/Containerfile "$work/pause/"
+for v in v1 v2; do
+  gcc -static -Os -s -o "$work/hello-$v/hello-amd64" tools/node-stack/hello/hello.c
+  aarch64-linux-gnu-gcc -static -Os -s -o "$work/hello-$v/hello-arm64" tools/node-stack/hello/hello.c
+  sed "s/^ENV GREETING=.*/ENV GREETING=hello-$v/" tools/node-stack/hello/Containerfile >"$work/hello-$v/Containerfile"
+done
 podmin connect node-tier --provider local >/dev/null 2>&1
-podmin build "$work/pause" -t registry.k8s.io/pause:3.10 -t hello:v1 >/dev/null 2>&1
-podmin push hello:v1 >/dev/null 2>&1
+podmin build "$work/pause" -t registry.k8s.io/pause:3.10 >/dev/null 2>&1
+for v in v1 v2; do
+  podmin build "$work/hello-$v" -t "hello:$v" --platform linux/amd64 --platform linux/arm64 >/dev/null 2>&1
+  podmin push "hello:$v" >/dev/null 2>&1
+done
 
 node_root=$(podmin setup 2>"$work/setup.log") || { cat "$work/setup.log" >&2; exit 1; }
 cat "$work/setup.log" >&2
+node_address=$(json .nodeAddress <"$node_root/run/podmin/stack.json")
 
-# What an operator does: a secret, a manifest, a deploy.
+# What an operator does: a secret, a manifest with a Service and readiness probe, a deploy.
 printf 'hello, node' | podmin secret create greeting --for hello --from-stdin >/dev/null 2>&1
-(cd "$work" && podmin init hello -g default --image hello:v1 >/dev/null 2>&1)
+(cd "$work" && podmin init hello -g default --image hello:v1 --service --port 80:8080 >/dev/null 2>&1)
 sed -i 's#^    metadata:#    metadata:\n      annotations:\n        podmin.dev/aws-parameter-store: greeting#' "$work/daemonset.yaml"
 podmin deploy hello -g default -f "$work/daemonset.yaml" >/dev/null 2>&1
+deployed_at=$(date +%s%3N)
 
 socket=$(readlink -f "$node_root/run/containerd")/containerd.sock
 crictl() { "$stack/crictl" --runtime-endpoint "unix://${socket}" --image-endpoint "unix://${socket}" "$@" 2>/dev/null; }
@@ -66,34 +81,116 @@ passed=0 failed=0
 check() {
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "node tier: FAILED: $*" >&2; fi
 }
-running=false
-for _ in $(seq 1 120); do
-  if crictl ps --name hello --state Running -q | grep -q .; then running=true; break; fi
-  sleep 1
-done
-sandbox_ready() { crictl pods --name hello --state Ready -q | grep -q .; }
-pulled_through_registry() { crictl images | grep -q "registry.podmin.internal/mirror/registry.k8s.io/pause" && crictl images | grep -q "registry.podmin.internal/apps/hello"; }
-mounted() { crictl inspect "$(crictl ps --name hello -q | head -1)" | grep -q "\"containerPath\": \"$1\""; }
-check test "$running" = true
+wait_for() { # seconds command...
+  local n=$1
+  shift
+  for _ in $(seq 1 "$n"); do
+    if "$@"; then return 0; fi
+    sleep 1
+  done
+  return 1
+}
+
+# kubelet's Pods API through the client library: Ready, Running, IPv6, by list, get and watch.
+report=$work/pods-api.json
+pods_api() {
+  PODMIN_NODE_TIER_PODS_SOCKET=$node_root/var/lib/kubelet/pods-api/pods-api.sock \
+    PODMIN_NODE_TIER_POD=hello-default PODMIN_NODE_TIER_DEPLOYED_AT=$deployed_at \
+    PODMIN_NODE_TIER_REPORT=$report \
+    npx jest -c libs/agent/data-access-kubelet-pods/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+check pods_api
+ready_ms=$(json .readyMs <"$report" 2>/dev/null || echo "?")
+pod_ip=$(json .podIP <"$report" 2>/dev/null || true)
+
+running() { [[ -n $(crictl ps --name hello --state Running -q) ]]; }
+sandbox_ready() { [[ -n $(crictl pods --name hello --state Ready -q) ]]; }
+pulled_through_registry() {
+  local images
+  images=$(crictl images)
+  grep -q "registry.podmin.internal/mirror/registry.k8s.io/pause" <<<"$images" && grep -q "registry.podmin.internal/apps/hello" <<<"$images"
+}
+multi_platform() {
+  curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://127.0.0.1:${registry_port}/v2/apps/hello/manifests/v1" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).manifests.map(m=>m.platform&&m.platform.architecture).sort().join(",");process.exit(a==="amd64,arm64"?0:1)})'
+}
+check running
 check sandbox_ready
 check pulled_through_registry
-check test -S "$node_root/var/lib/kubelet/pods-api/pods-api.sock"
-check mounted /var/run/secrets/podmin.dev/tls
-check mounted /var/run/podmin/aws-parameter-store
+check multi_platform
+cid=$(crictl ps --name hello --state Running -q | head -1)
+in_container() { crictl exec "$cid" /hello cat "$@"; }
+tls=/var/run/secrets/podmin.dev/tls
+identity_readable() {
+  in_container "$tls/tls.crt" >"$work/tls.crt" && in_container "$tls/ca.crt" >"$work/ca.crt" &&
+    grep -q 'BEGIN PRIVATE KEY' <<<"$(in_container "$tls/tls.key")"
+}
+certificate_names_pod() {
+  openssl x509 -in "$work/tls.crt" -noout -subject -ext subjectAltName >"$work/cert.txt" &&
+    grep -q 'CN *= *hello' "$work/cert.txt" &&
+    grep -q 'URI:spiffe://node-tier.podmin.internal/ns/default/pod/hello' "$work/cert.txt" &&
+    openssl verify -CAfile "$work/ca.crt" "$work/tls.crt" >/dev/null
+}
+secret_readable() { [[ $(in_container /var/run/podmin/aws-parameter-store/greeting) == "hello, node" ]]; }
+resolver_is_coredns() { grep -q "^nameserver ${node_address}$" <<<"$(in_container /etc/resolv.conf)"; }
+coredns_answers() { grep -q 'status: ' <<<"$(dig +time=2 +tries=1 @"${node_address}" hello.default.svc.cluster.local AAAA)"; }
+http_answers() { # ip greeting
+  [[ -n $1 ]] && grep -q "^$2 from " <<<"$(curl -fs -g --max-time 5 "http://[$1]:8080/")"
+}
+check identity_readable
+check certificate_names_pod
+check secret_readable
+check resolver_is_coredns
+check coredns_answers
+check http_answers "$pod_ip" hello-v1
+
+# RSS of the node's long-running processes with a Pod running.
+rss_of() { ps -o rss= -p "$1" 2>/dev/null | awk '{s+=$1} END {printf "%.0f", s/1024}'; }
+read -r kubelet_pid containerd_pid coredns_pid < <(json '.pids.join(" ")' <"$node_root/run/podmin/stack.json")
+agent_pid=$(cat "$node_root/run/podmin/agent.pid")
+agent_pids=$(
+  echo "$agent_pid"
+  pgrep -P "$agent_pid"
+)
+agent_pids=$(echo "$agent_pids" | paste -sd, -)
+agent_rss=$(ps -o rss= -p "$agent_pids" | awk '{s+=$1} END {printf "%.0f", s/1024}')
+rss_line="kubelet $(rss_of "$kubelet_pid") MiB, containerd $(rss_of "$containerd_pid") MiB, CoreDNS $(rss_of "$coredns_pid") MiB, podmin-agent (4 processes) ${agent_rss} MiB"
+
+# A new tag replaces the Pod.
+podmin deploy hello -g default -f "$work/daemonset.yaml" --image hello:v2 >/dev/null 2>&1
+replaced_at=$(date +%s%3N)
+new_ip() { crictl inspectp "$(crictl pods --name hello --state Ready -q | head -1)" | json '.status.network.ip' 2>/dev/null; }
+serves_v2() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v2; }
+check wait_for 120 serves_v2
+replace_ms=$(($(date +%s%3N) - replaced_at))
+one_running() { [[ $(crictl ps --name hello --state Running -q | wc -l) -eq 1 ]] && [[ $(crictl ps --name hello --state Running -q) != "$cid" ]]; }
+check wait_for 60 one_running
+
+# Delete: the Pod goes, and with it its manifest, identity and secret files.
+manifest_files() { [[ -n $(find "$node_root/etc/podmin/manifests" -name '*hello*') ]]; }
+files_present() { manifest_files && [[ -d $node_root/run/podmin/workloads/hello/identity && -d $node_root/run/podmin/workloads/hello/secrets ]]; }
+check files_present
+podmin delete hello -g default >/dev/null 2>&1
+pod_gone() { ! running && ! sandbox_ready; }
+files_gone() { ! manifest_files && [[ ! -e $node_root/run/podmin/workloads/hello ]]; }
+check wait_for 90 pod_gone
+check wait_for 30 files_gone
 
 short=$(dirname "$(dirname "$socket")")
 podmin teardown >/dev/null 2>&1
 no_strays() {
   ! pgrep -f "$node_root" >/dev/null && ! pgrep -f "$short" >/dev/null && ! grep -q -e " $node_root" -e " $short" /proc/mounts &&
-    ! ip -o link | grep -q veth && [[ ! -e $short ]]
+    ! grep -q veth <<<"$(ip -o link)" && [[ ! -e $short ]] && ! grep -q "${node_address}/128" <<<"$(ip -6 addr show dev lo)"
 }
 check no_strays
 if [[ $failed -gt 0 ]]; then
-  for f in kubelet containerd podmin-agent; do
+  for f in kubelet containerd coredns podmin-agent; do
     echo "--- $f.log (tail)" >&2
     tail -n 12 "$node_root/var/log/$f.log" >&2
   done
 fi
-echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the deployed Pod from podmin's registry: $passed checks passed, $failed failed"
+echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; RSS ${rss_line}"
+echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the deployed Pods from podmin's registry: $passed checks passed, $failed failed"
 echo "Tests: ${failed:+$failed failed, }$passed passed, $((passed + failed)) total" | sed 's/^Tests: 0 failed, /Tests: /'
 [[ $failed -eq 0 ]]

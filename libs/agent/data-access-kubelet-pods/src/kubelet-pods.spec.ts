@@ -37,7 +37,11 @@ function encodePod(name: string, uid: string, ready: boolean, ip?: string): Buff
             phase: 'Running',
             conditions: [
               { type: 'PodScheduled', status: 'True' },
-              { type: 'Ready', status: ready ? 'True' : 'False' },
+              {
+                type: 'Ready',
+                status: ready ? 'True' : 'False',
+                lastTransitionTime: { seconds: 1_700_000_000, nanos: 250_000_000 },
+              },
             ],
             ...(ip ? { podIP: ip, podIPs: [{ ip }] } : {}),
             containerStatuses: [
@@ -121,6 +125,7 @@ describe('KubeletPodsClient against a gRPC Pods API server on a Unix socket', ()
     ]);
     const [web, db] = list;
     expect(web?.labels).toEqual({ app: 'web-node' });
+    expect(web?.readyTransition?.toISOString()).toBe('2023-11-14T22:13:20.250Z');
     expect(web?.annotations['podmin.dev/revision']).toBe('r1');
     expect(web?.containers).toEqual([
       {

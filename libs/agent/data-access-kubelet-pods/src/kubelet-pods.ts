@@ -25,6 +25,8 @@ export interface KubeletPod {
   phase: string;
   /** kubelet's computed PodReady condition is True. */
   ready: boolean;
+  /** When the PodReady condition last changed (kubelet's 1 s resolution), if reported. */
+  readyTransition?: Date;
   /** The Pod's addresses, podIPs first (kubelet also mirrors the first one in podIP). */
   podIPs: string[];
   containers: KubeletContainer[];
@@ -77,6 +79,8 @@ function toKubeletPod(raw: corev1.Pod): KubeletPod {
   const st = raw.status;
   const podIPs = (st?.podIPs ?? []).map((p) => p.ip ?? '').filter((ip) => ip !== '');
   if (podIPs.length === 0 && st?.podIP) podIPs.push(st.podIP);
+  const readyCondition = (st?.conditions ?? []).find((c) => c.type === 'Ready');
+  const since = readyCondition?.lastTransitionTime;
   return {
     uid: meta?.uid ?? '',
     name: meta?.name ?? '',
@@ -84,7 +88,10 @@ function toKubeletPod(raw: corev1.Pod): KubeletPod {
     labels: { ...(meta?.labels ?? {}) },
     annotations: { ...(meta?.annotations ?? {}) },
     phase: st?.phase ?? '',
-    ready: (st?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    ready: readyCondition?.status === 'True',
+    ...(since?.seconds !== undefined
+      ? { readyTransition: new Date(since.seconds * 1000 + Math.floor((since.nanos ?? 0) / 1e6)) }
+      : {}),
     podIPs,
     containers: (st?.containerStatuses ?? []).map((c) => {
       const s = c.state;

@@ -1,6 +1,13 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
-import { localNodeLayout, localPodPrefix, findNodeStack, startLocalNode } from './local-node';
+import {
+  localNodeLayout,
+  localNodeAddress,
+  localPodPrefix,
+  findNodeStack,
+  startLocalNode,
+} from './local-node';
 
 describe('local node', () => {
   it('lays the node out like a VM under the data directory', () => {
@@ -19,6 +26,16 @@ describe('local node', () => {
     expect(prefix).toMatch(/^fd[0-9a-f]{2}(:[0-9a-f]{1,4}){4}::\/80$/);
     expect(localPodPrefix('demo', 'default')).toBe(prefix);
     expect(localPodPrefix('demo', 'workers')).not.toBe(prefix);
+  });
+
+  it('derives a stable unique-local node address outside the Pod prefix', () => {
+    const address = localNodeAddress('demo', 'default');
+    expect(isIP(address)).toBe(6);
+    expect(address).toMatch(/^fd[0-9a-f]{2}:/);
+    expect(localNodeAddress('demo', 'default')).toBe(address);
+    expect(localNodeAddress('demo', 'workers')).not.toBe(address);
+    const prefix = localPodPrefix('demo', 'default').replace(/::\/80$/, ':');
+    expect(address.startsWith(prefix)).toBe(false);
   });
 
   it('rejects a --workload-ca-publish that is not s3://BUCKET/KEY before starting anything', async () => {

@@ -49,6 +49,18 @@ export function localPodPrefix(cluster: string, nodegroup: string): string {
   return `${groups.map((g) => g.toString(16)).join(':')}::/80`;
 }
 
+/**
+ * The local node's address: a stable unique-local /128 (fd00::/8 + 120 bits of
+ * SHA-256("node/" + cluster/nodegroup)) that setup adds to `lo` when it runs the node stack,
+ * standing in for a VM's global IPv6 address (CoreDNS binds it; Pods use it as DNS server).
+ */
+export function localNodeAddress(cluster: string, nodegroup: string): string {
+  const h = createHash('sha256').update(`node/${cluster}/${nodegroup}`).digest();
+  const groups = [0xfd00 | (h[0] as number)];
+  for (let i = 1; i < 15; i += 2) groups.push(h.readUInt16BE(i));
+  return groups.map((g) => g.toString(16)).join(':');
+}
+
 /** Inputs of local setup and teardown. */
 export interface LocalNodeOptions {
   context: ClusterContext;
@@ -66,6 +78,8 @@ export interface LocalNodeOptions {
   readyTimeoutMs?: number;
   /** `s3://BUCKET/KEY` where the leader keeps the workload CA bundle (`--workload-ca-publish`). */
   workloadCaPublish?: string;
+  /** The node address the agent uses (Pods' DNS server, identity IP SAN); discovered when absent. */
+  nodeAddress?: string;
 }
 
 /** What the recorded agent was started with; a difference means restart. */
@@ -188,6 +202,7 @@ export async function startLocalNode(
     PODMIN_AGENT_HEALTH_ADDRESS: options.healthAddress,
     PODMIN_AGENT_REGISTRY_LISTEN: options.registryListen,
     ...(options.workloadCaPublish ? { PODMIN_WORKLOAD_CA_PUBLISH: options.workloadCaPublish } : {}),
+    ...(options.nodeAddress ? { PODMIN_NODE_ADDRESS: options.nodeAddress } : {}),
   };
   const existing = await readState(layout.stateFile);
   if (

@@ -22,6 +22,8 @@ export interface NodeStackBinaries {
   cniDir: string;
   /** crictl, used to remove Pods (and so their interfaces) at teardown. */
   crictl: string;
+  /** CoreDNS, the Pods' resolver on the node address. */
+  coredns: string;
 }
 
 /** The sandbox image every local node pins: the spec's mirror path of the pause image. */
@@ -50,6 +52,7 @@ export function findNodeStackBinaries(
     'host-local',
     'loopback',
     'crictl',
+    'coredns',
     'runc',
   ];
   const found = Object.fromEntries(names.map((n) => [n, find(n)]));
@@ -63,6 +66,7 @@ export function findNodeStackBinaries(
       shimDir: path.dirname(found['containerd-shim-runc-v2'] as string),
       cniDir: path.dirname(found['ptp'] as string),
       crictl: found['crictl'] as string,
+      coredns: found['coredns'] as string,
     },
   };
 }
@@ -90,6 +94,7 @@ export function nodeStackPaths(layout: LocalNodeLayout) {
     kubeletRoot: path.join(short, 'kubelet'),
     podsApiSocket: path.join(r, 'var/lib/kubelet/pods-api/pods-api.sock'),
     crictlConfig: path.join(r, 'etc/crictl.yaml'),
+    corefile: path.join(r, 'etc/coredns/Corefile'),
     state: path.join(r, 'run/podmin/stack.json'),
     logDir: path.join(r, 'var/log'),
   };
@@ -103,6 +108,11 @@ export interface NodeStackOptions {
   registryListen: string;
   /** The node's /80 Pod prefix for CNI host-local. */
   podPrefix: string;
+  /**
+   * The node's IPv6 address (a VM's global address; locally a unique-local /128 added to
+   * `lo`): CoreDNS binds port 53 on it and every Pod uses it as its DNS server.
+   */
+  nodeAddress: string;
   /** Memory reserved for the OS and the agent (DESIGN §6.6). */
   systemReservedMemory: string;
 }
@@ -142,6 +152,7 @@ export async function startNodeStack(
     mkdir(p.kubeletRoot),
     mkdir(p.logDir),
     mkdir(path.dirname(p.kubeletConfig)),
+    mkdir(path.dirname(p.corefile)),
     mkdir(path.join(options.layout.root, 'var/lib')),
     mkdir(path.join(options.layout.root, 'run')),
   ]);
@@ -207,6 +218,25 @@ export async function startNodeStack(
       2,
     ) + '\n',
   );
+  // The spec's Corefile: cluster names to the agent's authoritative DNS, the rest to the host's
+  // resolver, both bound to the node address only.
+  await write(
+    p.corefile,
+    [
+      'svc.cluster.local:53 {',
+      `    bind ${options.nodeAddress}`,
+      '    forward . 127.0.0.1:1053',
+      '    errors',
+      '}',
+      '.:53 {',
+      `    bind ${options.nodeAddress}`,
+      '    forward . /etc/resolv.conf',
+      '    cache 30',
+      '    errors',
+      '}',
+      '',
+    ].join('\n'),
+  );
   await write(
     p.crictlConfig,
     `runtime-endpoint: unix://${p.socket}\nimage-endpoint: unix://${p.socket}\n`,
@@ -231,6 +261,8 @@ export async function startNodeStack(
       'healthzBindAddress: 127.0.0.1',
       'healthzPort: 0',
       'featureGates: { PodsAPI: true }',
+      `clusterDNS: ["${options.nodeAddress}"]`,
+      'clusterDomain: cluster.local',
       'kubeReserved: { cpu: 100m, memory: 128Mi }',
       `systemReserved: { cpu: 100m, memory: ${options.systemReservedMemory} }`,
       'enforceNodeAllocatable: []',
@@ -251,6 +283,8 @@ export async function startNodeStack(
       throw new PodminError('IO_ERROR', `starting ${name}: no process was created`);
     return child.pid;
   };
+  await addNodeAddress(options.nodeAddress);
+  const coredns = launch('coredns', options.binaries.coredns, ['-conf', p.corefile]);
   const containerd = launch('containerd', options.binaries.containerd, [
     '--config',
     p.containerdConfig,
@@ -270,20 +304,43 @@ export async function startNodeStack(
     '--hostname-override',
     path.basename(options.layout.root),
   ]);
-  await writeFileAtomic(p.state, JSON.stringify({ pids: [kubelet, containerd] }) + '\n', {
-    mode: 0o600,
-  });
+  const state: StackState = {
+    pids: [kubelet, containerd, coredns],
+    nodeAddress: options.nodeAddress,
+  };
+  await writeFileAtomic(p.state, JSON.stringify(state) + '\n', { mode: 0o600 });
   reporter.info(
-    `Started containerd (pid ${containerd}) and kubelet (pid ${kubelet}) on ${options.layout.manifests}; crictl config: ${p.crictlConfig}`,
+    `Started CoreDNS on [${options.nodeAddress}]:53 (pid ${coredns}), containerd (pid ${containerd}) and kubelet (pid ${kubelet}) on ${options.layout.manifests}; crictl config: ${p.crictlConfig}`,
   );
   return { started: true };
 }
 
-async function readStack(file: string): Promise<{ pids: number[] } | undefined> {
+/** What {@link startNodeStack} started, for teardown. */
+interface StackState {
+  /** kubelet, containerd, CoreDNS. */
+  pids: number[];
+  /** The address added to `lo`. */
+  nodeAddress?: string;
+}
+
+async function readStack(file: string): Promise<StackState | undefined> {
   try {
-    return JSON.parse(await fsp.readFile(file, 'utf8')) as { pids: number[] };
+    return JSON.parse(await fsp.readFile(file, 'utf8')) as StackState;
   } catch {
     return undefined;
+  }
+}
+
+/** Adds the node address to `lo` (idempotent); the host routes Pods' DNS queries to it. */
+async function addNodeAddress(address: string): Promise<void> {
+  try {
+    await run('ip', ['-6', 'addr', 'replace', `${address}/128`, 'dev', 'lo']);
+  } catch (err) {
+    throw new PodminError(
+      'IO_ERROR',
+      `adding the node address ${address} to lo: ${(err as { stderr?: string }).stderr?.trim() || String(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -299,7 +356,7 @@ export async function stopNodeStack(
   const p = nodeStackPaths(layout);
   const state = await readStack(p.state);
   if (!state) return false;
-  const [kubelet, containerd] = state.pids;
+  const [kubelet, containerd, coredns] = state.pids;
   const stop = async (pid: number | undefined): Promise<void> => {
     if (pid === undefined || !alive(pid)) return;
     process.kill(pid, 'SIGTERM');
@@ -319,6 +376,11 @@ export async function stopNodeStack(
     () => [] as number[],
   );
   for (const pid of shims) await stop(pid);
+  await stop(coredns);
+  if (state.nodeAddress)
+    await run('ip', ['-6', 'addr', 'del', `${state.nodeAddress}/128`, 'dev', 'lo']).catch(
+      () => undefined,
+    );
   const mounts = (await fsp.readFile('/proc/mounts', 'utf8'))
     .split('\n')
     .map((l) => l.split(' ')[1] ?? '')
@@ -329,7 +391,7 @@ export async function stopNodeStack(
   await fsp.rm(p.state, { force: true });
   await fsp.rm(p.short, { recursive: true, force: true });
   reporter.info(
-    `Stopped kubelet and containerd${shims.length ? ` and ${shims.length} runtime shim(s)` : ''}`,
+    `Stopped kubelet, containerd, CoreDNS${shims.length ? ` and ${shims.length} runtime shim(s)` : ''}`,
   );
   return true;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { PodminError } from '@podmin/util-errors';
 import type { ClusterContext } from '@podmin/cli-util-config';
-import type { LocalNodeLayout } from '@podmin/cli-feature-local-node';
+import type { LocalNodeLayout, NodeStackBinaries } from '@podmin/cli-feature-local-node';
 import type { CliContext } from '../../cli-context';
 
 interface SetupArgs {
@@ -52,7 +52,12 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
       });
       for (const name of secrets.created) ctx.reporter.info(`Stored ${name} (create-only)`);
       for (const name of secrets.kept) ctx.reporter.info(`Kept existing ${name}`);
-      const { startLocalNode } = await import('@podmin/cli-feature-local-node');
+      const { startLocalNode, findNodeStackBinaries, localNodeAddress } =
+        await import('@podmin/cli-feature-local-node');
+      const stack = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
+      const nodeAddress = stack.binaries
+        ? localNodeAddress(context.cluster, args.nodegroup)
+        : undefined;
       const node = await startLocalNode(
         {
           context,
@@ -65,13 +70,19 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           ...(args['workload-ca-publish'] !== undefined
             ? { workloadCaPublish: args['workload-ca-publish'] }
             : {}),
+          ...(nodeAddress ? { nodeAddress } : {}),
         },
         ctx.reporter,
       );
       ctx.reporter.info(
         `podmin-agent is ready (pid ${node.pid}); static Pods are written to ${node.layout.manifests}`,
       );
-      await startStackIfPresent(ctx, context, node.layout, args.nodegroup);
+      if (stack.binaries && nodeAddress)
+        await startStack(ctx, context, node.layout, args.nodegroup, stack.binaries, nodeAddress);
+      else
+        ctx.reporter.info(
+          `The node stack is not installed here (${stack.missing.join(', ')} missing): the agent reconciles manifests, identities and secrets and serves the registry, but no Pods run. Build it with tools/node-stack/build.sh and set PODMIN_NODE_STACK_BIN.`,
+        );
       ctx.reporter.result(node.layout.root);
     },
   };
@@ -80,25 +91,19 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
 const PAUSE_SOURCE = 'registry.k8s.io/pause:3.10';
 
 /**
- * When kubelet, containerd and the rest of the node stack are installed (PATH or
- * PODMIN_NODE_STACK_BIN), mirrors the sandbox image and starts them against the agent's
- * static-Pod directory; otherwise says plainly that no Pods will run.
+ * With kubelet, containerd and the rest of the node stack installed (PATH or
+ * PODMIN_NODE_STACK_BIN): mirrors the sandbox image and starts CoreDNS, containerd and kubelet
+ * against the agent's static-Pod directory.
  */
-async function startStackIfPresent(
+async function startStack(
   ctx: CliContext,
   context: ClusterContext,
   layout: LocalNodeLayout,
   nodegroup: string,
+  binaries: NodeStackBinaries,
+  nodeAddress: string,
 ): Promise<void> {
-  const { findNodeStackBinaries, startNodeStack, localPodPrefix } =
-    await import('@podmin/cli-feature-local-node');
-  const { binaries, missing } = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
-  if (!binaries) {
-    ctx.reporter.info(
-      `The node stack is not installed here (${missing.join(', ')} missing): the agent reconciles manifests, identities and secrets and serves the registry, but no Pods run. Build it with tools/node-stack/build.sh and set PODMIN_NODE_STACK_BIN.`,
-    );
-    return;
-  }
+  const { startNodeStack, localPodPrefix } = await import('@podmin/cli-feature-local-node');
   const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
   const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
   const mirror = new DependencyImageMirror({
@@ -135,6 +140,7 @@ async function startStackIfPresent(
       binaries,
       registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
       podPrefix: localPodPrefix(context.cluster, nodegroup),
+      nodeAddress,
       systemReservedMemory: '496Mi',
     },
     ctx.reporter,
