@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
 import {
@@ -137,7 +138,8 @@ export class InfraEngine {
 
   /** The engine's version; INVALID_ARGUMENT when it is older than 1.11 or says nothing. */
   async version(): Promise<string> {
-    const { stdout } = await this.run(['-version', '-json'], { quiet: true });
+    // Runs before the work directory exists (nothing is written until the checks pass).
+    const { stdout } = await this.run(['-version', '-json'], { quiet: true, inWorkDir: false });
     return parseEngineVersion(stdout, this.options.executable);
   }
 
@@ -174,13 +176,13 @@ export class InfraEngine {
 
   private run(
     args: string[],
-    options: { quiet?: boolean; okCodes?: number[] } = {},
+    options: { quiet?: boolean; okCodes?: number[]; inWorkDir?: boolean } = {},
   ): Promise<{ code: number; stdout: string }> {
     const { executable, workDir, env, output } = this.options;
     const command = args[0] ?? '';
     return new Promise((resolve, reject) => {
       const child = spawn(executable, args, {
-        cwd: workDir,
+        cwd: options.inWorkDir === false ? os.tmpdir() : workDir,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -71,6 +71,7 @@ describe('parseSetupFlags', () => {
     [{ nodegroup: ['-x'] }, 'DNS-1123 label'],
     [{ nodegroup: ['a'.repeat(64)] }, 'is invalid'],
     [{ nodegroup: ['a', 'a,size=2'] }, '--nodegroup[1]: NodeGroup a is given more than once'],
+    [{ nodegroup: ['a,size=x', 'a'] }, '--nodegroup[1]: NodeGroup a is given more than once'],
     [
       { nodegroup: ['a,color=red'] },
       'unknown key "color"; allowed: size, disk-size, instance-type, zone, nat64',

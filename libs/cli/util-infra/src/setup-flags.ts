@@ -273,17 +273,16 @@ export function parseSetupFlags(flags: SetupFlags): SetupRequest {
   const nodegroups: NodeGroupRequest[] = [];
   const names = new Set<string>();
   values.forEach((value, index) => {
-    const group = parseNodeGroup(value, index, problems);
-    if (group === undefined) return;
-    if (names.has(group.name)) {
+    const name = value.split(',')[0] ?? '';
+    if (names.has(name)) {
       problems.push({
         field: `--nodegroup[${index}]`,
-        message: `NodeGroup ${group.name} is given more than once; each name may appear once`,
+        message: `NodeGroup ${name} is given more than once; each name may appear once`,
       });
-      return;
     }
-    names.add(group.name);
-    nodegroups.push(group);
+    names.add(name);
+    const group = parseNodeGroup(value, index, problems);
+    if (group !== undefined) nodegroups.push(group);
   });
   const nat64 = flags.nat64 === undefined ? undefined : parseNat64(flags.nat64, problems);
   if (problems.length > 0) {
