@@ -27,7 +27,12 @@ const NEST_OPTIONAL = [
   'amqp-connection-manager',
 ];
 const targets = {
-  cli: { entry: 'apps/cli/src/main.ts', out: 'dist/bin/podmin.cjs', codeCache: true },
+  cli: {
+    entry: 'apps/cli/src/main.ts',
+    out: 'dist/bin/podmin.cjs',
+    codeCache: true,
+    infraModule: 'infra/aws',
+  },
   agent: { entry: 'apps/agent/src/main.ts', out: 'dist/bin/podmin-agent.cjs' },
   'agent-registry': {
     entry: 'apps/agent-registry/src/main.ts',
@@ -58,7 +63,8 @@ if (!target) {
   process.stderr.write(`usage: bundle.mjs ${Object.keys(targets).join('|')}\n`);
   process.exit(2);
 }
-const outfile = path.join(root, target.out);
+// Tests bundle elsewhere, with another module: PODMIN_BUNDLE_OUT and PODMIN_BUNDLE_INFRA_MODULE.
+const outfile = path.resolve(root, process.env.PODMIN_BUNDLE_OUT || target.out);
 const binDir = path.dirname(outfile);
 
 // gRPC service processes load .proto files at run time: ship them in dist/bin/proto, and point
@@ -86,6 +92,25 @@ if (target.grpc) {
       }));
     },
   });
+}
+// The CLI carries the OpenTofu/Terraform module: aws-module.ts, which reads infra/aws from the
+// checkout when run from source, becomes a module returning those files as string literals.
+if (target.infraModule) {
+  const dir = path.resolve(root, process.env.PODMIN_BUNDLE_INFRA_MODULE || target.infraModule);
+  const files = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+    .filter((n) => /^[A-Za-z0-9_.-]+\.(?:tf|tftpl)$/.test(n))
+    .sort()
+    .map((n) => ({ name: n, content: fs.readFileSync(path.join(dir, n), 'utf8') }));
+  plugins.push({
+    name: 'embed-infra-module',
+    setup(b) {
+      b.onLoad({ filter: /libs[\\/]cli[\\/]util-infra[\\/]src[\\/]aws-module\.ts$/ }, () => ({
+        contents: `export function embeddedAwsModule() { return ${JSON.stringify(files)}.map((f) => ({ ...f })); }\n`,
+        loader: 'ts',
+      }));
+    },
+  });
+  process.stdout.write(`embedding ${files.length} module file(s) from ${target.infraModule}\n`);
 }
 const result = await build({
   entryPoints: [path.join(root, target.entry)],

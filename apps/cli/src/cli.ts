@@ -6,6 +6,7 @@ import { buildCommand } from './commands/build/build.command';
 import { connectCommand } from './commands/connect/connect.command';
 import { deleteCommand } from './commands/delete/delete.command';
 import { deployCommand } from './commands/deploy/deploy.command';
+import { destroyCommand } from './commands/destroy/destroy.command';
 import { disconnectCommand } from './commands/disconnect/disconnect.command';
 import { fetchCommand } from './commands/fetch/fetch.command';
 import { initCommand } from './commands/init/init.command';
@@ -53,6 +54,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(pushCommand(ctx))
     .command(setupCommand(ctx))
     .command(teardownCommand(ctx))
+    .command(destroyCommand(ctx))
     .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")')
     .option('debug', { type: 'boolean', describe: 'Show stack traces of errors', global: true })
     .demandCommand(1, 'Choose a command; see the list above')

@@ -33,4 +33,9 @@ export { secretStoreOpener, localSecretsFile } from './open-secret-store';
 /** The terminal implementation of SecretValueInput. */
 export { TerminalSecretInput, type SecretInputStreams } from './terminal-secret-input';
 /** Create-only storage of setup's system secrets. */
-export { storeSetupSecrets, type SetupSecrets, type SetupSecretsResult } from './setup-secrets';
+export {
+  storeSetupSecrets,
+  destroySetupSecrets,
+  type SetupSecrets,
+  type SetupSecretsResult,
+} from './setup-secrets';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PodminError } from '@podmin/util-errors';
 import { InMemorySecretStore } from './__fakes__/fakes';
-import { storeSetupSecrets } from './setup-secrets';
+import { destroySetupSecrets, storeSetupSecrets } from './setup-secrets';
 
 describe('storeSetupSecrets', () => {
   it('creates both system secrets once and keeps existing ones', async () => {
@@ -41,5 +41,20 @@ describe('storeSetupSecrets', () => {
     await expect(
       storeSetupSecrets(store, 'demo', { workloadCaKey: randomBytes(32), clusterCa: 'x' }),
     ).rejects.toMatchObject({ code: 'ACCESS_DENIED' });
+  });
+});
+
+describe('destroySetupSecrets', () => {
+  it('deletes both system secrets and treats absent ones as done', async () => {
+    const store = new InMemorySecretStore('aws-parameter-store');
+    await storeSetupSecrets(store, 'demo', { workloadCaKey: randomBytes(32), clusterCa: '{}' });
+    await store.create('/demo/default/web/token', Buffer.from('x'));
+    expect(await destroySetupSecrets(store, 'demo')).toEqual([
+      '/demo/_system/workload-ca-key',
+      '/demo/_system/cluster-ca',
+    ]);
+    expect(store.values.has('/demo/_system/cluster-ca')).toBe(false);
+    expect(store.values.has('/demo/default/web/token')).toBe(true);
+    expect(await destroySetupSecrets(store, 'demo')).toEqual([]);
   });
 });

@@ -50,3 +50,21 @@ export async function storeSetupSecrets(
   }
   return result;
 }
+
+/**
+ * Deletes both system secrets permanently (`podmin destroy`); an absent one is success.
+ * Returns the names that existed and were deleted.
+ */
+export async function destroySetupSecrets(store: SecretStore, cluster: string): Promise<string[]> {
+  const deleted: string[] = [];
+  for (const key of ['workload-ca-key', 'cluster-ca']) {
+    const name = systemSecretName(cluster, key);
+    try {
+      await store.destroy(name);
+      deleted.push(name);
+    } catch (err) {
+      if (!hasCode(err, 'NOT_FOUND')) throw err;
+    }
+  }
+  return deleted;
+}

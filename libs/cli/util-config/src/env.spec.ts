@@ -2,18 +2,37 @@ import { readCliEnvironment } from './env';
 
 describe('readCliEnvironment', () => {
   it('prefers service-specific endpoints and ignores empty values', () => {
-    expect(
-      readCliEnvironment({
-        AWS_ENDPOINT_URL: 'http://a',
-        AWS_ENDPOINT_URL_S3: 'http://s3',
-        AWS_REGION: '',
-        AWS_DEFAULT_REGION: 'eu-west-1',
-      }),
-    ).toEqual({
+    const env = {
+      AWS_ENDPOINT_URL: 'http://a',
+      AWS_ENDPOINT_URL_S3: 'http://s3',
+      AWS_REGION: '',
+      AWS_DEFAULT_REGION: 'eu-west-1',
+    };
+    expect(readCliEnvironment(env)).toEqual({
       s3Endpoint: 'http://s3',
       ssmEndpoint: 'http://a',
       secretsManagerEndpoint: 'http://a',
+      ec2Endpoint: 'http://a',
       awsRegion: 'eu-west-1',
+      processEnv: env,
     });
+  });
+
+  it('reads the infrastructure settings', () => {
+    const env = readCliEnvironment({
+      AWS_ENDPOINT_URL_EC2: 'http://ec2',
+      PODMIN_TF_CMD: '/opt/tofu',
+      TF_PLUGIN_CACHE_DIR: '/var/cache/tf',
+      PODMIN_TEST_DEBIAN_AMI_OWNER: '123456789012',
+      PODMIN_TEST_INFRA_MODULE_DIR: '/tmp/module',
+    });
+    expect(env).toMatchObject({
+      ec2Endpoint: 'http://ec2',
+      tfCmd: '/opt/tofu',
+      tfPluginCacheDir: '/var/cache/tf',
+      testDebianAmiOwner: '123456789012',
+      testInfraModuleDir: '/tmp/module',
+    });
+    expect(env.processEnv?.['PODMIN_TF_CMD']).toBe('/opt/tofu');
   });
 });

@@ -16,8 +16,20 @@ export interface CliEnvironment {
   localRegistryListen?: string;
   /** Local node: directory with the node-stack binaries besides PATH (PODMIN_NODE_STACK_BIN). */
   nodeStackBin?: string;
-  /** The program search path (PATH), for finding node-stack binaries. */
+  /** The program search path (PATH), for finding node-stack binaries and OpenTofu/Terraform. */
   path?: string;
+  /** Overrides the EC2 endpoint (AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL). */
+  ec2Endpoint?: string;
+  /** The OpenTofu/Terraform executable (PODMIN_TF_CMD); otherwise tofu, then terraform on PATH. */
+  tfCmd?: string;
+  /** The engine's provider cache (TF_PLUGIN_CACHE_DIR); `<podmin cache>/tf-plugins` otherwise. */
+  tfPluginCacheDir?: string;
+  /** Tests only: the owner of the Debian AMIs instead of Debian's (PODMIN_TEST_DEBIAN_AMI_OWNER). */
+  testDebianAmiOwner?: string;
+  /** Tests only: a module directory used instead of the embedded infra/aws (PODMIN_TEST_INFRA_MODULE_DIR). */
+  testInfraModuleDir?: string;
+  /** The whole environment, handed to child processes such as OpenTofu/Terraform. */
+  processEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Reads the CLI's environment once. */
@@ -31,7 +43,7 @@ export function readCliEnvironment(
     }
     return undefined;
   };
-  const out: CliEnvironment = {};
+  const out: CliEnvironment = { processEnv: { ...env } };
   const s3 = pick('AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL');
   const ssm = pick('AWS_ENDPOINT_URL_SSM', 'AWS_ENDPOINT_URL');
   const sm = pick('AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL');
@@ -50,5 +62,15 @@ export function readCliEnvironment(
   if (stackBin) out.nodeStackBin = stackBin;
   const searchPath = pick('PATH');
   if (searchPath) out.path = searchPath;
+  const ec2 = pick('AWS_ENDPOINT_URL_EC2', 'AWS_ENDPOINT_URL');
+  if (ec2) out.ec2Endpoint = ec2;
+  const tfCmd = pick('PODMIN_TF_CMD');
+  if (tfCmd) out.tfCmd = tfCmd;
+  const pluginCache = pick('TF_PLUGIN_CACHE_DIR');
+  if (pluginCache) out.tfPluginCacheDir = pluginCache;
+  const amiOwner = pick('PODMIN_TEST_DEBIAN_AMI_OWNER');
+  if (amiOwner) out.testDebianAmiOwner = amiOwner;
+  const moduleDir = pick('PODMIN_TEST_INFRA_MODULE_DIR');
+  if (moduleDir) out.testInfraModuleDir = moduleDir;
   return out;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import {
   CreateBucketCommand,
+  HeadBucketCommand,
   GetBucketLocationCommand,
   GetPublicAccessBlockCommand,
 } from '@aws-sdk/client-s3';
@@ -97,6 +98,18 @@ describe('S3BucketProvisioner on the moto emulator', () => {
     await provisioner.ensureBucket();
     await provisioner.probeAccess();
     expect((await new S3ObjectStore({ client, bucket }).list('')).objects).toEqual([]);
+  });
+
+  it('deletes an empty bucket, and a missing one is success', async () => {
+    const client = clientFor('us-east-1');
+    const bucket = uniqueBucketName('provision-delete');
+    const provisioner = new S3BucketProvisioner({ client, bucket, region: 'us-east-1' });
+    await provisioner.ensureBucket();
+    await provisioner.deleteBucket();
+    await expect(client.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 404 },
+    });
+    await expect(provisioner.deleteBucket()).resolves.toBeUndefined();
   });
 
   it('names the failed step when the bucket is missing', async () => {

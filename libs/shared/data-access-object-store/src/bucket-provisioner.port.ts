@@ -8,6 +8,8 @@ export interface BucketProvisioner {
   ensureBucket(): Promise<{ created: boolean }>;
   /** Writes, reads back and deletes a probe object under `.podmin-probe/`. */
   probeAccess(): Promise<void>;
+  /** Deletes the bucket, which must already be empty (`podmin destroy`); absent is success. */
+  deleteBucket(): Promise<void>;
 }
 
 /** Key prefix of the objects `probeAccess` writes and removes. */

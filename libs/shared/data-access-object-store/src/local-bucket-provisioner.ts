@@ -1,4 +1,4 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
 import type { BucketProvisioner } from './bucket-provisioner.port';
@@ -16,6 +16,11 @@ export class LocalBucketProvisioner implements BucketProvisioner {
     private readonly probeId: ProbeIdSource = randomProbeId,
   ) {
     this.directory = path.resolve(directory);
+  }
+
+  async deleteBucket(): Promise<void> {
+    // The directory store keeps lock and temp entries of its own beside the objects.
+    await rm(this.directory, { recursive: true, force: true });
   }
 
   async ensureBucket(): Promise<{ created: boolean }> {

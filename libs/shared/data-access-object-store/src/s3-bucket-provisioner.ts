@@ -1,5 +1,6 @@
 import {
   CreateBucketCommand,
+  DeleteBucketCommand,
   GetBucketLocationCommand,
   HeadBucketCommand,
   PutPublicAccessBlockCommand,
@@ -45,6 +46,17 @@ export class S3BucketProvisioner implements BucketProvisioner {
   async probeAccess(): Promise<void> {
     const store = new S3ObjectStore({ client: this.client, bucket: this.bucket });
     await probeStoreAccess(store, `s3://${this.bucket}`, this.probeId);
+  }
+
+  async deleteBucket(): Promise<void> {
+    try {
+      await this.client.send(new DeleteBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const translated = translateS3Error(err, `deleting bucket s3://${this.bucket}`);
+      if (translated.code === 'BUCKET_UNAVAILABLE' && sdkErrorDetails(err).name === 'NoSuchBucket')
+        return;
+      throw translated;
+    }
   }
 
   private async bucketExists(): Promise<boolean> {

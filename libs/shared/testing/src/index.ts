@@ -8,3 +8,5 @@ export { uniqueBucketName } from './bucket-name';
 export { InMemoryObjectStore } from './in-memory-object-store';
 /** Loopback ports and bounded polling for tests that drive real processes. */
 export { freeLoopbackPort, waitFor } from './wait';
+/** The real OpenTofu/Terraform for infrastructure tests. */
+export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { PodminError } from '@podmin/util-errors';
@@ -7,7 +6,10 @@ import type { LocalNodeLayout, NodeStackBinaries } from '@podmin/cli-feature-loc
 import type { CliContext } from '../../cli-context';
 
 interface SetupArgs {
-  nodegroup: string;
+  nodegroup?: string[];
+  'vpc-cidr'?: string;
+  nat64?: string;
+  yes?: boolean;
   'workload-ca-publish'?: string;
 }
 
@@ -15,53 +17,85 @@ interface SetupArgs {
 export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> {
   return {
     command: 'setup',
-    describe: 'Create or update the cluster; on the local provider, start this machine as a node',
+    describe:
+      'Create or update the cluster (AWS: VPC, NodeGroups, NAT64 through OpenTofu/Terraform); on the local provider, start this machine as a node',
     builder: (y) =>
       y
+        .option('vpc-cidr', {
+          type: 'string',
+          describe:
+            'AWS, required: the private IPv4 CIDR of the VPC (10/8, 172.16/12 or 192.168/16, /16 to /28); an untagged compatible VPC with exactly this primary CIDR is reused, none means one is created',
+        })
         .option('nodegroup', {
           alias: 'g',
           type: 'string',
-          default: 'default',
-          describe: 'NodeGroup this machine serves (local provider)',
+          array: true,
+          describe:
+            'AWS, repeatable and authoritative: NAME[,size=N,disk-size=GIB,instance-type=T,zone=Z,nat64=T] (defaults size=1, disk-size=20 (8..16384), instance-type=t4g.small, zone = first available; zone is a full name or one letter; nat64=T gives the NodeGroup a dedicated NAT64 instance). Local: the one NodeGroup this machine serves (default: default)',
+        })
+        .option('nat64', {
+          type: 'string',
+          describe:
+            'AWS: EC2-backed NAT64 shared per zone; bare uses t4g.nano, --nat64=instance-type=TYPE another type',
+        })
+        .option('yes', {
+          alias: 'y',
+          type: 'boolean',
+          describe: 'Apply without asking (required when there is no terminal)',
         })
         .option('workload-ca-publish', {
           type: 'string',
           describe:
             'Also keep the workload CA bundle (PEM) at this exact S3 object: s3://BUCKET/KEY',
         })
-        .example('$0 setup', 'Store the cluster CAs and start podmin-agent for NodeGroup default')
-        .example('$0 setup -g workers', 'Serve NodeGroup workers instead'),
+        .example(
+          '$0 setup --vpc-cidr 10.0.0.0/16 --nat64 --nodegroup default --nodegroup workers,size=3,disk-size=100,instance-type=c8g.large,zone=b,nat64=t4g.small',
+          'AWS: a VPC, two NodeGroups and NAT64 (shared in zone a, dedicated for workers in zone b)',
+        )
+        .example('$0 setup --vpc-cidr 10.0.0.0/16 -g default -y', 'AWS: apply without asking')
+        .example(
+          '$0 setup',
+          'Local: store the cluster CAs and start podmin-agent for NodeGroup default',
+        )
+        .example('$0 setup -g workers', 'Local: serve NodeGroup workers instead')
+        .epilogue(
+          'On AWS, setup checks the flags and the provider first, publishes the node dependencies, writes the module and its inputs under <podmin cache>/infrastructure/<cluster> and to tfstate/podmin.auto.tfvars.json in the bucket, stores the workload and cluster CAs create-only, then runs OpenTofu/Terraform (PODMIN_TF_CMD, else tofu, else terraform; 1.11 or newer) init, plan and, after confirmation, apply. Providers are cached in <podmin cache>/tf-plugins unless TF_PLUGIN_CACHE_DIR is set.',
+        ),
     handler: async (args) => {
       const context = await ctx.contexts.current();
-      if (context.provider !== 'local') {
+      if (context.provider === 'aws') {
+        const { parseSetupFlags } = await import('@podmin/cli-util-infra');
+        // Every flag is checked before anything runs or is written.
+        const request = parseSetupFlags({
+          ...(args['vpc-cidr'] === undefined ? {} : { vpcCidr: args['vpc-cidr'] }),
+          nodegroup: args.nodegroup ?? [],
+          ...(args.nat64 === undefined ? {} : { nat64: args.nat64 }),
+        });
+        const { setupDeps } = await import('../infra-deps');
+        const { setupAwsCluster } = await import('@podmin/cli-feature-infra');
+        await setupAwsCluster(request, await setupDeps(ctx, context, args.yes === true));
+        return;
+      }
+      const localOnly = (['vpc-cidr', 'nat64'] as const).filter((f) => args[f] !== undefined);
+      const nodegroups = args.nodegroup ?? ['default'];
+      if (localOnly.length > 0 || nodegroups.length !== 1) {
         throw new PodminError(
           'INVALID_ARGUMENT',
-          `setting up ${context.cluster}: AWS infrastructure (OpenTofu/Terraform) is not part of this version yet`,
-          {
-            hint: 'use a local context (`podmin connect demo --provider local`) to run a node on this machine',
-          },
+          `setting up ${context.cluster}: the local provider serves exactly one --nodegroup and takes no ${localOnly.map((f) => `--${f}`).join(', ') || 'infrastructure flags'}`,
         );
       }
-      const { storeSetupSecrets, secretStoreOpener, localSecretsFile } =
-        await import('@podmin/cli-feature-secrets');
-      const { createClusterCa, serializeClusterCaSecret } = await import('@podmin/util-pki');
-      const store = await secretStoreOpener(context, ctx.env, ctx.dirs.data)('aws-parameter-store');
-      const secrets = await storeSetupSecrets(store, context.cluster, {
-        workloadCaKey: randomBytes(32),
-        clusterCa: serializeClusterCaSecret(await createClusterCa(context.cluster, new Date())),
-      });
-      for (const name of secrets.created) ctx.reporter.info(`Stored ${name} (create-only)`);
-      for (const name of secrets.kept) ctx.reporter.info(`Kept existing ${name}`);
+      const nodegroup = nodegroups[0] as string;
+      const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
+      const { storeSystemSecrets } = await import('../infra-deps');
+      await storeSystemSecrets(ctx, context);
       const { startLocalNode, findNodeStackBinaries, localNodeAddress } =
         await import('@podmin/cli-feature-local-node');
       const stack = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
-      const nodeAddress = stack.binaries
-        ? localNodeAddress(context.cluster, args.nodegroup)
-        : undefined;
+      const nodeAddress = stack.binaries ? localNodeAddress(context.cluster, nodegroup) : undefined;
       const node = await startLocalNode(
         {
           context,
-          nodegroup: args.nodegroup,
+          nodegroup,
           dataDir: ctx.dirs.data,
           agentProgram: path.join(__dirname, 'podmin-agent.cjs'),
           secretsFile: localSecretsFile(ctx.dirs.data, context.cluster),
@@ -78,7 +112,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
         `podmin-agent is ready (pid ${node.pid}); static Pods are written to ${node.layout.manifests}`,
       );
       if (stack.binaries && nodeAddress)
-        await startStack(ctx, context, node.layout, args.nodegroup, stack.binaries, nodeAddress);
+        await startStack(ctx, context, node.layout, nodegroup, stack.binaries, nodeAddress);
       else
         ctx.reporter.info(
           `The node stack is not installed here (${stack.missing.join(', ')} missing): the agent reconciles manifests, identities and secrets and serves the registry, but no Pods run. Build it with tools/node-stack/build.sh and set PODMIN_NODE_STACK_BIN.`,

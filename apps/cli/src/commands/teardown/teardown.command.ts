@@ -1,22 +1,33 @@
 import type { CommandModule } from 'yargs';
-import { PodminError } from '@podmin/util-errors';
 import type { CliContext } from '../../cli-context';
 
 /** `podmin teardown`: stop compute; the bucket, context and CA secrets are kept. */
-export function teardownCommand(ctx: CliContext): CommandModule<object, object> {
+export function teardownCommand(ctx: CliContext): CommandModule<object, { yes?: boolean }> {
   return {
     command: 'teardown',
     describe:
-      "Stop the cluster's compute (local provider: this machine's agent); bucket, context and secrets are kept",
+      "Destroy the cluster's compute and networking (AWS: through OpenTofu/Terraform; local: stop this machine's agent); bucket, context and CA secrets are kept",
     builder: (y) =>
-      y.example('$0 teardown', 'Stop podmin-agent of every local NodeGroup of the current cluster'),
-    handler: async () => {
+      y
+        .option('yes', {
+          alias: 'y',
+          type: 'boolean',
+          describe:
+            'Destroy without asking (required when there is no terminal); a stale state lock is then reported with its force-unlock command, never forced',
+        })
+        .example('$0 teardown', 'AWS: plan the destruction, show it, ask, destroy')
+        .example('$0 teardown -y', 'AWS: destroy without asking')
+        .example('$0 teardown', 'Local: stop podmin-agent of every local NodeGroup of the cluster')
+        .epilogue(
+          'On AWS the module inputs are restored from tfstate/podmin.auto.tfvars.json in the bucket, so a teardown works after `podmin disconnect` and `podmin connect` too. `podmin setup` brings the cluster back with the same CAs.',
+        ),
+    handler: async (args) => {
       const context = await ctx.contexts.current();
-      if (context.provider !== 'local') {
-        throw new PodminError(
-          'INVALID_ARGUMENT',
-          `tearing down ${context.cluster}: AWS infrastructure is not part of this version yet`,
-        );
+      if (context.provider === 'aws') {
+        const { infraDeps } = await import('../infra-deps');
+        const { teardownAwsCluster } = await import('@podmin/cli-feature-infra');
+        await teardownAwsCluster(await infraDeps(ctx, context, args.yes === true));
+        return;
       }
       const {
         localNodeGroups,

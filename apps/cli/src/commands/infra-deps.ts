@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { ClusterContext } from '@podmin/cli-util-config';
+import type { InfraDeps, SetupDeps } from '@podmin/cli-feature-infra';
+import type { Arch } from '@podmin/util-dependencies';
+import type { CliContext } from '../cli-context';
+
+declare const __PODMIN_VERSION__: string | undefined;
+
+/** The generated-files directory of a cluster: `<podmin cache>/infrastructure/<cluster>`. */
+export function infrastructureDir(ctx: CliContext, cluster: string): string {
+  return path.join(ctx.dirs.cache, 'infrastructure', cluster);
+}
+
+/**
+ * Wires the ports every AWS infrastructure flow shares: the bucket, OpenTofu/Terraform in the
+ * cluster's work directory (its output to stderr) and the module files.
+ */
+export async function infraDeps(
+  ctx: CliContext,
+  context: ClusterContext,
+  assumeYes: boolean,
+): Promise<InfraDeps> {
+  const { findEngine, InfraEngine } = await import('@podmin/cli-data-access-infra-engine');
+  const { embeddedAwsModule, readModuleDir } = await import('@podmin/cli-util-infra');
+  const { store } = await ctx.currentBucket();
+  const executable = findEngine({
+    ...(ctx.env.tfCmd === undefined ? {} : { tfCmd: ctx.env.tfCmd }),
+    ...(ctx.env.path === undefined ? {} : { path: ctx.env.path }),
+  });
+  // Engine output goes line by line through the reporter, to stderr.
+  let partial = '';
+  const engine = new InfraEngine({
+    executable,
+    workDir: infrastructureDir(ctx, context.cluster),
+    env: {
+      ...(ctx.env.processEnv ?? {}),
+      AWS_REGION: context.region,
+      ...(context.profile === undefined ? {} : { AWS_PROFILE: context.profile }),
+      TF_PLUGIN_CACHE_DIR: ctx.env.tfPluginCacheDir ?? path.join(ctx.dirs.cache, 'tf-plugins'),
+      TF_IN_AUTOMATION: '1',
+      TF_INPUT: '0',
+    },
+    output: (chunk) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) ctx.reporter.info(line);
+    },
+  });
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(ctx.env.tfPluginCacheDir ?? path.join(ctx.dirs.cache, 'tf-plugins'), {
+    recursive: true,
+  });
+  return {
+    reporter: ctx.reporter,
+    cluster: context.cluster,
+    region: context.region,
+    bucket: context.bucket,
+    store,
+    engine,
+    moduleFiles:
+      ctx.env.testInfraModuleDir === undefined
+        ? embeddedAwsModule()
+        : readModuleDir(ctx.env.testInfraModuleDir),
+    ...(ctx.env.s3Endpoint === undefined ? {} : { s3Endpoint: ctx.env.s3Endpoint }),
+    assumeYes,
+    interactive: process.stdin.isTTY === true,
+  };
+}
+
+/** Adds setup's ports: EC2, the dependency sync, the create-only CAs. */
+export async function setupDeps(
+  ctx: CliContext,
+  context: ClusterContext,
+  assumeYes: boolean,
+): Promise<SetupDeps> {
+  const base = await infraDeps(ctx, context, assumeYes);
+  const { createEc2Client, Ec2Catalog } = await import('@podmin/cli-data-access-ec2');
+  const { DEBIAN_AMI_OWNER } = await import('@podmin/cli-util-infra');
+  const catalog = new Ec2Catalog(
+    createEc2Client({
+      region: context.region,
+      ...(context.profile === undefined ? {} : { profile: context.profile }),
+      ...(ctx.env.ec2Endpoint === undefined ? {} : { endpoint: ctx.env.ec2Endpoint }),
+    }),
+  );
+  return {
+    ...base,
+    catalog,
+    amiOwner: ctx.env.testDebianAmiOwner ?? DEBIAN_AMI_OWNER,
+    syncDependencies: (archs) => syncDependencies(ctx, base, archs),
+    storeSystemSecrets: () => storeSystemSecrets(ctx, context),
+    newGeneration: () => `${new Date().toISOString()}-${randomBytes(4).toString('hex')}`,
+  };
+}
+
+async function syncDependencies(ctx: CliContext, base: InfraDeps, archs: readonly Arch[]) {
+  const { DependencyResolver, DownloadCache, syncDependencies } =
+    await import('@podmin/cli-data-access-dependencies');
+  const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
+  const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+  const result = await syncDependencies(base.store, archs, {
+    resolver: new DependencyResolver({
+      cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
+    }),
+    cache: new DownloadCache({
+      dir: path.join(ctx.dirs.cache, 'downloads'),
+      reporter: ctx.reporter,
+    }),
+    images: new DependencyImageMirror({
+      store: LocalImageStore.inCache(ctx.dirs.cache),
+      registry: new RegistryClient(),
+      reporter: ctx.reporter,
+    }),
+    reporter: ctx.reporter,
+  });
+  return result.manifest;
+}
+
+/** The same create-only CA storage the local provider's setup uses. */
+export async function storeSystemSecrets(ctx: CliContext, context: ClusterContext): Promise<void> {
+  const { storeSetupSecrets, secretStoreOpener } = await import('@podmin/cli-feature-secrets');
+  const { createClusterCa, serializeClusterCaSecret } = await import('@podmin/util-pki');
+  const store = await secretStoreOpener(context, ctx.env, ctx.dirs.data)('aws-parameter-store');
+  const secrets = await storeSetupSecrets(store, context.cluster, {
+    workloadCaKey: randomBytes(32),
+    clusterCa: serializeClusterCaSecret(await createClusterCa(context.cluster, new Date())),
+  });
+  for (const name of secrets.created) ctx.reporter.info(`Stored ${name} (create-only)`);
+  for (const name of secrets.kept) ctx.reporter.info(`Kept existing ${name}`);
+}

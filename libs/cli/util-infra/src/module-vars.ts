@@ -1,0 +1,100 @@
+import { PodminError } from '@podmin/util-errors';
+import type { Arch } from '@podmin/util-dependencies';
+
+/** Where setup keeps the module inputs in the cluster bucket (spec "Object Storage"). */
+export const TFVARS_OBJECT_KEY = 'tfstate/podmin.auto.tfvars.json';
+/** The engine state object in the cluster bucket. */
+export const TFSTATE_OBJECT_KEY = 'tfstate/podmin.tfstate';
+/** Name of the generated variables file in the work directory. */
+export const TFVARS_FILE_NAME = 'podmin.auto.tfvars.json';
+/** Largest module-inputs object read back from the bucket. */
+export const MAX_TFVARS_BYTES = 8 * 1024 * 1024;
+
+/** A NAT64 instance in the module inputs. */
+export interface Nat64Vars {
+  instance_type: string;
+  arch: Arch;
+}
+
+/** One NodeGroup in the module inputs. */
+export interface NodeGroupVars {
+  size: number;
+  disk_size: number;
+  instance_type: string;
+  zone: string;
+  arch: Arch;
+  /** A dedicated NAT64 instance for this NodeGroup, or null for the shared one of its zone. */
+  nat64: Nat64Vars | null;
+  /** The rendered bootstrap script (userdata/aws.sh). */
+  user_data: string;
+}
+
+/** The module's inputs: `podmin.auto.tfvars.json`, the contract between the CLI and infra/aws. */
+export interface ModuleVars {
+  cluster: string;
+  region: string;
+  bucket: string;
+  vpc_cidr: string;
+  /** An untagged, compatible VPC to reuse (never deleted), or null to create one. */
+  existing_vpc_id: string | null;
+  /** The pinned Debian 13 AMI of every architecture the NodeGroups and NAT64 instances use. */
+  amis: Partial<Record<Arch, string>>;
+  /** The shared NAT64 instance type (one per zone with an unannotated NodeGroup), or null. */
+  nat64: Nat64Vars | null;
+  /** Changes on every setup so NAT64 instances are refreshed (launch-before-terminate). */
+  nat64_generation: string;
+  nodegroups: Record<string, NodeGroupVars>;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value as Record<string, unknown>)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/** Canonical JSON of the module inputs: sorted keys, two-space indent, trailing newline. */
+export function serializeModuleVars(vars: ModuleVars): string {
+  return JSON.stringify(sortKeys(vars), null, 2) + '\n';
+}
+
+/**
+ * Reads module inputs back (from the bucket, for a teardown after `disconnect`). Checks the
+ * fields teardown relies on and that they belong to `cluster`; the rest is passed through.
+ */
+export function parseModuleVars(text: string, source: string, cluster: string): ModuleVars {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new PodminError('INVALID_ARGUMENT', `reading ${source}: not valid JSON`, { cause: err });
+  }
+  const obj = raw as Partial<Record<keyof ModuleVars, unknown>>;
+  if (
+    typeof raw !== 'object' ||
+    raw === null ||
+    Array.isArray(raw) ||
+    typeof obj.cluster !== 'string' ||
+    typeof obj.region !== 'string' ||
+    typeof obj.bucket !== 'string' ||
+    typeof obj.nodegroups !== 'object' ||
+    obj.nodegroups === null
+  ) {
+    throw new PodminError(
+      'INVALID_ARGUMENT',
+      `reading ${source}: not podmin module inputs (cluster, region, bucket and nodegroups are required)`,
+    );
+  }
+  if (obj.cluster !== cluster) {
+    throw new PodminError(
+      'INVALID_ARGUMENT',
+      `reading ${source}: the inputs belong to cluster ${obj.cluster}, not ${cluster}`,
+    );
+  }
+  return raw as ModuleVars;
+}
