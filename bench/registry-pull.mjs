@@ -1,17 +1,28 @@
 #!/usr/bin/env node
 // Budget (DESIGN.md §8): pulling a blob through the node registry runs at ≥ 0.9× a direct read
 // of the same object, and the registry's RSS grows by ≤ 32 MiB while serving a 1 GiB blob.
-// Writes a random blob (streamed to disk, never held in memory) into a local bucket layout,
-// starts dist/bin/agent-registry.cjs on it, then alternates direct reads of the object file
-// and HTTP GETs of /v2/<repo>/blobs/<digest> (bodies discarded), sampling the registry's VmRSS.
-//   node bench/registry-pull.mjs [MiB=1024] [rounds=3]
-import { spawn } from 'node:child_process';
+//
+// For each provider the "direct object read" goes through the very adapter the registry reads
+// with (createRegistryStore from @podmin/agent-feature-registry, bundled here with esbuild),
+// and the pull is a GET /v2/<repo>/blobs/<digest> by curl, a native client like containerd.
+// Rounds are interleaved (order rotated each round) and each line prints the median and the
+// min–max spread, so every ratio compares numbers taken in the same run.
+//   local: a random blob in a local-directory bucket, the registry with --provider local;
+//          reference lines: the direct read plus sha256 (the registry verifies while it sends),
+//          a bare Node.js HTTP server and Python's http.server with sendfile(2), both serving
+//          the same file to curl: the ceiling of an HTTP server on this machine.
+//   s3:    a smaller random blob in a bucket on the AWS-API emulator (PODMIN_TEST_AWS_ENDPOINT,
+//          started and stopped here when unset), the registry with --provider aws.
+// Exits 1 when a budget is missed.
+//   node bench/registry-pull.mjs [MiB=1024] [rounds=5] [s3MiB=256]
+import { spawn, execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'dist/bin/agent-registry.cjs');
@@ -20,143 +31,351 @@ if (!fs.existsSync(bin)) {
   process.exit(2);
 }
 const mib = Number(process.argv[2] ?? 1024);
-const rounds = Number(process.argv[3] ?? 3);
-const size = mib * 1024 * 1024;
+const rounds = Number(process.argv[3] ?? 5);
+const s3Mib = Number(process.argv[4] ?? 256);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-registry-'));
 const repo = 'apps/bench/blob';
+const children = [];
+let exitCode = 0;
 
-// 1. The blob, written in 4 MiB random chunks while hashing.
-const temp = path.join(dir, 'blob.tmp');
-const hash = createHash('sha256');
-{
-  const fd = fs.openSync(temp, 'w');
+// The registry's own bucket adapters, so the direct read is the registry's read minus HTTP.
+const adaptersFile = path.join(dir, 'adapters.cjs');
+await build({
+  stdin: {
+    contents: [
+      "import 'reflect-metadata';",
+      "export { createRegistryStore, parseRegistryConfig } from '@podmin/agent-feature-registry';",
+      "export { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
+    ].join('\n'),
+    resolveDir: root,
+    loader: 'ts',
+  },
+  outfile: adaptersFile,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  tsconfig: path.join(root, 'tsconfig.base.json'),
+  external: ['@nestjs/microservices', '@nestjs/websockets', 'class-transformer', 'class-validator'],
+  logLevel: 'warning',
+});
+const adapters = createRequire(import.meta.url)(adaptersFile);
+
+/** Writes `bytes` random bytes to `file` in 4 MiB chunks (never all in memory); returns the hex sha256. */
+function writeRandomBlob(file, bytes) {
+  const hash = createHash('sha256');
+  const fd = fs.openSync(file, 'w');
   const chunk = Buffer.alloc(4 * 1024 * 1024);
-  for (let written = 0; written < size; written += chunk.length) {
-    const part = chunk.subarray(0, Math.min(chunk.length, size - written));
+  for (let written = 0; written < bytes; written += chunk.length) {
+    const part = chunk.subarray(0, Math.min(chunk.length, bytes - written));
     randomFillSync(part);
     hash.update(part);
     fs.writeSync(fd, part);
   }
   fs.closeSync(fd);
+  return hash.digest('hex');
 }
-const hex = hash.digest('hex');
-const digest = `sha256:${hex}`;
-const objectFile = path.join(dir, repo, 'blobs', 'sha256', hex);
-fs.mkdirSync(path.dirname(objectFile), { recursive: true });
-fs.renameSync(temp, objectFile);
-fs.writeFileSync(path.join(dir, repo, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
-fs.writeFileSync(
-  path.join(dir, repo, 'index.json'),
-  '{"manifests":[],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2}',
-);
 
-// 2. The registry on an ephemeral loopback port.
-const child = spawn(
-  process.execPath,
-  [bin, '--provider', 'local', '--bucket', dir, '--cluster', 'bench', '--listen', '127.0.0.1:0'],
-  { stdio: ['ignore', 'ignore', 'pipe'] },
-);
-const port = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('registry did not start within 20 s')), 20_000);
-  child.once('exit', (code) => reject(new Error(`registry exited with ${code}`)));
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    try {
-      const event = JSON.parse(line);
-      if (event.msg === 'listen') {
-        clearTimeout(timer);
-        resolve(event.port);
+/** Starts the registry binary on an ephemeral loopback port; resolves to { child, port }. */
+async function startRegistry(args, env = process.env) {
+  const child = spawn(
+    process.execPath,
+    [bin, ...args, '--cluster', 'bench', '--listen', '127.0.0.1:0'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+    },
+  );
+  children.push(child);
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('registry did not start within 20 s')), 20_000);
+    child.once('exit', (code) => reject(new Error(`registry exited with ${code}`)));
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      try {
+        const event = JSON.parse(line);
+        if (event.msg === 'listen') {
+          clearTimeout(timer);
+          resolve(event.port);
+        }
+      } catch {
+        // not JSON
       }
-    } catch {
-      // not JSON
-    }
+    });
   });
-});
+  return { child, port };
+}
 
-// 3. A bare Node.js HTTP server streaming the same file (no framework, no verification), in
-// its own process like the registry: the ceiling of any Node.js HTTP server on this machine.
-const bare = spawn(
-  process.execPath,
-  [
+/** Starts a reference server that prints its port on stdout's first line. */
+async function startServer(command, args) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)));
+    createInterface({ input: child.stdout }).once('line', (l) => resolve(Number(l)));
+  });
+}
+
+const elapsed = (start) => Number(process.hrtime.bigint() - start) / 1e6;
+
+/** Reads the whole object through a registry adapter into one reused 1 MiB buffer, as the registry does. */
+async function directRead(store, key, bytes, withSha256 = false) {
+  const start = process.hrtime.bigint();
+  const opened = await store.openRead(key);
+  const hash = withSha256 ? createHash('sha256') : undefined;
+  const into = new Uint8Array(1024 * 1024);
+  let read = 0;
+  try {
+    for (let n = await opened.body.read(into); n > 0; n = await opened.body.read(into)) {
+      read += n;
+      hash?.update(into.subarray(0, n));
+    }
+  } finally {
+    await opened.body.close();
+  }
+  hash?.digest();
+  if (read !== bytes) throw new Error(`direct read of ${key}: ${read} of ${bytes} bytes`);
+  return { bytes: read, ms: elapsed(start) };
+}
+
+/** GETs `url` with curl, body discarded; checks status and size. */
+function curlGet(url, bytes) {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const curl = spawn('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code} %{size_download}',
+      url,
+    ]);
+    let out = '';
+    curl.stdout.on('data', (d) => (out += d));
+    curl.on('error', reject);
+    curl.on('close', (code) => {
+      const ms = elapsed(start);
+      const [status, size] = out.split(' ').map(Number);
+      if (code !== 0 || status !== 200 || size !== bytes) {
+        reject(
+          new Error(`GET ${url}: curl exit ${code}, HTTP ${status}, ${size} of ${bytes} bytes`),
+        );
+      } else {
+        resolve({ bytes: size, ms });
+      }
+    });
+  });
+}
+
+/** Runs each measurement `rounds` times, interleaved, rotating the order every round. */
+async function interleave(measurements) {
+  const results = Object.fromEntries(Object.keys(measurements).map((k) => [k, []]));
+  const names = Object.keys(measurements);
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length];
+      results[name].push(await measurements[name]());
+    }
+  }
+  return results;
+}
+
+const rate = (r) => r.bytes / 1024 / 1024 / (r.ms / 1000);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** Median MiB/s of a result list, and a printable "median (min–max) MiB/s". */
+function summary(results) {
+  const rates = results.map(rate);
+  const text = `${median(rates).toFixed(0)} MiB/s (${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)})`;
+  return { median: median(rates), text };
+}
+const line = (label, text) => console.log(`  ${label.padEnd(44)} ${text}`);
+function budget(label, ratio, numerator, denominator) {
+  const ok = ratio >= 0.9;
+  if (!ok) exitCode = 1;
+  line(
+    label,
+    `${ratio.toFixed(2)} = ${numerator} / ${denominator} (budget ≥ 0.90) ${ok ? 'OK' : 'OVER BUDGET'}`,
+  );
+}
+
+async function localProvider() {
+  const size = mib * 1024 * 1024;
+  const bucket = path.join(dir, 'bucket');
+  const temp = path.join(dir, 'blob.tmp');
+  const hex = writeRandomBlob(temp, size);
+  const key = `${repo}/blobs/sha256/${hex}`;
+  const objectFile = path.join(bucket, ...key.split('/'));
+  fs.mkdirSync(path.dirname(objectFile), { recursive: true });
+  fs.renameSync(temp, objectFile);
+
+  const flags = ['--provider', 'local', '--bucket', bucket];
+  const store = adapters.createRegistryStore(
+    adapters.parseRegistryConfig([...flags, '--cluster', 'bench'], {}, root),
+  );
+  const registry = await startRegistry(flags);
+  const barePort = await startServer(process.execPath, [
     '-e',
     `const http=require('http'),fs=require('fs');const f=process.argv[1];const s=http.createServer((q,r)=>{r.writeHead(200,{'content-length':fs.statSync(f).size});fs.createReadStream(f,{highWaterMark:1048576}).pipe(r)});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`,
     objectFile,
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-const barePort = await new Promise((resolve) =>
-  createInterface({ input: bare.stdout }).once('line', (l) => resolve(Number(l))),
-);
+  ]);
+  const python =
+    spawnSync('python3', ['-c', 'import http.server'], { stdio: 'ignore' }).status === 0;
+  const pythonPort = python
+    ? await startServer('python3', [
+        '-u',
+        '-c',
+        // http.server's SimpleHTTPRequestHandler with the body sent by socket.sendfile (zero-copy).
+        `import http.server,os,sys
+f=sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+  protocol_version='HTTP/1.1'
+  def do_GET(self):
+    self.send_response(200);self.send_header('Content-Length',str(os.path.getsize(f)));self.end_headers()
+    with open(f,'rb') as b: self.connection.sendfile(b)
+  def log_message(self,*a): pass
+s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H);print(s.server_address[1]);s.serve_forever()`,
+        objectFile,
+      ])
+    : undefined;
 
-const rssKiB = () => {
-  const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-};
-let peakRss = 0;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssKiB())), 20);
-
-const directRead = () =>
-  new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    let bytes = 0;
-    fs.createReadStream(objectFile, { highWaterMark: 1024 * 1024 })
-      .on('data', (c) => (bytes += c.length))
-      .on('end', () => resolve({ bytes, ms: Number(process.hrtime.bigint() - start) / 1e6 }))
-      .on('error', reject);
-  });
-const registryPull = (toPort = port) =>
-  new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    let bytes = 0;
-    http
-      .get({ host: '127.0.0.1', port: toPort, path: `/v2/${repo}/blobs/${digest}` }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`GET blob: HTTP ${res.statusCode}`));
-        res.on('data', (c) => (bytes += c.length));
-        res.on('end', () => {
-          if (bytes !== size) reject(new Error(`GET blob: ${bytes} of ${size} bytes`));
-          resolve({ bytes, ms: Number(process.hrtime.bigint() - start) / 1e6 });
-        });
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
-
-try {
-  await directRead(); // warm the page cache so both sides read from memory
+  const rssKiB = () => {
+    const status = fs.readFileSync(`/proc/${registry.child.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  };
+  const blobUrl = (port) => `http://127.0.0.1:${port}/v2/${repo}/blobs/sha256:${hex}`;
+  await directRead(store, key, size); // warm the page cache so every reader reads from memory
   const before = rssKiB();
-  peakRss = before;
-  const direct = [];
-  const pulled = [];
-  const bareServed = [];
-  for (let i = 0; i < rounds; i++) {
-    direct.push(await directRead());
-    pulled.push(await registryPull());
-    bareServed.push(await registryPull(barePort));
+  let peak = before;
+  let sampler;
+  const measurements = {
+    direct: () => directRead(store, key, size),
+    directSha256: () => directRead(store, key, size, true),
+    registry: async () => {
+      sampler = setInterval(() => (peak = Math.max(peak, rssKiB())), 20);
+      try {
+        return await curlGet(blobUrl(registry.port), size);
+      } finally {
+        clearInterval(sampler);
+      }
+    },
+    bare: () => curlGet(`http://127.0.0.1:${barePort}/`, size),
+  };
+  if (pythonPort !== undefined) {
+    measurements.python = () => curlGet(`http://127.0.0.1:${pythonPort}/`, size);
   }
+  const results = await interleave(measurements);
   await new Promise((r) => setTimeout(r, 100));
   const after = rssKiB();
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const mibps = (r) => r.bytes / 1024 / 1024 / (r.ms / 1000);
-  const directRate = median(direct.map(mibps));
-  const pullRate = median(pulled.map(mibps));
-  const ratio = pullRate / directRate;
-  const growth = (Math.max(peakRss, after) - before) / 1024;
-  console.log(`blob: ${mib} MiB (${digest.slice(0, 19)}…), ${rounds} rounds, medians`);
-  console.log(`direct object read: ${directRate.toFixed(0)} MiB/s`);
-  console.log(`registry blob pull: ${pullRate.toFixed(0)} MiB/s (verifies sha256 while streaming)`);
+  const growth = (Math.max(peak, after) - before) / 1024;
+
+  const s = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summary(v)]));
   console.log(
-    `ratio pull/direct: ${ratio.toFixed(2)} (budget ≥ 0.90) ${ratio >= 0.9 ? 'OK' : 'OVER BUDGET'}`,
+    `local provider: ${mib} MiB blob (sha256:${hex.slice(0, 12)}…), ${rounds} rounds, median (min–max)`,
   );
-  const bareRate = median(bareServed.map(mibps));
-  console.log(
-    `bare Node.js HTTP server, same file: ${bareRate.toFixed(0)} MiB/s; registry/bare ${(pullRate / bareRate).toFixed(2)}`,
+  line('direct object read (LocalDirectoryRegistryStore)', s.direct.text);
+  line('registry blob pull, curl (verifies sha256)', s.registry.text);
+  budget('ratio pull / direct read', s.registry.median / s.direct.median, 'registry', 'direct');
+  line('reference: direct read + sha256', s.directSha256.text);
+  line('reference: bare Node.js http server, curl', s.bare.text);
+  if (s.python !== undefined)
+    line('reference: python3 http.server + sendfile, curl', s.python.text);
+  line(
+    'ratio pull / (direct read + sha256)',
+    (s.registry.median / s.directSha256.median).toFixed(2),
   );
-  console.log(
-    `registry RSS: ${(before / 1024).toFixed(1)} MiB before, peak ${(peakRss / 1024).toFixed(1)} MiB, ` +
-      `${(after / 1024).toFixed(1)} MiB after; growth ${growth.toFixed(1)} MiB (budget ≤ 32) ${growth <= 32 ? 'OK' : 'OVER BUDGET'}`,
+  line('ratio bare Node.js server / direct read', (s.bare.median / s.direct.median).toFixed(2));
+  if (s.python !== undefined) {
+    line(
+      'ratio python sendfile server / direct read',
+      (s.python.median / s.direct.median).toFixed(2),
+    );
+  }
+  line('ratio pull / bare Node.js server', (s.registry.median / s.bare.median).toFixed(2));
+  const rssOk = growth <= 32;
+  if (!rssOk) exitCode = 1;
+  line(
+    'registry RSS',
+    `${(before / 1024).toFixed(1)} MiB before, peak ${(peak / 1024).toFixed(1)}, ${(after / 1024).toFixed(1)} after; ` +
+      `growth ${growth.toFixed(1)} MiB (budget ≤ 32) ${rssOk ? 'OK' : 'OVER BUDGET'}`,
   );
+  fs.rmSync(bucket, { recursive: true, force: true });
+}
+
+async function s3Provider() {
+  let endpoint = process.env.PODMIN_TEST_AWS_ENDPOINT;
+  const emulatorState = path.join(dir, 'emulator');
+  const started = !endpoint;
+  if (started) {
+    const out = execFileSync('bash', [path.join(root, 'tools/emulator/start.sh'), emulatorState], {
+      encoding: 'utf8',
+    });
+    endpoint = /PODMIN_TEST_AWS_ENDPOINT=(\S+)/.exec(out)[1];
+  }
+  try {
+    const env = {
+      ...process.env,
+      AWS_ENDPOINT_URL_S3: endpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    Object.assign(process.env, env);
+    const size = s3Mib * 1024 * 1024;
+    const bucket = `podmin-bench-${process.pid}`;
+    const flags = ['--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket];
+    const store = adapters.createRegistryStore(
+      adapters.parseRegistryConfig([...flags, '--cluster', 'bench'], env, root),
+    );
+    const client = new adapters.S3Client({
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
+    await client.send(new adapters.CreateBucketCommand({ Bucket: bucket }));
+    const file = path.join(dir, 's3-blob');
+    const hex = writeRandomBlob(file, size);
+    const key = `${repo}/blobs/sha256/${hex}`;
+    await client.send(
+      new adapters.PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        // A Buffer, not a stream: a streamed body goes out aws-chunked, which the emulator
+        // decodes at a few MiB/s.
+        Body: fs.readFileSync(file),
+      }),
+    );
+    fs.rmSync(file);
+    client.destroy();
+    const registry = await startRegistry(flags, env);
+    const blobUrl = `http://127.0.0.1:${registry.port}/v2/${repo}/blobs/sha256:${hex}`;
+    // Warm both readers (S3 client set-up, first connection) outside the timed rounds.
+    await directRead(store, key, size);
+    await curlGet(blobUrl, size);
+    const results = await interleave({
+      direct: () => directRead(store, key, size),
+      registry: () => curlGet(blobUrl, size),
+    });
+    const s = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summary(v)]));
+    console.log(
+      `s3 provider (emulator ${endpoint}): ${s3Mib} MiB blob, ${rounds} rounds, median (min–max)`,
+    );
+    line('direct object read (S3RegistryStore)', s.direct.text);
+    line('registry blob pull, curl (verifies sha256)', s.registry.text);
+    budget('ratio pull / direct read', s.registry.median / s.direct.median, 'registry', 'direct');
+  } finally {
+    if (started) {
+      spawnSync('bash', [path.join(root, 'tools/emulator/stop.sh'), emulatorState], {
+        stdio: 'ignore',
+      });
+    }
+  }
+}
+
+try {
+  await localProvider();
+  await s3Provider();
 } finally {
-  clearInterval(sampler);
-  child.kill('SIGTERM');
-  bare.kill('SIGTERM');
+  for (const child of children) child.kill('SIGTERM');
   fs.rmSync(dir, { recursive: true, force: true });
 }
+process.exitCode = exitCode;

@@ -1,6 +1,6 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
+import { BlobSender } from './blob-sender';
 import { OCI_BLOB_CONTENT_TYPE, REGISTRY_API_VERSION_HEADER } from './http-headers';
 import { parseRangeHeader } from './range';
 import { parseRegistryRoute } from './registry-route';
@@ -17,6 +17,7 @@ import type { StructuredLogger } from './registry.ports';
 export class RegistryHttpController {
   constructor(
     @Inject(RegistryService) private readonly registry: RegistryService,
+    @Inject(BlobSender) private readonly sender: BlobSender,
     @Inject(REGISTRY_LOGGER) private readonly logger: StructuredLogger,
   ) {}
 
@@ -77,7 +78,7 @@ export class RegistryHttpController {
       });
     }
     try {
-      await pipeline(blob.stream, res);
+      await this.sender.send(blob.body, res, blob.verifyAgainst);
     } catch (err) {
       // Headers are gone: the only safe signal left is a connection cut short of Content-Length.
       res.destroy();

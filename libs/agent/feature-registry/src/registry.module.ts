@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { BlobSender } from './blob-sender';
+import { HashingThread } from './hashing-thread';
 import { OciErrorFilter } from './oci-error.filter';
 import { RegistryHttpController } from './registry.http-controller';
 import { REGISTRY_LOGGER, REGISTRY_STORE } from './registry.ports';
@@ -15,7 +17,10 @@ export interface RegistryModuleOptions {
   logger: StructuredLogger;
 }
 
-/** The read-only registry: controller, service, OCI error filter, and the ports given. */
+/**
+ * The read-only registry: controller, service, blob sender and its hashing thread, the OCI
+ * error filter, and the ports given.
+ */
 @Module({})
 export class RegistryModule {
   /** Builds the module around a store and a logger. */
@@ -25,6 +30,8 @@ export class RegistryModule {
       controllers: [RegistryHttpController],
       providers: [
         RegistryService,
+        BlobSender,
+        HashingThread,
         { provide: REGISTRY_STORE, useValue: options.store },
         { provide: REGISTRY_LOGGER, useValue: options.logger },
         { provide: APP_FILTER, useClass: OciErrorFilter },

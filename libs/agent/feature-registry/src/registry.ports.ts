@@ -1,16 +1,25 @@
-import type { Readable } from 'node:stream';
-
 /** Injection token of the {@link RegistryStore} port. */
 export const REGISTRY_STORE = Symbol('REGISTRY_STORE');
 
 /** A requested byte range: `start-end` (end inclusive, optional) or the last `suffix` bytes. */
 export type ByteRange = { start: number; end?: number } | { suffix: number };
 
+/**
+ * An opened object's bytes, read in order into buffers the caller owns, so that streaming a
+ * blob reuses a few buffers instead of allocating one per chunk.
+ */
+export interface ObjectBody {
+  /** Fills `into` with the next bytes (fewer only at the end); resolves to the count, 0 at the end. */
+  read(into: Uint8Array): Promise<number>;
+  /** Releases the object (file handle or response); safe to call more than once. */
+  close(): Promise<void>;
+}
+
 /** An object opened for streaming, with the byte range actually served. */
 export interface OpenedObject {
   kind: 'opened';
-  /** The object's (or range's) bytes; the consumer must read or destroy it. */
-  stream: Readable;
+  /** The object's (or range's) bytes; the consumer must close it. */
+  body: ObjectBody;
   /** Total size of the object in bytes. */
   size: number;
   /** First byte served. */

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Readable } from 'node:stream';
 import { hasCode } from '@podmin/util-errors';
 import {
   LAYOUT_INDEX_FILE,
@@ -17,9 +16,8 @@ import {
 import type { Descriptor, ImageIndex } from '@podmin/util-oci';
 import { isAcceptable } from './negotiation';
 import { RegistryError } from './registry-error';
-import type { ByteRange, RegistryStore } from './registry.ports';
+import type { ByteRange, ObjectBody, RegistryStore } from './registry.ports';
 import { REGISTRY_STORE } from './registry.ports';
-import { DigestVerifyingStream } from './verifying-stream';
 
 /** A resolved manifest: what to send in headers, and the verified bytes for GET. */
 export interface ManifestResult {
@@ -41,12 +39,14 @@ export interface BlobInfo {
   size: number;
 }
 
-/** A blob opened for sending, whole (verified while streaming) or as one range. */
-export interface BlobStream extends BlobInfo {
-  /** Bytes to send; errors at the end when a whole blob does not match its digest. */
-  stream: Readable;
+/** A blob opened for sending, whole (to be verified while it is sent) or as one range. */
+export interface OpenedBlob extends BlobInfo {
+  /** The bytes to send; the caller must close it. */
+  body: ObjectBody;
   /** The served range when partial; undefined for the whole blob. */
   range: { start: number; end: number } | undefined;
+  /** The digest the bytes must hash to when the whole blob is sent; undefined for a part. */
+  verifyAgainst: string | undefined;
 }
 
 /**
@@ -145,8 +145,8 @@ export class RegistryService {
     }
   }
 
-  /** Opens a blob for streaming: the whole blob is verified against its digest as it streams. */
-  async openBlob(name: string, digest: string, range: ByteRange | undefined): Promise<BlobStream> {
+  /** Opens a blob for sending; a whole blob comes with the digest to verify it against. */
+  async openBlob(name: string, digest: string, range: ByteRange | undefined): Promise<OpenedBlob> {
     const key = this.blobKey(name, digest);
     let opened;
     try {
@@ -160,22 +160,12 @@ export class RegistryService {
       });
     }
     const whole = opened.start === 0 && opened.end === opened.size - 1;
-    if (range === undefined || whole) {
-      const verifying = new DigestVerifyingStream(digest);
-      opened.stream.on('error', (err) => verifying.destroy(err));
-      opened.stream.pipe(verifying);
-      return {
-        digest,
-        size: opened.size,
-        stream: verifying,
-        range: range === undefined ? undefined : { start: opened.start, end: opened.end },
-      };
-    }
     return {
       digest,
       size: opened.size,
-      stream: opened.stream,
-      range: { start: opened.start, end: opened.end },
+      body: opened.body,
+      range: range === undefined ? undefined : { start: opened.start, end: opened.end },
+      verifyAgainst: range === undefined || whole ? digest : undefined,
     };
   }
 

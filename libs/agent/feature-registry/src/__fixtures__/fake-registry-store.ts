@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { PodminError } from '@podmin/util-errors';
+import { readableBody } from '../object-body';
 import { resolveRange } from '../range';
 import type { ByteRange, OpenedObject, RegistryStore, UnsatisfiableRange } from '../registry.ports';
 
@@ -44,7 +45,7 @@ export class FakeRegistryStore implements RegistryStore {
       for (let i = 0; i < slice.length; i += 7) chunks.push(slice.subarray(i, i + 7));
       return {
         kind: 'opened',
-        stream: Readable.from(chunks),
+        body: readableBody(Readable.from(chunks)),
         size: bytes.length,
         ...resolved,
         etag: '"fake"',

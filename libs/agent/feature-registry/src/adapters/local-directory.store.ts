@@ -1,10 +1,16 @@
-import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ObjectTooLargeError, assertLocalKey } from '@podmin/data-access-object-store';
 import { PodminError } from '@podmin/util-errors';
 import { resolveRange } from '../range';
-import type { ByteRange, OpenedObject, RegistryStore, UnsatisfiableRange } from '../registry.ports';
+import type {
+  ByteRange,
+  ObjectBody,
+  OpenedObject,
+  RegistryStore,
+  UnsatisfiableRange,
+} from '../registry.ports';
 
 /**
  * The registry's bucket port over a local directory (`--provider local`): object `key` is
@@ -30,7 +36,7 @@ export class LocalDirectoryRegistryStore implements RegistryStore {
     }
   }
 
-  /** Opens a file (or a range of it) as a stream. */
+  /** Opens a file (or a range of it), read with positioned reads into the caller's buffers. */
   async openRead(key: string, range?: ByteRange): Promise<OpenedObject | UnsatisfiableRange> {
     const file = this.file(key);
     const handle = await open(file, 'r').catch((err: unknown) => this.fail(key, 'opening', err));
@@ -49,20 +55,16 @@ export class LocalDirectoryRegistryStore implements RegistryStore {
       if (resolved === undefined) {
         return { kind: 'unsatisfiable', size: stats.size };
       }
-      // An empty object cannot express start..end; createReadStream needs end >= start.
-      const stream =
-        stats.size === 0
-          ? createReadStream('', { fd: handle, start: 0, end: -1 })
-          : createReadStream('', {
-              fd: handle,
-              start: resolved.start,
-              end: resolved.end,
-              highWaterMark: 256 * 1024,
-            });
+      const body = new FileRangeBody(
+        handle,
+        resolved.start,
+        resolved.end - resolved.start + 1,
+        this.describe(key),
+      );
       handedOver = true;
       return {
         kind: 'opened',
-        stream,
+        body,
         size: stats.size,
         ...resolved,
         etag: `"${stats.size}-${stats.mtimeMs}"`,
@@ -112,5 +114,46 @@ export class LocalDirectoryRegistryStore implements RegistryStore {
       `${what}: ${err instanceof Error ? err.message : 'failed'}`,
       { cause: err },
     );
+  }
+}
+
+/** `length` bytes of an open file from `position`, read straight into the caller's buffers. */
+class FileRangeBody implements ObjectBody {
+  private closed = false;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private position: number,
+    private remaining: number,
+    private readonly what: string,
+  ) {}
+
+  async read(into: Uint8Array): Promise<number> {
+    let filled = 0;
+    while (filled < into.length && this.remaining > 0) {
+      const { bytesRead } = await this.handle.read(
+        into,
+        filled,
+        Math.min(into.length - filled, this.remaining),
+        this.position,
+      );
+      if (bytesRead === 0) {
+        // Never end short of the Content-Length already sent as if the object were whole.
+        throw new PodminError(
+          'BUCKET_UNAVAILABLE',
+          `reading ${this.what}: the file ended ${this.remaining} bytes early`,
+        );
+      }
+      this.position += bytesRead;
+      this.remaining -= bytesRead;
+      filled += bytesRead;
+    }
+    return filled;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.handle.close();
   }
 }

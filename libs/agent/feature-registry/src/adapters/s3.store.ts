@@ -2,6 +2,7 @@ import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import { ObjectTooLargeError, translateS3Error } from '@podmin/data-access-object-store';
+import { readableBody } from '../object-body';
 import { formatRange } from '../range';
 import type { ByteRange, OpenedObject, RegistryStore, UnsatisfiableRange } from '../registry.ports';
 
@@ -66,14 +67,14 @@ export class S3RegistryStore implements RegistryStore {
       }
       throw translateS3Error(err, doing);
     }
-    const stream = asReadable(response.Body, doing);
+    const body = readableBody(asReadable(response.Body, doing));
     const etag = response.ETag ?? '';
     const contentRange = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.ContentRange ?? '');
     if (contentRange !== null) {
       const [, start = '0', end = '0', size = '0'] = contentRange;
       return {
         kind: 'opened',
-        stream,
+        body,
         etag,
         start: Number(start),
         end: Number(end),
@@ -81,7 +82,7 @@ export class S3RegistryStore implements RegistryStore {
       };
     }
     const size = response.ContentLength ?? 0;
-    return { kind: 'opened', stream, etag, start: 0, end: size - 1, size };
+    return { kind: 'opened', body, etag, start: 0, end: size - 1, size };
   }
 
   /** Size and ETag from HeadObject. */
