@@ -137,6 +137,6 @@ for c in "${components[@]}"; do
   esac
 done
 log "cache: ${cache}"
-log "binaries in ${bin}: $(ls -1 "${bin}" | tr '\n' ' ')"
+log "binaries in ${bin}: $(cd "${bin}" && echo *)"
 [[ -f "${cache}/tofurc" ]] && log "provider mirror: ${cache}/providers (TF_CLI_CONFIG_FILE=${cache}/tofurc)"
 exit 0
