@@ -6,6 +6,8 @@ stderr when its check fails.
   create-bucket NAME | create-vpc CIDR | vpc-exists VPC_ID | state-stored BUCKET
   check-outputs OUTPUTS.json TFVARS.json | check-applied ... | check-destroyed ...
 """
+import base64
+import gzip
 import json
 import sys
 
@@ -84,20 +86,68 @@ def check_applied(out_path, vars_path):
         if s["AvailabilityZone"] != tfvars["nodegroups"][name]["zone"]:
             problems.append(f"subnet {name} is in {s['AvailabilityZone']}")
     groups = asg.describe_auto_scaling_groups(AutoScalingGroupNames=list(out["asg_names"].values()))["AutoScalingGroups"]
+    # Applied with no capacity (the emulator cannot launch into IPv6-only subnets): max_size
+    # still carries the NodeGroup's size.
+    if len(groups) != len(out["asg_names"]):
+        problems.append(f"{len(groups)} NodeGroup ASGs in the emulator, want {len(out['asg_names'])}")
     for g in groups:
         name = next(k for k, v in out["asg_names"].items() if v == g["AutoScalingGroupName"])
-        size = tfvars["nodegroups"][name]["size"]
-        if (g["MinSize"], g["MaxSize"], g["DesiredCapacity"]) != (size, size, size):
-            problems.append(f"ASG {name} sizes {g['MinSize']}/{g['MaxSize']}/{g['DesiredCapacity']}")
+        ng = tfvars["nodegroups"][name]
+        if g["MaxSize"] != ng["size"] or g["VPCZoneIdentifier"] != out["subnet_ids"][name]:
+            problems.append(f"ASG {name}: max {g['MaxSize']}, subnets {g['VPCZoneIdentifier']}")
+        template = g["LaunchTemplate"]
+        data = ec2.describe_launch_template_versions(
+            LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
+        )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+        enis = sorted(data["NetworkInterfaces"], key=lambda n: n["DeviceIndex"])
+        if [(n["DeviceIndex"], n.get("Ipv6AddressCount"), n["SubnetId"]) for n in enis] != [
+            (0, 1, out["subnet_ids"][name]),
+            (1, 1, out["subnet_ids"][name]),
+        ]:
+            problems.append(f"launch template of {name} has ENIs {enis}")
+        ebs = data["BlockDeviceMappings"][0]["Ebs"]
+        if (ebs.get("VolumeType"), ebs.get("Encrypted"), ebs.get("VolumeSize")) != ("gp3", True, ng["disk_size"]):
+            problems.append(f"launch template of {name} has root volume {ebs}")
+        if data["ImageId"] != tfvars["amis"][ng["arch"]] or data["InstanceType"] != ng["instance_type"]:
+            problems.append(f"launch template of {name} has {data['ImageId']} {data['InstanceType']}")
+        specs = {s["ResourceType"]: {t["Key"]: t["Value"] for t in s["Tags"]} for s in data["TagSpecifications"]}
+        for kind in ("instance", "network-interface"):
+            if specs.get(kind, {}).get("podmin:nodegroup") != name or specs[kind].get("podmin:cluster") != cluster:
+                problems.append(f"launch template of {name} tags {kind} with {specs.get(kind)}")
+        if gzip.decompress(base64.b64decode(data["UserData"])).decode() != ng["user_data"]:
+            problems.append(f"launch template of {name} does not carry the NodeGroup's user data")
     enis = ec2.describe_network_interfaces(Filters=[{"Name": "tag:podmin:cluster", "Values": [cluster]}])["NetworkInterfaces"]
     translators = [e for e in enis if any(t["Key"] == "podmin:nat64" for t in e.get("TagSet", []))]
     want = len({g["zone"] for g in tfvars["nodegroups"].values() if not g["nat64"]} if tfvars["nat64"] else set())
     want += sum(1 for g in tfvars["nodegroups"].values() if g["nat64"])
     if len(translators) != want:
         problems.append(f"{len(translators)} tagged NAT64 data ENIs, want {want}")
+    want_translators = want
     for e in translators:
         if e.get("SourceDestCheck") or not e.get("Ipv6Addresses") or not e.get("Association", {}).get("PublicIp"):
             problems.append(f"NAT64 data ENI {e['NetworkInterfaceId']} lacks forwarding, IPv6 or its EIP")
+    # The NAT64 user data (unknown at plan time) as EC2 holds it: gzip, base64 once, naming the
+    # generation, its own stable data ENI and Jool in Netfilter mode.
+    eni_by_translator = {
+        next(t["Value"] for t in e["TagSet"] if t["Key"] == "podmin:nat64"): e["NetworkInterfaceId"] for e in translators
+    }
+    for key, name in out.get("nat64_asg_names", {}).items():
+        group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
+        template = group["LaunchTemplate"]
+        version = ec2.describe_launch_template_versions(
+            LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
+        )["LaunchTemplateVersions"][0]
+        script = gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+        for want in (
+            f"generation='{tfvars['nat64_generation']}'",
+            f"data_eni='{eni_by_translator.get(key)}'",
+            "--netfilter --pool6",
+            "'64:ff9b::a9fe:0/112'",
+        ):
+            if want not in script:
+                problems.append(f"NAT64 {key} user data lacks {want}")
+    if len(out.get("nat64_asg_names", {})) != want_translators:
+        problems.append(f"nat64_asg_names {out.get('nat64_asg_names')} has not {want_translators} translators")
     if problems:
         fail("; ".join(problems))
 
