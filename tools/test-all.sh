@@ -49,6 +49,12 @@ else
   echo "SKIPPED node: no node-tier suite exists yet (kubelet/containerd end-to-end comes with the node stack)" | tee -a "$log"
 fi
 
+step "infra tier"
+# OpenTofu and the AWS provider are built from their Go modules and cached (the provider once
+# takes tens of minutes; see tools/infra-stack/versions.env); the tier prints SKIPPED infra when
+# they cannot be built.
+run bash tools/infra-tier.sh
+
 # Sum jest's per-project "Tests:" lines into one closing line.
 read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'Tests: .*' | awk '
   { for (i = 2; i <= NF; i++) { n = $i + 0; w = $(i + 1); gsub(/,/, "", w);
