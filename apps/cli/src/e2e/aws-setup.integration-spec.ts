@@ -1,0 +1,319 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DescribeImagesCommand, EC2Client, RegisterImageCommand } from '@aws-sdk/client-ec2';
+import {
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  FakeUpstream,
+  findTestInfraEngine,
+  getAwsEmulator,
+  uniqueBucketName,
+  type AwsEmulator,
+} from '@podmin/testing';
+import { makeSandbox, type CliSandbox } from './cli-harness';
+
+const REPO = path.resolve(__dirname, '../../../..');
+const PLACEHOLDER = path.join(
+  REPO,
+  'libs/cli/data-access-infra-engine/src/fixtures/placeholder-aws-module',
+);
+const STATE = 'tfstate/podmin.tfstate';
+const TFVARS = 'tfstate/podmin.auto.tfvars.json';
+/** The emulator's account, which owns every AMI registered there. */
+const TEST_AMI_OWNER = '123456789012';
+const PAUSE = 'registry.k8s.io/pause:3.10';
+/** Cluster names unique per run: the emulator outlives one run and other files share it. */
+const RUN = Date.now().toString(36);
+const CLUSTER = `setup-${RUN}`;
+const CUT_CLUSTER = `cut-${RUN}`;
+const SYSTEM_SECRETS = [`/${CLUSTER}/_system/cluster-ca`, `/${CLUSTER}/_system/workload-ca-key`];
+const engine = findTestInfraEngine();
+
+if (engine === undefined) {
+  process.stdout.write(
+    'SKIPPED infra-e2e: no OpenTofu/Terraform (build it with tools/infra-stack/build.sh, or put tofu on PATH); setup apply flows not run\n',
+  );
+}
+
+/** A tiny FROM-scratch image tagged as the pause image, built into the sandbox's store. */
+async function seedPauseImage(sandbox: CliSandbox): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-pause-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'pause'), '#!/bin/sh\n# stand-in for the pause binary\n');
+    fs.writeFileSync(
+      path.join(dir, 'Containerfile'),
+      'FROM scratch\nCOPY --chmod=0755 pause /pause\nENTRYPOINT ["/pause"]\n',
+    );
+    const built = await sandbox.run([
+      'build',
+      dir,
+      '-t',
+      PAUSE,
+      '--platform',
+      'linux/amd64,linux/arm64',
+    ]);
+    expect(built.stderr).toContain(`Tagged ${PAUSE}`);
+    expect(built.code).toBe(0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Registers Debian 13 AMIs of both architectures for the test owner; returns their IDs. */
+async function registerDebianAmis(ec2: EC2Client): Promise<Record<'arm64' | 'amd64', string>> {
+  const stamp = `2099${Date.now().toString(36)}`;
+  const ids: Partial<Record<'arm64' | 'amd64', string>> = {};
+  for (const [arch, ec2Arch] of [
+    ['arm64', 'arm64'],
+    ['amd64', 'x86_64'],
+  ] as const) {
+    const out = await ec2.send(
+      new RegisterImageCommand({
+        Name: `debian-13-${arch}-${stamp}-1`,
+        Architecture: ec2Arch,
+        RootDeviceName: '/dev/xvda',
+      }),
+    );
+    ids[arch] = out.ImageId!;
+  }
+  const listed = await ec2.send(new DescribeImagesCommand({ ImageIds: Object.values(ids) }));
+  expect(listed.Images?.every((i) => i.OwnerId === TEST_AMI_OWNER)).toBe(true);
+  return { arm64: ids.arm64!, amd64: ids.amd64! };
+}
+
+describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstream)', () => {
+  let emulator: AwsEmulator;
+  let upstream: FakeUpstream;
+  let s3: S3Client;
+  let ssm: SSMClient;
+  let ec2: EC2Client;
+  let amis: Record<'arm64' | 'amd64', string>;
+  const sandboxes: CliSandbox[] = [];
+
+  /** A sandbox wired to the emulator, the loopback upstream and the real engine, connected. */
+  const connectedSandbox = async (
+    cluster: string,
+    bucket: string,
+    env: Record<string, string> = {},
+  ): Promise<CliSandbox> => {
+    const sandbox = makeSandbox({
+      AWS_ENDPOINT_URL: emulator.endpoint,
+      AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
+      PODMIN_TEST_DEPENDENCY_BASE_URL: upstream.base,
+      PODMIN_TEST_DEBIAN_AMI_OWNER: TEST_AMI_OWNER,
+      PODMIN_TEST_INFRA_MODULE_DIR: PLACEHOLDER,
+      ...(engine === undefined ? {} : { PODMIN_TF_CMD: engine.executable, ...engine.env }),
+      ...env,
+    });
+    sandboxes.push(sandbox);
+    const connected = await sandbox.run([
+      'connect',
+      cluster,
+      '--provider',
+      'aws',
+      '--region',
+      emulator.region,
+      '--bucket',
+      bucket,
+    ]);
+    expect(connected.code).toBe(0);
+    return sandbox;
+  };
+
+  const listKeys = async (bucket: string): Promise<string[]> => {
+    const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return (out.Contents ?? []).map((o) => o.Key!).sort();
+  };
+  const readObject = async (bucket: string, key: string): Promise<string> =>
+    (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+
+  beforeAll(async () => {
+    emulator = await getAwsEmulator();
+    const clientConfig = {
+      endpoint: emulator.endpoint,
+      region: emulator.region,
+      credentials: emulator.credentials,
+    };
+    s3 = new S3Client({ ...clientConfig, forcePathStyle: true });
+    ssm = new SSMClient(clientConfig);
+    ec2 = new EC2Client(clientConfig);
+    upstream = await new FakeUpstream().start();
+    // Only the tag the seeded image carries, so the resolver picks exactly that one.
+    upstream.setRegistryTags('pause', ['3.9', '3.10']);
+    amis = await registerDebianAmis(ec2);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const sandbox of sandboxes) sandbox.cleanup();
+    await upstream?.stop();
+  });
+
+  it('fetches every dependency from the loopback upstream and the seeded pause image', async () => {
+    const sandbox = await connectedSandbox('fetcher', uniqueBucketName('podmin-fetch-e2e'));
+    await seedPauseImage(sandbox);
+    const before = upstream.requests.length;
+    const fetched = await sandbox.run(['fetch', '--arch', 'arm64']);
+    expect(fetched.stderr).not.toContain('Error');
+    expect(fetched.code).toBe(0);
+    expect(fetched.stdout).toMatch(/^containerd\tarm64\t2\.1\.5\t/m);
+    expect(fetched.stdout).toMatch(/^podmin-agent\tarm64\t0\.1\.0\t/m);
+    expect(fetched.stdout).toMatch(
+      /^pause\timage\t3\.10\tregistry\.k8s\.io\/pause:3\.10@sha256:[0-9a-f]{64}$/m,
+    );
+    const served = upstream.requests.slice(before);
+    expect(served).toContain('/gh/repos/containerd/containerd/releases');
+    expect(served).toContain('/registry/v2/pause/tags/list');
+    expect(served).toContain('/k8s/release/v1.36.2/bin/linux/arm64/kubelet');
+  }, 120_000);
+
+  if (engine === undefined) return;
+  const tf = engine;
+
+  it('sets up with the real engine: dependencies, state, inputs, create-only CAs; re-setup is a no-op; teardown and destroy clean up', async () => {
+    const bucket = uniqueBucketName('podmin-setup-e2e');
+    const sandbox = await connectedSandbox(CLUSTER, bucket);
+    await seedPauseImage(sandbox);
+    const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
+
+    const first = await sandbox.run(setupArgs);
+    expect(first.stderr).toContain(`Cluster ${CLUSTER} is set up`);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain(`Debian 13 arm64 AMI: ${amis.arm64}`);
+    for (const name of SYSTEM_SECRETS)
+      expect(first.stderr).toContain(`Stored ${name} (create-only)`);
+
+    // Dependencies published: the manifest lists arm64 files and the seeded pause image.
+    const keys = await listKeys(bucket);
+    const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
+      dependencies: Record<string, Record<string, { path: string; version: string }>>;
+      images: Record<string, { source: string; digest: string; path: string }>;
+    };
+    const containerd = manifest.dependencies['containerd']?.['arm64'];
+    expect(containerd?.version).toBe('2.1.5');
+    expect(keys).toContain(containerd?.path);
+    expect(manifest.images['pause']?.source).toBe(PAUSE);
+    expect(keys).toContain(`${manifest.images['pause']?.path}/index.json`);
+
+    // State and inputs in the bucket; the inputs carry the registered AMI and the first zone.
+    expect(keys).toEqual(expect.arrayContaining([STATE, TFVARS]));
+    const state = await readObject(bucket, STATE);
+    const tfvars = await readObject(bucket, TFVARS);
+    const vars = JSON.parse(tfvars) as {
+      amis: Record<string, string>;
+      nodegroups: Record<string, { zone: string; arch: string; user_data: string }>;
+    };
+    expect(vars.amis).toEqual({ arm64: amis.arm64 });
+    expect(vars.nodegroups['default']).toMatchObject({ zone: 'us-east-1a', arch: 'arm64' });
+    expect(vars.nodegroups['default']?.user_data).toContain(containerd?.path);
+    expect(JSON.parse(state)).toMatchObject({ resources: expect.any(Array) });
+    expect(state).toContain('terraform_data');
+
+    // Both CAs exist, and neither the state, the inputs nor the work directory holds them.
+    const secretValues: string[] = [];
+    for (const name of SYSTEM_SECRETS) {
+      const param = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+      expect(param.Parameter?.Type).toBe('SecureString');
+      secretValues.push(param.Parameter!.Value!);
+    }
+    const workDir = path.join(sandbox.env['XDG_CACHE_HOME']!, 'podmin/infrastructure', CLUSTER);
+    const workFiles = fs
+      .readdirSync(workDir)
+      .filter((f) => fs.statSync(path.join(workDir, f)).isFile())
+      .map((f) => fs.readFileSync(path.join(workDir, f), 'utf8'));
+    for (const text of [state, tfvars, ...workFiles]) {
+      expect(text).not.toContain('PRIVATE KEY');
+      for (const value of secretValues) expect(text).not.toContain(value);
+    }
+
+    // The work directory under the cache holds the module and the same inputs.
+    expect(fs.readFileSync(path.join(workDir, 'main.tf'), 'utf8')).toBe(
+      fs.readFileSync(path.join(PLACEHOLDER, 'main.tf'), 'utf8'),
+    );
+    expect(fs.readFileSync(path.join(workDir, 'podmin.auto.tfvars.json'), 'utf8')).toBe(tfvars);
+    expect(fs.existsSync(path.join(workDir, '.terraform'))).toBe(true);
+
+    // A second setup changes nothing: no apply, same state, same CAs.
+    const serial = (JSON.parse(state) as { serial: number }).serial;
+    const second = await sandbox.run(setupArgs);
+    expect(second.stderr).toContain(`The infrastructure of ${CLUSTER} is up to date`);
+    expect(second.stderr).not.toContain('is set up');
+    expect(second.code).toBe(0);
+    for (const name of SYSTEM_SECRETS) expect(second.stderr).toContain(`Kept existing ${name}`);
+    expect((JSON.parse(await readObject(bucket, STATE)) as { serial: number }).serial).toBe(serial);
+    for (const [i, name] of SYSTEM_SECRETS.entries()) {
+      const param = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+      expect(param.Parameter?.Value).toBe(secretValues[i]);
+    }
+
+    const teardown = await sandbox.run(['teardown', '-y']);
+    expect(teardown.stderr).toContain(`Tore down ${CLUSTER}`);
+    expect(teardown.code).toBe(0);
+    expect(await readObject(bucket, STATE)).not.toContain('terraform_data');
+    expect(await listKeys(bucket)).toContain('dependencies/manifest.json');
+
+    const destroyed = await sandbox.run(['destroy', '-y']);
+    expect(destroyed.stderr).toContain(`Destroyed ${CLUSTER} and removed its context`);
+    expect(destroyed.code).toBe(0);
+    await expect(s3.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 404 },
+    });
+    for (const name of SYSTEM_SECRETS) {
+      await expect(ssm.send(new GetParameterCommand({ Name: name }))).rejects.toMatchObject({
+        name: 'ParameterNotFound',
+      });
+    }
+  }, 300_000);
+
+  it('leaves the state usable after an interrupted apply: the next setup applies', async () => {
+    const bucket = uniqueBucketName('podmin-cut-e2e');
+    // Stand-in engine for this failure path only: the real engine, interrupted during apply.
+    const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cut-engine-'));
+    const standIn = path.join(binDir, 'tofu-interrupted');
+    fs.writeFileSync(
+      standIn,
+      [
+        '#!/usr/bin/env bash',
+        'if [[ ${1:-} != apply ]]; then exec "$REAL_TF" "$@"; fi',
+        '"$REAL_TF" "$@" & pid=$!',
+        'kill -INT "$pid"',
+        'wait "$pid"',
+        'echo "stand-in: apply interrupted" >&2',
+        'exit 130',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    try {
+      const sandbox = await connectedSandbox(CUT_CLUSTER, bucket, {
+        PODMIN_TF_CMD: standIn,
+        REAL_TF: tf.executable,
+      });
+      await seedPauseImage(sandbox);
+      const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
+      const cut = await sandbox.run(setupArgs);
+      expect(cut.stderr).toContain('stand-in: apply interrupted');
+      expect(cut.stderr).toMatch(/^Error: .*apply/m);
+      expect(cut.code).toBe(1);
+      expect(await listKeys(bucket)).not.toContain(`${STATE}.tflock`);
+
+      const resumed = await sandbox.run(setupArgs, { PODMIN_TF_CMD: tf.executable });
+      expect(resumed.stderr).toContain(`Cluster ${CUT_CLUSTER} is set up`);
+      expect(resumed.code).toBe(0);
+      const state = await readObject(bucket, STATE);
+      expect(state).toContain('"terraform_data"');
+      expect(state).toContain('"nodegroup"');
+
+      const destroyed = await sandbox.run(['destroy', '-y'], { PODMIN_TF_CMD: tf.executable });
+      expect(destroyed.code).toBe(0);
+    } finally {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
