@@ -271,9 +271,10 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     }
   }, 300_000);
 
-  it('leaves the state usable after an interrupted apply: the next setup applies', async () => {
+  it('leaves the state usable after the real engine is interrupted mid-apply: the next setup completes', async () => {
     const bucket = uniqueBucketName('podmin-cut-e2e');
-    // Stand-in engine for this failure path only: the real engine, interrupted during apply.
+    // Stand-in engine for this failure path only: the real engine, sent SIGINT (Ctrl-C) as soon
+    // as its apply starts creating resources; it always reports the apply as interrupted.
     const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cut-engine-'));
     const standIn = path.join(binDir, 'tofu-interrupted');
     fs.writeFileSync(
@@ -281,10 +282,16 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
       [
         '#!/usr/bin/env bash',
         'if [[ ${1:-} != apply ]]; then exec "$REAL_TF" "$@"; fi',
-        '"$REAL_TF" "$@" & pid=$!',
-        'kill -INT "$pid"',
-        'wait "$pid"',
-        'echo "stand-in: apply interrupted" >&2',
+        'fifo="$(mktemp -u)" && mkfifo "$fifo"',
+        '"$REAL_TF" "$@" >"$fifo" 2>&1 & pid=$!',
+        "sent=''",
+        'while IFS= read -r line; do',
+        '  printf "%s\\n" "$line"',
+        '  if [[ -z $sent && $line == *Creating...* ]]; then kill -INT "$pid"; sent=1; fi',
+        'done <"$fifo"',
+        'wait "$pid"; rc=$?',
+        'rm -f "$fifo"',
+        'echo "stand-in: apply interrupted (engine exit ${rc}, SIGINT sent: ${sent:-no})" >&2',
         'exit 130',
         '',
       ].join('\n'),
@@ -298,17 +305,29 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
       await seedPauseImage(sandbox);
       const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
       const cut = await sandbox.run(setupArgs);
-      expect(cut.stderr).toContain('stand-in: apply interrupted');
+      expect(cut.stderr).toContain('SIGINT sent: 1');
       expect(cut.stderr).toMatch(/^Error: .*apply/m);
       expect(cut.code).toBe(1);
       expect(await listKeys(bucket)).not.toContain(`${STATE}.tflock`);
 
       const resumed = await sandbox.run(setupArgs, { PODMIN_TF_CMD: tf.executable });
-      expect(resumed.stderr).toContain(`Cluster ${CUT_CLUSTER} is set up`);
+      // Whatever the interrupted apply recorded, the next setup completes from that state.
+      expect(resumed.stderr).toMatch(
+        new RegExp(
+          `Cluster ${CUT_CLUSTER} is set up|The infrastructure of ${CUT_CLUSTER} is up to date`,
+        ),
+      );
       expect(resumed.code).toBe(0);
-      const state = await readObject(bucket, STATE);
-      expect(state).toContain('"terraform_data"');
-      expect(state).toContain('"nodegroup"');
+      expect(await listKeys(bucket)).not.toContain(`${STATE}.tflock`);
+      const state = JSON.parse(await readObject(bucket, STATE)) as {
+        resources: Array<{ type: string; name: string }>;
+      };
+      expect(state.resources.map((r) => `${r.type}.${r.name}`).sort()).toEqual([
+        'terraform_data.network',
+        'terraform_data.nodegroup',
+      ]);
+      const again = await sandbox.run(setupArgs, { PODMIN_TF_CMD: tf.executable });
+      expect(again.stderr).toContain(`The infrastructure of ${CUT_CLUSTER} is up to date`);
 
       const destroyed = await sandbox.run(['destroy', '-y'], { PODMIN_TF_CMD: tf.executable });
       expect(destroyed.code).toBe(0);
