@@ -152,11 +152,22 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
     ).toBe(false);
   });
 
-  it('fails without a terminal and without -y before asking the provider', async () => {
-    const run = await sandbox.run(['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default']);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('confirmation is required and there is no terminal to ask on');
-  });
+  // The engine is found before anything else, so this too needs one.
+  itWithEngine(
+    'fails without a terminal and without -y before asking the provider',
+    async () => {
+      const run = await sandbox.run([
+        'setup',
+        '--vpc-cidr',
+        '10.0.0.0/16',
+        '--nodegroup',
+        'default',
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('confirmation is required and there is no terminal to ask on');
+    },
+    30_000,
+  );
 
   itWithEngine(
     'reports provider problems from EC2 before writing anything',
