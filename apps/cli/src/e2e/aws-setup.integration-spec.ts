@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DescribeImagesCommand, EC2Client, RegisterImageCommand } from '@aws-sdk/client-ec2';
+import {
+  DescribeImagesCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+  RegisterImageCommand,
+} from '@aws-sdk/client-ec2';
 import {
   GetObjectCommand,
   HeadBucketCommand,
@@ -15,6 +20,7 @@ import {
   getAwsEmulator,
   uniqueBucketName,
   type AwsEmulator,
+  type TestInfraEngine,
 } from '@podmin/testing';
 import { makeSandbox, type CliSandbox } from './cli-harness';
 
@@ -30,15 +36,70 @@ const TEST_AMI_OWNER = '123456789012';
 const PAUSE = 'registry.k8s.io/pause:3.10';
 /** Cluster names unique per run: the emulator outlives one run and other files share it. */
 const RUN = Date.now().toString(36);
-const CLUSTER = `setup-${RUN}`;
 const CUT_CLUSTER = `cut-${RUN}`;
-const SYSTEM_SECRETS = [`/${CLUSTER}/_system/cluster-ca`, `/${CLUSTER}/_system/workload-ca-key`];
 const engine = findTestInfraEngine();
 
 if (engine === undefined) {
   process.stdout.write(
     'SKIPPED infra-e2e: no OpenTofu/Terraform (build it with tools/infra-stack/build.sh, or put tofu on PATH); setup apply flows not run\n',
   );
+}
+
+/** A module directory `podmin setup` runs with (PODMIN_TEST_INFRA_MODULE_DIR). */
+interface ModuleUnderTest {
+  label: string;
+  /** Cluster-name prefix. */
+  prefix: string;
+  dir: string;
+  /** A resource type its apply records in the state. */
+  resource: string;
+  createsVpc: boolean;
+  /**
+   * What a second setup updates in place although nothing changed: what moto reads back
+   * differently (see infra/aws/README.md); empty for a no-op.
+   */
+  emulatorDrift: string[];
+}
+
+/**
+ * The real module: `infra/aws` as the CLI embeds it, plus the test-only overrides of
+ * `infra/aws/test/emulator-overrides` for what moto cannot do (see infra/aws/README.md). Or why
+ * it cannot run here: no module in this checkout, or no AWS provider in the offline mirror.
+ */
+function realModuleUnderTest(tf: TestInfraEngine): ModuleUnderTest | string {
+  const source = path.join(REPO, 'infra/aws');
+  const moduleFiles = fs.readdirSync(source).filter((f) => /\.(tf|tftpl)$/.test(f));
+  if (!moduleFiles.some((f) => f.endsWith('.tf')))
+    return 'infra/aws holds no module in this checkout';
+  const rc = tf.env['TF_CLI_CONFIG_FILE'];
+  const mirror =
+    rc === undefined
+      ? undefined
+      : path.join(path.dirname(rc), 'providers/registry.opentofu.org/hashicorp/aws');
+  if (mirror === undefined || !fs.existsSync(mirror)) {
+    return 'the AWS provider is not in the offline mirror (tools/infra-stack/build.sh aws-provider)';
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-real-module-'));
+  for (const name of moduleFiles) fs.copyFileSync(path.join(source, name), path.join(dir, name));
+  const overrides = path.join(source, 'test/emulator-overrides');
+  for (const name of fs.readdirSync(overrides)) {
+    fs.copyFileSync(path.join(overrides, name), path.join(dir, name));
+  }
+  return {
+    label: 'the real infra/aws module',
+    prefix: 'real',
+    dir,
+    resource: 'aws_vpc',
+    createsVpc: true,
+    // Launch templates gain a `launch-template` tag specification (so their version and the
+    // group's move), the S3 endpoint loses IpAddressType, the leader rule its description.
+    emulatorDrift: [
+      'aws_autoscaling_group.nodegroup["default"]',
+      'aws_launch_template.nodegroup["default"]',
+      'aws_vpc_endpoint.s3',
+      'aws_vpc_security_group_ingress_rule.node_leader',
+    ],
+  };
 }
 
 /** A tiny FROM-scratch image tagged as the pause image, built into the sandbox's store. */
@@ -95,6 +156,8 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
   let ec2: EC2Client;
   let amis: Record<'arm64' | 'amd64', string>;
   const sandboxes: CliSandbox[] = [];
+  /** One provider cache for every setup of this file: the AWS provider is copied once. */
+  const pluginCache = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-tf-plugins-'));
 
   /** A sandbox wired to the emulator, the loopback upstream and the real engine, connected. */
   const connectedSandbox = async (
@@ -152,6 +215,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
 
   afterAll(async () => {
     for (const sandbox of sandboxes) sandbox.cleanup();
+    fs.rmSync(pluginCache, { recursive: true, force: true });
     await upstream?.stop();
   });
 
@@ -175,101 +239,163 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
 
   if (engine === undefined) return;
   const tf = engine;
+  const modules: ModuleUnderTest[] = [
+    {
+      label: 'the placeholder module',
+      prefix: 'setup',
+      dir: PLACEHOLDER,
+      resource: 'terraform_data',
+      createsVpc: false,
+      emulatorDrift: [],
+    },
+  ];
+  const real = realModuleUnderTest(tf);
+  if (typeof real === 'string') {
+    process.stdout.write(`SKIPPED infra-e2e: setup with the real infra/aws module: ${real}\n`);
+  } else {
+    modules.push(real);
+    afterAll(() => fs.rmSync(real.dir, { recursive: true, force: true }));
+  }
 
-  it('sets up with the real engine: dependencies, state, inputs, create-only CAs; re-setup is a no-op; teardown and destroy clean up', async () => {
-    const bucket = uniqueBucketName('podmin-setup-e2e');
-    const sandbox = await connectedSandbox(CLUSTER, bucket);
-    await seedPauseImage(sandbox);
-    const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
-
-    const first = await sandbox.run(setupArgs);
-    expect(first.stderr).toContain(`Cluster ${CLUSTER} is set up`);
-    expect(first.code).toBe(0);
-    expect(first.stderr).toContain(`Debian 13 arm64 AMI: ${amis.arm64}`);
-    for (const name of SYSTEM_SECRETS)
-      expect(first.stderr).toContain(`Stored ${name} (create-only)`);
-
-    // Dependencies published: the manifest lists arm64 files and the seeded pause image.
-    const keys = await listKeys(bucket);
-    const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
-      dependencies: Record<string, Record<string, { path: string; version: string }>>;
-      images: Record<string, { source: string; digest: string; path: string }>;
-    };
-    const containerd = manifest.dependencies['containerd']?.['arm64'];
-    expect(containerd?.version).toBe('2.1.5');
-    expect(keys).toContain(containerd?.path);
-    expect(manifest.images['pause']?.source).toBe(PAUSE);
-    expect(keys).toContain(`${manifest.images['pause']?.path}/index.json`);
-
-    // State and inputs in the bucket; the inputs carry the registered AMI and the first zone.
-    expect(keys).toEqual(expect.arrayContaining([STATE, TFVARS]));
-    const state = await readObject(bucket, STATE);
-    const tfvars = await readObject(bucket, TFVARS);
-    const vars = JSON.parse(tfvars) as {
-      amis: Record<string, string>;
-      nodegroups: Record<string, { zone: string; arch: string; user_data: string }>;
-    };
-    expect(vars.amis).toEqual({ arm64: amis.arm64 });
-    expect(vars.nodegroups['default']).toMatchObject({ zone: 'us-east-1a', arch: 'arm64' });
-    expect(vars.nodegroups['default']?.user_data).toContain(containerd?.path);
-    expect(JSON.parse(state)).toMatchObject({ resources: expect.any(Array) });
-    expect(state).toContain('terraform_data');
-
-    // Both CAs exist, and neither the state, the inputs nor the work directory holds them.
-    const secretValues: string[] = [];
-    for (const name of SYSTEM_SECRETS) {
-      const param = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-      expect(param.Parameter?.Type).toBe('SecureString');
-      secretValues.push(param.Parameter!.Value!);
-    }
-    const workDir = path.join(sandbox.env['XDG_CACHE_HOME']!, 'podmin/infrastructure', CLUSTER);
-    const workFiles = fs
-      .readdirSync(workDir)
-      .filter((f) => fs.statSync(path.join(workDir, f)).isFile())
-      .map((f) => fs.readFileSync(path.join(workDir, f), 'utf8'));
-    for (const text of [state, tfvars, ...workFiles]) {
-      expect(text).not.toContain('PRIVATE KEY');
-      for (const value of secretValues) expect(text).not.toContain(value);
-    }
-
-    // The work directory under the cache holds the module and the same inputs.
-    expect(fs.readFileSync(path.join(workDir, 'main.tf'), 'utf8')).toBe(
-      fs.readFileSync(path.join(PLACEHOLDER, 'main.tf'), 'utf8'),
-    );
-    expect(fs.readFileSync(path.join(workDir, 'podmin.auto.tfvars.json'), 'utf8')).toBe(tfvars);
-    expect(fs.existsSync(path.join(workDir, '.terraform'))).toBe(true);
-
-    // A second setup changes nothing: no apply, same state, same CAs.
-    const serial = (JSON.parse(state) as { serial: number }).serial;
-    const second = await sandbox.run(setupArgs);
-    expect(second.stderr).toContain(`The infrastructure of ${CLUSTER} is up to date`);
-    expect(second.stderr).not.toContain('is set up');
-    expect(second.code).toBe(0);
-    for (const name of SYSTEM_SECRETS) expect(second.stderr).toContain(`Kept existing ${name}`);
-    expect((JSON.parse(await readObject(bucket, STATE)) as { serial: number }).serial).toBe(serial);
-    for (const [i, name] of SYSTEM_SECRETS.entries()) {
-      const param = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-      expect(param.Parameter?.Value).toBe(secretValues[i]);
-    }
-
-    const teardown = await sandbox.run(['teardown', '-y']);
-    expect(teardown.stderr).toContain(`Tore down ${CLUSTER}`);
-    expect(teardown.code).toBe(0);
-    expect(await readObject(bucket, STATE)).not.toContain('terraform_data');
-    expect(await listKeys(bucket)).toContain('dependencies/manifest.json');
-
-    const destroyed = await sandbox.run(['destroy', '-y']);
-    expect(destroyed.stderr).toContain(`Destroyed ${CLUSTER} and removed its context`);
-    expect(destroyed.code).toBe(0);
-    await expect(s3.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
-      $metadata: { httpStatusCode: 404 },
-    });
-    for (const name of SYSTEM_SECRETS) {
-      await expect(ssm.send(new GetParameterCommand({ Name: name }))).rejects.toMatchObject({
-        name: 'ParameterNotFound',
+  it.each(modules)(
+    'sets up $label with the real engine: dependencies, state, inputs, create-only CAs; re-setup changes nothing beyond the emulator’s read-back gaps; teardown and destroy clean up',
+    async (module) => {
+      const cluster = `${module.prefix}-${RUN}`;
+      const secrets = [`/${cluster}/_system/cluster-ca`, `/${cluster}/_system/workload-ca-key`];
+      const bucket = uniqueBucketName('podmin-setup-e2e');
+      const sandbox = await connectedSandbox(cluster, bucket, {
+        PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
+        TF_PLUGIN_CACHE_DIR: pluginCache,
       });
-    }
-  }, 300_000);
+      let destroyed = false;
+      try {
+        await seedPauseImage(sandbox);
+        const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
+
+        const first = await sandbox.run(setupArgs);
+        expect(first.stderr).toContain(`Cluster ${cluster} is set up`);
+        expect(first.code).toBe(0);
+        expect(first.stderr).toContain(`Debian 13 arm64 AMI: ${amis.arm64}`);
+        for (const name of secrets) expect(first.stderr).toContain(`Stored ${name} (create-only)`);
+
+        // Dependencies published: the manifest lists arm64 files and the seeded pause image.
+        const keys = await listKeys(bucket);
+        const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
+          dependencies: Record<string, Record<string, { path: string; version: string }>>;
+          images: Record<string, { source: string; digest: string; path: string }>;
+        };
+        const containerd = manifest.dependencies['containerd']?.['arm64'];
+        expect(containerd?.version).toBe('2.1.5');
+        expect(keys).toContain(containerd?.path);
+        expect(manifest.images['pause']?.source).toBe(PAUSE);
+        expect(keys).toContain(`${manifest.images['pause']?.path}/index.json`);
+
+        // State and inputs in the bucket; the inputs carry the registered AMI and the first zone.
+        expect(keys).toEqual(expect.arrayContaining([STATE, TFVARS]));
+        const state = await readObject(bucket, STATE);
+        const tfvars = await readObject(bucket, TFVARS);
+        const vars = JSON.parse(tfvars) as {
+          amis: Record<string, string>;
+          nodegroups: Record<string, { zone: string; arch: string; user_data: string }>;
+        };
+        expect(vars.amis).toEqual({ arm64: amis.arm64 });
+        expect(vars.nodegroups['default']).toMatchObject({ zone: 'us-east-1a', arch: 'arm64' });
+        expect(vars.nodegroups['default']?.user_data).toContain(containerd?.path);
+        expect(JSON.parse(state)).toMatchObject({ resources: expect.any(Array) });
+        expect(state).toContain(`"${module.resource}"`);
+        const vpcId = (JSON.parse(state) as { outputs: { vpc_id?: { value: string } } }).outputs
+          .vpc_id?.value;
+        if (module.createsVpc) {
+          const vpcs = await ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId!] }));
+          expect(vpcs.Vpcs?.[0]?.CidrBlock).toBe('10.0.0.0/16');
+        }
+
+        // Both CAs exist, and neither the state, the inputs nor the work directory holds them.
+        const secretValues: string[] = [];
+        for (const name of secrets) {
+          const param = await ssm.send(
+            new GetParameterCommand({ Name: name, WithDecryption: true }),
+          );
+          expect(param.Parameter?.Type).toBe('SecureString');
+          secretValues.push(param.Parameter!.Value!);
+        }
+        const workDir = path.join(sandbox.env['XDG_CACHE_HOME']!, 'podmin/infrastructure', cluster);
+        const workFiles = fs
+          .readdirSync(workDir)
+          .filter((f) => fs.statSync(path.join(workDir, f)).isFile())
+          .map((f) => fs.readFileSync(path.join(workDir, f), 'utf8'));
+        for (const text of [state, tfvars, ...workFiles]) {
+          expect(text).not.toContain('PRIVATE KEY');
+          for (const value of secretValues) expect(text).not.toContain(value);
+        }
+
+        // The work directory under the cache holds the module and the same inputs.
+        for (const name of fs.readdirSync(module.dir)) {
+          expect(fs.readFileSync(path.join(workDir, name), 'utf8')).toBe(
+            fs.readFileSync(path.join(module.dir, name), 'utf8'),
+          );
+        }
+        expect(fs.readFileSync(path.join(workDir, 'podmin.auto.tfvars.json'), 'utf8')).toBe(tfvars);
+        expect(fs.existsSync(path.join(workDir, '.terraform'))).toBe(true);
+
+        // A second setup changes nothing (no apply, same state) but the emulator's known
+        // read-back gaps, which are exactly what it updates; the CAs are kept.
+        const serial = (JSON.parse(state) as { serial: number }).serial;
+        const second = await sandbox.run(setupArgs);
+        expect(second.code).toBe(0);
+        for (const name of secrets) expect(second.stderr).toContain(`Kept existing ${name}`);
+        if (module.emulatorDrift.length === 0) {
+          expect(second.stderr).toContain(`The infrastructure of ${cluster} is up to date`);
+          expect(second.stderr).not.toContain('is set up');
+          expect((JSON.parse(await readObject(bucket, STATE)) as { serial: number }).serial).toBe(
+            serial,
+          );
+        } else {
+          const planned = [...second.stderr.matchAll(/^\s*# (\S+) (will be|must be) (.+)$/gm)].map(
+            (m) => `${m[1]} ${m[3]}`,
+          );
+          expect(planned.sort()).toEqual(
+            module.emulatorDrift.map((a) => `${a} updated in-place`).sort(),
+          );
+          expect(second.stderr).toContain(`Cluster ${cluster} is set up`);
+        }
+        for (const [i, name] of secrets.entries()) {
+          const param = await ssm.send(
+            new GetParameterCommand({ Name: name, WithDecryption: true }),
+          );
+          expect(param.Parameter?.Value).toBe(secretValues[i]);
+        }
+
+        const teardown = await sandbox.run(['teardown', '-y']);
+        expect(teardown.stderr).toContain(`Tore down ${cluster}`);
+        expect(teardown.code).toBe(0);
+        expect(await readObject(bucket, STATE)).not.toContain(`"${module.resource}"`);
+        if (module.createsVpc) {
+          await expect(
+            ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId!] })),
+          ).rejects.toMatchObject({ name: 'InvalidVpcID.NotFound' });
+        }
+        expect(await listKeys(bucket)).toContain('dependencies/manifest.json');
+
+        const destroy = await sandbox.run(['destroy', '-y']);
+        expect(destroy.stderr).toContain(`Destroyed ${cluster} and removed its context`);
+        expect(destroy.code).toBe(0);
+        destroyed = true;
+        await expect(s3.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
+          $metadata: { httpStatusCode: 404 },
+        });
+        for (const name of secrets) {
+          await expect(ssm.send(new GetParameterCommand({ Name: name }))).rejects.toMatchObject({
+            name: 'ParameterNotFound',
+          });
+        }
+      } finally {
+        // A failed run must not leave its VPC behind in an emulator that outlives it.
+        if (!destroyed) await sandbox.run(['destroy', '-y']);
+      }
+    },
+    600_000,
+  );
 
   it('leaves the state usable after the real engine is interrupted mid-apply: the next setup completes', async () => {
     const bucket = uniqueBucketName('podmin-cut-e2e');
