@@ -95,13 +95,16 @@ export async function setupDeps(
 }
 
 async function syncDependencies(ctx: CliContext, base: InfraDeps, archs: readonly Arch[]) {
-  const { DependencyResolver, DownloadCache, syncDependencies } =
+  const { DependencyResolver, DownloadCache, releaseEndpointsUnder, syncDependencies } =
     await import('@podmin/cli-data-access-dependencies');
   const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
   const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
   const result = await syncDependencies(base.store, archs, {
     resolver: new DependencyResolver({
       cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
+      ...(ctx.env.testDependencyBaseUrl === undefined
+        ? {}
+        : { endpoints: releaseEndpointsUnder(ctx.env.testDependencyBaseUrl) }),
     }),
     cache: new DownloadCache({
       dir: path.join(ctx.dirs.cache, 'downloads'),

@@ -1,8 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { RecordingReporter } from '@podmin/cli-util-io';
-import { makeTempDir, type TempDir } from '@podmin/testing';
+import { FakeUpstream, makeTempDir, type TempDir } from '@podmin/testing';
 import { DownloadCache } from './download-cache';
-import { FakeUpstream } from './fake-upstream.fixture';
 import { DependencyResolver } from './resolver';
 
 describe('DownloadCache against a loopback upstream', () => {

@@ -4,6 +4,7 @@ export { type FetchFunction } from './http';
 export {
   DependencyResolver,
   DEFAULT_RELEASE_ENDPOINTS,
+  releaseEndpointsUnder,
   type AgentArtifact,
   type DependencyResolverOptions,
   type ReleaseEndpoints,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { FILE_DEPENDENCY_NAMES } from '@podmin/util-dependencies';
-import { artifact, FakeUpstream } from './fake-upstream.fixture';
-import { DependencyResolver } from './resolver';
+import { artifact, FakeUpstream } from '@podmin/testing';
+import { DependencyResolver, releaseEndpointsUnder } from './resolver';
 
 const sha = (algorithm: 'sha256' | 'sha512', label: string, bytes?: number) =>
   `${algorithm}:${createHash(algorithm).update(artifact(label, bytes)).digest('hex')}`;
@@ -12,6 +12,17 @@ describe('DependencyResolver against a loopback upstream', () => {
     upstream = await new FakeUpstream().start();
   });
   afterEach(() => upstream.stop());
+
+  it('maps the test base URL onto every upstream the loopback server serves', async () => {
+    expect(releaseEndpointsUnder(`${upstream.base}/`)).toEqual(upstream.endpoints);
+    const resolver = new DependencyResolver({
+      cliVersion: '0.1.0',
+      endpoints: releaseEndpointsUnder(upstream.base),
+    });
+    const files = await resolver.resolveFiles(['arm64']);
+    expect(files.map((f) => f.url).every((u) => u.startsWith(`${upstream.base}/`))).toBe(true);
+    expect((await resolver.resolveImages())[0]?.source).toBe('registry.k8s.io/pause:3.10.1');
+  });
 
   it('resolves the complete set: greatest stable version per pin, strongest digest, exact sizes', async () => {
     const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });

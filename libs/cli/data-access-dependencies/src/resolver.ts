@@ -41,6 +41,23 @@ export const DEFAULT_RELEASE_ENDPOINTS: ReleaseEndpoints = {
   registries: { 'registry.k8s.io': 'https://registry.k8s.io' },
 };
 
+/**
+ * Every upstream under one base URL, for tests only (`PODMIN_TEST_DEPENDENCY_BASE_URL`): the
+ * GitHub API at `<base>/gh`, dl.k8s.io at `<base>/k8s`, gVisor at `<base>/gvisor`, Node.js at
+ * `<base>/node` and registry.k8s.io at `<base>/registry`. Checksum files are read beside their
+ * artifacts, so they move with them; GitHub assets are fetched where that API lists them.
+ */
+export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
+  const root = base.replace(/\/+$/, '');
+  return {
+    githubApi: `${root}/gh`,
+    k8sDownload: `${root}/k8s`,
+    gvisorDownload: `${root}/gvisor`,
+    nodeDist: `${root}/node`,
+    registries: { 'registry.k8s.io': `${root}/registry` },
+  };
+}
+
 /** A podmin-agent bundle built from a checkout (`--agent-source`) instead of the release. */
 export interface AgentArtifact {
   version: string;

@@ -7,7 +7,14 @@ import {
   createS3Client,
   type ObjectStore,
 } from '@podmin/data-access-object-store';
-import { getAwsEmulator, makeTempDir, uniqueBucketName, type TempDir } from '@podmin/testing';
+import {
+  artifact,
+  FakeUpstream,
+  getAwsEmulator,
+  makeTempDir,
+  uniqueBucketName,
+  type TempDir,
+} from '@podmin/testing';
 import {
   DEPENDENCY_MANIFEST_KEY,
   parseDependencyManifest,
@@ -15,7 +22,6 @@ import {
   type DesiredImage,
 } from '@podmin/util-dependencies';
 import { DownloadCache } from './download-cache';
-import { artifact, FakeUpstream } from './fake-upstream.fixture';
 import { DependencyResolver } from './resolver';
 import { syncDependencies, type ImageMirror } from './sync';
 

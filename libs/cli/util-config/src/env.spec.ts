@@ -25,6 +25,7 @@ describe('readCliEnvironment', () => {
       TF_PLUGIN_CACHE_DIR: '/var/cache/tf',
       PODMIN_TEST_DEBIAN_AMI_OWNER: '123456789012',
       PODMIN_TEST_INFRA_MODULE_DIR: '/tmp/module',
+      PODMIN_TEST_DEPENDENCY_BASE_URL: 'http://127.0.0.1:9',
     });
     expect(env).toMatchObject({
       ec2Endpoint: 'http://ec2',
@@ -32,6 +33,7 @@ describe('readCliEnvironment', () => {
       tfPluginCacheDir: '/var/cache/tf',
       testDebianAmiOwner: '123456789012',
       testInfraModuleDir: '/tmp/module',
+      testDependencyBaseUrl: 'http://127.0.0.1:9',
     });
     expect(env.processEnv?.['PODMIN_TF_CMD']).toBe('/opt/tofu');
   });

@@ -28,6 +28,11 @@ export interface CliEnvironment {
   testDebianAmiOwner?: string;
   /** Tests only: a module directory used instead of the embedded infra/aws (PODMIN_TEST_INFRA_MODULE_DIR). */
   testInfraModuleDir?: string;
+  /**
+   * Tests only: one loopback base URL that replaces every upstream the dependency resolver reads
+   * (PODMIN_TEST_DEPENDENCY_BASE_URL; see `releaseEndpointsUnder`).
+   */
+  testDependencyBaseUrl?: string;
   /** The whole environment, handed to child processes such as OpenTofu/Terraform. */
   processEnv?: Readonly<Record<string, string | undefined>>;
 }
@@ -72,5 +77,7 @@ export function readCliEnvironment(
   if (amiOwner) out.testDebianAmiOwner = amiOwner;
   const moduleDir = pick('PODMIN_TEST_INFRA_MODULE_DIR');
   if (moduleDir) out.testInfraModuleDir = moduleDir;
+  const dependencyBase = pick('PODMIN_TEST_DEPENDENCY_BASE_URL');
+  if (dependencyBase) out.testDependencyBaseUrl = dependencyBase;
   return out;
 }

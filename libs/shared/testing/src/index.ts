@@ -10,3 +10,10 @@ export { InMemoryObjectStore } from './in-memory-object-store';
 export { freeLoopbackPort, waitFor } from './wait';
 /** The real OpenTofu/Terraform for infrastructure tests. */
 export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
+/** A loopback HTTP server shaped like the upstreams the dependency resolver reads. */
+export {
+  artifact,
+  FakeUpstream,
+  type FakeRelease,
+  type FakeUpstreamEndpoints,
+} from './fake-upstream';

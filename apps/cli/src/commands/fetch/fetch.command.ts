@@ -33,6 +33,7 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
       const { fetchDependencies } = await import('@podmin/cli-feature-fetch');
       const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
       const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+      const { releaseEndpointsUnder } = await import('@podmin/cli-data-access-dependencies');
       const images = new DependencyImageMirror({
         store: LocalImageStore.inCache(ctx.dirs.cache),
         registry: new RegistryClient(),
@@ -44,6 +45,9 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
           cacheDir: ctx.dirs.cache,
           cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
           ...(args['agent-source'] !== undefined ? { agentSource: args['agent-source'] } : {}),
+          ...(ctx.env.testDependencyBaseUrl === undefined
+            ? {}
+            : { endpoints: releaseEndpointsUnder(ctx.env.testDependencyBaseUrl) }),
           images,
         },
         ctx.reporter,

@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ReleaseEndpoints } from './resolver';
+
+/**
+ * Base URLs of the upstreams, shaped like `ReleaseEndpoints` of
+ * `@podmin/cli-data-access-dependencies` (a shared library may not import a CLI one).
+ */
+export interface FakeUpstreamEndpoints {
+  githubApi: string;
+  k8sDownload: string;
+  gvisorDownload: string;
+  nodeDist: string;
+  registries: Record<string, string>;
+}
 
 /** One served file. */
 interface Served {
@@ -10,7 +21,8 @@ interface Served {
   truncate: number;
 }
 
-interface FakeRelease {
+/** A GitHub release the fake publishes. */
+export interface FakeRelease {
   tag: string;
   draft?: boolean;
   prerelease?: boolean;
@@ -62,8 +74,11 @@ export class FakeUpstream {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 
-  /** Endpoints for the resolver. */
-  get endpoints(): ReleaseEndpoints {
+  /**
+   * Endpoints for the resolver: every upstream under {@link base}, as the CLI's
+   * `PODMIN_TEST_DEPENDENCY_BASE_URL` seam maps them.
+   */
+  get endpoints(): FakeUpstreamEndpoints {
     return {
       githubApi: `${this.base}/gh`,
       k8sDownload: `${this.base}/k8s`,
@@ -91,6 +106,11 @@ export class FakeUpstream {
       ...this.json.get(key),
       body: [this.releaseJson(repo, release, checksumSuffixes), ...listing],
     });
+  }
+
+  /** Replaces the tags the registry lists for `repository` (e.g. only `3.10` of pause). */
+  setRegistryTags(repository: string, tags: string[]): void {
+    this.json.set(`/registry/v2/${repository}/tags/list`, { body: { name: repository, tags } });
   }
 
   /** Requests for exactly `path`. */

@@ -1,0 +1,464 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  DescribeImagesCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+  RegisterImageCommand,
+} from '@aws-sdk/client-ec2';
+import {
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  FakeUpstream,
+  findTestInfraEngine,
+  getAwsEmulator,
+  uniqueBucketName,
+  type AwsEmulator,
+  type TestInfraEngine,
+} from '@podmin/testing';
+import { makeSandbox, type CliSandbox } from './cli-harness';
+
+const REPO = path.resolve(__dirname, '../../../..');
+const PLACEHOLDER = path.join(
+  REPO,
+  'libs/cli/data-access-infra-engine/src/fixtures/placeholder-aws-module',
+);
+const STATE = 'tfstate/podmin.tfstate';
+const TFVARS = 'tfstate/podmin.auto.tfvars.json';
+/** The emulator's account, which owns every AMI registered there. */
+const TEST_AMI_OWNER = '123456789012';
+const PAUSE = 'registry.k8s.io/pause:3.10';
+/** Cluster names unique per run: the emulator outlives one run and other files share it. */
+const RUN = Date.now().toString(36);
+const CUT_CLUSTER = `cut-${RUN}`;
+const engine = findTestInfraEngine();
+
+if (engine === undefined) {
+  process.stdout.write(
+    'SKIPPED infra-e2e: no OpenTofu/Terraform (build it with tools/infra-stack/build.sh, or put tofu on PATH); setup apply flows not run\n',
+  );
+}
+
+/** A module directory `podmin setup` runs with (PODMIN_TEST_INFRA_MODULE_DIR). */
+interface ModuleUnderTest {
+  label: string;
+  /** Cluster-name prefix. */
+  prefix: string;
+  dir: string;
+  /** A resource type its apply records in the state. */
+  resource: string;
+  createsVpc: boolean;
+  /**
+   * What a second setup updates in place although nothing changed: what moto reads back
+   * differently (see infra/aws/README.md); empty for a no-op.
+   */
+  emulatorDrift: string[];
+}
+
+/**
+ * The real module: `infra/aws` as the CLI embeds it, plus the test-only overrides of
+ * `infra/aws/test/emulator-overrides` for what moto cannot do (see infra/aws/README.md). Or why
+ * it cannot run here: no module in this checkout, or no AWS provider in the offline mirror.
+ */
+function realModuleUnderTest(tf: TestInfraEngine): ModuleUnderTest | string {
+  const source = path.join(REPO, 'infra/aws');
+  const moduleFiles = fs.readdirSync(source).filter((f) => /\.(tf|tftpl)$/.test(f));
+  if (!moduleFiles.some((f) => f.endsWith('.tf')))
+    return 'infra/aws holds no module in this checkout';
+  const rc = tf.env['TF_CLI_CONFIG_FILE'];
+  const mirror =
+    rc === undefined
+      ? undefined
+      : path.join(path.dirname(rc), 'providers/registry.opentofu.org/hashicorp/aws');
+  if (mirror === undefined || !fs.existsSync(mirror)) {
+    return 'the AWS provider is not in the offline mirror (tools/infra-stack/build.sh aws-provider)';
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-real-module-'));
+  for (const name of moduleFiles) fs.copyFileSync(path.join(source, name), path.join(dir, name));
+  const overrides = path.join(source, 'test/emulator-overrides');
+  for (const name of fs.readdirSync(overrides)) {
+    fs.copyFileSync(path.join(overrides, name), path.join(dir, name));
+  }
+  return {
+    label: 'the real infra/aws module',
+    prefix: 'real',
+    dir,
+    resource: 'aws_vpc',
+    createsVpc: true,
+    // Launch templates gain a `launch-template` tag specification (so their version and the
+    // group's move), the S3 endpoint loses IpAddressType, the leader rule its description.
+    emulatorDrift: [
+      'aws_autoscaling_group.nodegroup["default"]',
+      'aws_launch_template.nodegroup["default"]',
+      'aws_vpc_endpoint.s3',
+      'aws_vpc_security_group_ingress_rule.node_leader',
+    ],
+  };
+}
+
+/** A tiny FROM-scratch image tagged as the pause image, built into the sandbox's store. */
+async function seedPauseImage(sandbox: CliSandbox): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-pause-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'pause'), '#!/bin/sh\n# stand-in for the pause binary\n');
+    fs.writeFileSync(
+      path.join(dir, 'Containerfile'),
+      'FROM scratch\nCOPY --chmod=0755 pause /pause\nENTRYPOINT ["/pause"]\n',
+    );
+    const built = await sandbox.run([
+      'build',
+      dir,
+      '-t',
+      PAUSE,
+      '--platform',
+      'linux/amd64,linux/arm64',
+    ]);
+    expect(built.stderr).toContain(`Tagged ${PAUSE}`);
+    expect(built.code).toBe(0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Registers Debian 13 AMIs of both architectures for the test owner; returns their IDs. */
+async function registerDebianAmis(ec2: EC2Client): Promise<Record<'arm64' | 'amd64', string>> {
+  const stamp = `2099${Date.now().toString(36)}`;
+  const ids: Partial<Record<'arm64' | 'amd64', string>> = {};
+  for (const [arch, ec2Arch] of [
+    ['arm64', 'arm64'],
+    ['amd64', 'x86_64'],
+  ] as const) {
+    const out = await ec2.send(
+      new RegisterImageCommand({
+        Name: `debian-13-${arch}-${stamp}-1`,
+        Architecture: ec2Arch,
+        RootDeviceName: '/dev/xvda',
+      }),
+    );
+    ids[arch] = out.ImageId!;
+  }
+  const listed = await ec2.send(new DescribeImagesCommand({ ImageIds: Object.values(ids) }));
+  expect(listed.Images?.every((i) => i.OwnerId === TEST_AMI_OWNER)).toBe(true);
+  return { arm64: ids.arm64!, amd64: ids.amd64! };
+}
+
+describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstream)', () => {
+  let emulator: AwsEmulator;
+  let upstream: FakeUpstream;
+  let s3: S3Client;
+  let ssm: SSMClient;
+  let ec2: EC2Client;
+  let amis: Record<'arm64' | 'amd64', string>;
+  const sandboxes: CliSandbox[] = [];
+  /** One provider cache for every setup of this file: the AWS provider is copied once. */
+  const pluginCache = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-tf-plugins-'));
+
+  /** A sandbox wired to the emulator, the loopback upstream and the real engine, connected. */
+  const connectedSandbox = async (
+    cluster: string,
+    bucket: string,
+    env: Record<string, string> = {},
+  ): Promise<CliSandbox> => {
+    const sandbox = makeSandbox({
+      AWS_ENDPOINT_URL: emulator.endpoint,
+      AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
+      PODMIN_TEST_DEPENDENCY_BASE_URL: upstream.base,
+      PODMIN_TEST_DEBIAN_AMI_OWNER: TEST_AMI_OWNER,
+      PODMIN_TEST_INFRA_MODULE_DIR: PLACEHOLDER,
+      ...(engine === undefined ? {} : { PODMIN_TF_CMD: engine.executable, ...engine.env }),
+      ...env,
+    });
+    sandboxes.push(sandbox);
+    const connected = await sandbox.run([
+      'connect',
+      cluster,
+      '--provider',
+      'aws',
+      '--region',
+      emulator.region,
+      '--bucket',
+      bucket,
+    ]);
+    expect(connected.code).toBe(0);
+    return sandbox;
+  };
+
+  const listKeys = async (bucket: string): Promise<string[]> => {
+    const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    return (out.Contents ?? []).map((o) => o.Key!).sort();
+  };
+  const readObject = async (bucket: string, key: string): Promise<string> =>
+    (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+
+  beforeAll(async () => {
+    emulator = await getAwsEmulator();
+    const clientConfig = {
+      endpoint: emulator.endpoint,
+      region: emulator.region,
+      credentials: emulator.credentials,
+    };
+    s3 = new S3Client({ ...clientConfig, forcePathStyle: true });
+    ssm = new SSMClient(clientConfig);
+    ec2 = new EC2Client(clientConfig);
+    upstream = await new FakeUpstream().start();
+    // Only the tag the seeded image carries, so the resolver picks exactly that one.
+    upstream.setRegistryTags('pause', ['3.9', '3.10']);
+    amis = await registerDebianAmis(ec2);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const sandbox of sandboxes) sandbox.cleanup();
+    fs.rmSync(pluginCache, { recursive: true, force: true });
+    await upstream?.stop();
+  });
+
+  it('fetches every dependency from the loopback upstream and the seeded pause image', async () => {
+    const sandbox = await connectedSandbox('fetcher', uniqueBucketName('podmin-fetch-e2e'));
+    await seedPauseImage(sandbox);
+    const before = upstream.requests.length;
+    const fetched = await sandbox.run(['fetch', '--arch', 'arm64']);
+    expect(fetched.stderr).not.toContain('Error');
+    expect(fetched.code).toBe(0);
+    expect(fetched.stdout).toMatch(/^containerd\tarm64\t2\.1\.5\t/m);
+    expect(fetched.stdout).toMatch(/^podmin-agent\tarm64\t0\.1\.0\t/m);
+    expect(fetched.stdout).toMatch(
+      /^pause\timage\t3\.10\tregistry\.k8s\.io\/pause:3\.10@sha256:[0-9a-f]{64}$/m,
+    );
+    const served = upstream.requests.slice(before);
+    expect(served).toContain('/gh/repos/containerd/containerd/releases');
+    expect(served).toContain('/registry/v2/pause/tags/list');
+    expect(served).toContain('/k8s/release/v1.36.2/bin/linux/arm64/kubelet');
+  }, 120_000);
+
+  if (engine === undefined) return;
+  const tf = engine;
+  const modules: ModuleUnderTest[] = [
+    {
+      label: 'the placeholder module',
+      prefix: 'setup',
+      dir: PLACEHOLDER,
+      resource: 'terraform_data',
+      createsVpc: false,
+      emulatorDrift: [],
+    },
+  ];
+  const real = realModuleUnderTest(tf);
+  if (typeof real === 'string') {
+    process.stdout.write(`SKIPPED infra-e2e: setup with the real infra/aws module: ${real}\n`);
+  } else {
+    modules.push(real);
+    afterAll(() => fs.rmSync(real.dir, { recursive: true, force: true }));
+  }
+
+  it.each(modules)(
+    'sets up $label with the real engine: dependencies, state, inputs, create-only CAs; re-setup changes nothing beyond the emulator’s read-back gaps; teardown and destroy clean up',
+    async (module) => {
+      const cluster = `${module.prefix}-${RUN}`;
+      const secrets = [`/${cluster}/_system/cluster-ca`, `/${cluster}/_system/workload-ca-key`];
+      const bucket = uniqueBucketName('podmin-setup-e2e');
+      const sandbox = await connectedSandbox(cluster, bucket, {
+        PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
+        TF_PLUGIN_CACHE_DIR: pluginCache,
+      });
+      let destroyed = false;
+      try {
+        await seedPauseImage(sandbox);
+        const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
+
+        const first = await sandbox.run(setupArgs);
+        expect(first.stderr).toContain(`Cluster ${cluster} is set up`);
+        expect(first.code).toBe(0);
+        expect(first.stderr).toContain(`Debian 13 arm64 AMI: ${amis.arm64}`);
+        for (const name of secrets) expect(first.stderr).toContain(`Stored ${name} (create-only)`);
+
+        // Dependencies published: the manifest lists arm64 files and the seeded pause image.
+        const keys = await listKeys(bucket);
+        const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
+          dependencies: Record<string, Record<string, { path: string; version: string }>>;
+          images: Record<string, { source: string; digest: string; path: string }>;
+        };
+        const containerd = manifest.dependencies['containerd']?.['arm64'];
+        expect(containerd?.version).toBe('2.1.5');
+        expect(keys).toContain(containerd?.path);
+        expect(manifest.images['pause']?.source).toBe(PAUSE);
+        expect(keys).toContain(`${manifest.images['pause']?.path}/index.json`);
+
+        // State and inputs in the bucket; the inputs carry the registered AMI and the first zone.
+        expect(keys).toEqual(expect.arrayContaining([STATE, TFVARS]));
+        const state = await readObject(bucket, STATE);
+        const tfvars = await readObject(bucket, TFVARS);
+        const vars = JSON.parse(tfvars) as {
+          amis: Record<string, string>;
+          nodegroups: Record<string, { zone: string; arch: string; user_data: string }>;
+        };
+        expect(vars.amis).toEqual({ arm64: amis.arm64 });
+        expect(vars.nodegroups['default']).toMatchObject({ zone: 'us-east-1a', arch: 'arm64' });
+        expect(vars.nodegroups['default']?.user_data).toContain(containerd?.path);
+        expect(JSON.parse(state)).toMatchObject({ resources: expect.any(Array) });
+        expect(state).toContain(`"${module.resource}"`);
+        const vpcId = (JSON.parse(state) as { outputs: { vpc_id?: { value: string } } }).outputs
+          .vpc_id?.value;
+        if (module.createsVpc) {
+          const vpcs = await ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId!] }));
+          expect(vpcs.Vpcs?.[0]?.CidrBlock).toBe('10.0.0.0/16');
+        }
+
+        // Both CAs exist, and neither the state, the inputs nor the work directory holds them.
+        const secretValues: string[] = [];
+        for (const name of secrets) {
+          const param = await ssm.send(
+            new GetParameterCommand({ Name: name, WithDecryption: true }),
+          );
+          expect(param.Parameter?.Type).toBe('SecureString');
+          secretValues.push(param.Parameter!.Value!);
+        }
+        const workDir = path.join(sandbox.env['XDG_CACHE_HOME']!, 'podmin/infrastructure', cluster);
+        const workFiles = fs
+          .readdirSync(workDir)
+          .filter((f) => fs.statSync(path.join(workDir, f)).isFile())
+          .map((f) => fs.readFileSync(path.join(workDir, f), 'utf8'));
+        for (const text of [state, tfvars, ...workFiles]) {
+          expect(text).not.toContain('PRIVATE KEY');
+          for (const value of secretValues) expect(text).not.toContain(value);
+        }
+
+        // The work directory under the cache holds the module and the same inputs.
+        for (const name of fs.readdirSync(module.dir)) {
+          expect(fs.readFileSync(path.join(workDir, name), 'utf8')).toBe(
+            fs.readFileSync(path.join(module.dir, name), 'utf8'),
+          );
+        }
+        expect(fs.readFileSync(path.join(workDir, 'podmin.auto.tfvars.json'), 'utf8')).toBe(tfvars);
+        expect(fs.existsSync(path.join(workDir, '.terraform'))).toBe(true);
+
+        // A second setup changes nothing (no apply, same state) but the emulator's known
+        // read-back gaps, which are exactly what it updates; the CAs are kept.
+        const serial = (JSON.parse(state) as { serial: number }).serial;
+        const second = await sandbox.run(setupArgs);
+        expect(second.code).toBe(0);
+        for (const name of secrets) expect(second.stderr).toContain(`Kept existing ${name}`);
+        if (module.emulatorDrift.length === 0) {
+          expect(second.stderr).toContain(`The infrastructure of ${cluster} is up to date`);
+          expect(second.stderr).not.toContain('is set up');
+          expect((JSON.parse(await readObject(bucket, STATE)) as { serial: number }).serial).toBe(
+            serial,
+          );
+        } else {
+          const planned = [...second.stderr.matchAll(/^\s*# (\S+) (will be|must be) (.+)$/gm)].map(
+            (m) => `${m[1]} ${m[3]}`,
+          );
+          expect(planned.sort()).toEqual(
+            module.emulatorDrift.map((a) => `${a} updated in-place`).sort(),
+          );
+          expect(second.stderr).toContain(`Cluster ${cluster} is set up`);
+        }
+        for (const [i, name] of secrets.entries()) {
+          const param = await ssm.send(
+            new GetParameterCommand({ Name: name, WithDecryption: true }),
+          );
+          expect(param.Parameter?.Value).toBe(secretValues[i]);
+        }
+
+        const teardown = await sandbox.run(['teardown', '-y']);
+        expect(teardown.stderr).toContain(`Tore down ${cluster}`);
+        expect(teardown.code).toBe(0);
+        expect(await readObject(bucket, STATE)).not.toContain(`"${module.resource}"`);
+        if (module.createsVpc) {
+          await expect(
+            ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId!] })),
+          ).rejects.toMatchObject({ name: 'InvalidVpcID.NotFound' });
+        }
+        expect(await listKeys(bucket)).toContain('dependencies/manifest.json');
+
+        const destroy = await sandbox.run(['destroy', '-y']);
+        expect(destroy.stderr).toContain(`Destroyed ${cluster} and removed its context`);
+        expect(destroy.code).toBe(0);
+        destroyed = true;
+        await expect(s3.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
+          $metadata: { httpStatusCode: 404 },
+        });
+        for (const name of secrets) {
+          await expect(ssm.send(new GetParameterCommand({ Name: name }))).rejects.toMatchObject({
+            name: 'ParameterNotFound',
+          });
+        }
+      } finally {
+        // A failed run must not leave its VPC behind in an emulator that outlives it.
+        if (!destroyed) await sandbox.run(['destroy', '-y']);
+      }
+    },
+    600_000,
+  );
+
+  it('leaves the state usable after the real engine is interrupted mid-apply: the next setup completes', async () => {
+    const bucket = uniqueBucketName('podmin-cut-e2e');
+    // Stand-in engine for this failure path only: the real engine, sent SIGINT (Ctrl-C) as soon
+    // as its apply starts creating resources; it always reports the apply as interrupted.
+    const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cut-engine-'));
+    const standIn = path.join(binDir, 'tofu-interrupted');
+    fs.writeFileSync(
+      standIn,
+      [
+        '#!/usr/bin/env bash',
+        'if [[ ${1:-} != apply ]]; then exec "$REAL_TF" "$@"; fi',
+        'fifo="$(mktemp -u)" && mkfifo "$fifo"',
+        '"$REAL_TF" "$@" >"$fifo" 2>&1 & pid=$!',
+        "sent=''",
+        'while IFS= read -r line; do',
+        '  printf "%s\\n" "$line"',
+        '  if [[ -z $sent && $line == *Creating...* ]]; then kill -INT "$pid"; sent=1; fi',
+        'done <"$fifo"',
+        'wait "$pid"; rc=$?',
+        'rm -f "$fifo"',
+        'echo "stand-in: apply interrupted (engine exit ${rc}, SIGINT sent: ${sent:-no})" >&2',
+        'exit 130',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    try {
+      const sandbox = await connectedSandbox(CUT_CLUSTER, bucket, {
+        PODMIN_TF_CMD: standIn,
+        REAL_TF: tf.executable,
+      });
+      await seedPauseImage(sandbox);
+      const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
+      const cut = await sandbox.run(setupArgs);
+      expect(cut.stderr).toContain('SIGINT sent: 1');
+      expect(cut.stderr).toMatch(/^Error: .*apply/m);
+      expect(cut.code).toBe(1);
+      expect(await listKeys(bucket)).not.toContain(`${STATE}.tflock`);
+
+      const resumed = await sandbox.run(setupArgs, { PODMIN_TF_CMD: tf.executable });
+      // Whatever the interrupted apply recorded, the next setup completes from that state.
+      expect(resumed.stderr).toMatch(
+        new RegExp(
+          `Cluster ${CUT_CLUSTER} is set up|The infrastructure of ${CUT_CLUSTER} is up to date`,
+        ),
+      );
+      expect(resumed.code).toBe(0);
+      expect(await listKeys(bucket)).not.toContain(`${STATE}.tflock`);
+      const state = JSON.parse(await readObject(bucket, STATE)) as {
+        resources: Array<{ type: string; name: string }>;
+      };
+      expect(state.resources.map((r) => `${r.type}.${r.name}`).sort()).toEqual([
+        'terraform_data.network',
+        'terraform_data.nodegroup',
+      ]);
+      const again = await sandbox.run(setupArgs, { PODMIN_TF_CMD: tf.executable });
+      expect(again.stderr).toContain(`The infrastructure of ${CUT_CLUSTER} is up to date`);
+
+      const destroyed = await sandbox.run(['destroy', '-y'], { PODMIN_TF_CMD: tf.executable });
+      expect(destroyed.code).toBe(0);
+    } finally {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
