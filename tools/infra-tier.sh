@@ -152,15 +152,9 @@ module_dir() {
   mkdir -p "$dir"
   cp infra/aws/*.tf infra/aws/*.tftpl "$dir/"
   cp "$2" "$dir/podmin.auto.tfvars.json"
-  cat >"$dir/podmin_test_override.tf" <<'TF'
-# Test only: the emulator has no real credentials or metadata service.
-provider "aws" {
-  skip_credentials_validation = true
-  skip_metadata_api_check     = true
-  skip_region_validation      = true
-  s3_use_path_style           = true
-}
-TF
+  # Test-only provider settings (no real credentials or metadata service), shared with the
+  # CLI's setup e2e.
+  cp infra/aws/test/emulator-overrides/podmin_test_override.tf "$dir/"
   echo "$dir"
 }
 # init_backend DIR BUCKET: the backend flags podmin setup passes, plus the emulator's.
@@ -228,28 +222,7 @@ apply_cycle() {
   # needs a private IPv4), so the groups are applied with no capacity: max_size keeps the
   # NodeGroup's size. The plans above check the module's real values; check-applied reads the
   # launch templates EC2 stored.
-  cat >"$dir/podmin_emulator_override.tf" <<'TF'
-resource "aws_autoscaling_group" "nodegroup" {
-  min_size         = 0
-  desired_capacity = 0
-}
-
-resource "aws_autoscaling_group" "nat64" {
-  min_size         = 0
-  desired_capacity = 0
-}
-
-resource "aws_subnet" "nodegroup" {
-  enable_dns64                                   = false
-  enable_resource_name_dns_aaaa_record_on_launch = false
-  private_dns_hostname_type_on_launch            = "ip-name"
-}
-
-resource "aws_subnet" "nat64_management" {
-  enable_resource_name_dns_aaaa_record_on_launch = false
-  private_dns_hostname_type_on_launch            = "ip-name"
-}
-TF
+  cp infra/aws/test/emulator-overrides/podmin_emulator_override.tf "$dir/"
   check "$label: init" init_backend "$dir" "$bucket"
   if ! "$tofu" -chdir="$dir" apply -input=false -no-color -auto-approve >"$work/apply-$label.log" 2>&1; then
     fail "$label: tofu apply" "$work/apply-$label.log"
