@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { findTestInfraEngine, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
-import { makeSandbox, type CliRun, type CliSandbox } from './cli-harness';
+import { makeSandbox, runCli, type CliRun, type CliSandbox } from './cli-harness';
 
 const REPO = path.resolve(__dirname, '../../../..');
 const PLACEHOLDER = path.join(
@@ -33,25 +33,8 @@ const itWithEngine = (name: string, fn: () => Promise<void>, timeout: number): v
 };
 
 /** Runs a CLI bundle at `bin` (not the default one) in the sandbox. */
-function runBundle(
-  bin: string,
-  sandbox: CliSandbox,
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: sandbox.cwd,
-      env: { ...sandbox.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+function runBundle(bin: string, sandbox: CliSandbox, args: string[]): Promise<CliRun> {
+  return runCli(args, { cwd: sandbox.cwd, env: sandbox.env, bin });
 }
 
 describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {

@@ -49,17 +49,26 @@ export function makeSandbox(extraEnv: Record<string, string> = {}): CliSandbox {
   };
 }
 
-/** Runs the bundled CLI once. */
+/**
+ * Runs the bundled CLI once (`bin`: another bundle than dist/bin/podmin.cjs; `stdin`: piped in;
+ * stdin is closed at once either way).
+ */
 export function runCli(
   args: string[],
-  options: { cwd: string; env: Record<string, string> },
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    bin?: string;
+    stdin?: string | Buffer;
+  },
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PODMIN_BIN, ...args], {
+    const child = spawn(process.execPath, [options.bin ?? PODMIN_BIN, ...args], {
       cwd: options.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(options.stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

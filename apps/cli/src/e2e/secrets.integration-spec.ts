@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +13,7 @@ import {
   type SecretStore,
 } from '@podmin/data-access-secrets';
 import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
-import { PODMIN_BIN, makeSandbox, type CliRun, type CliSandbox } from './cli-harness';
+import { makeSandbox, runCli, type CliRun, type CliSandbox } from './cli-harness';
 
 const DB_URL = 'postgres://app:e2e-db-password@db.product.svc/app';
 const TOKEN = 'e2e-oauth-token-value';
@@ -39,19 +38,10 @@ function runWithStdin(
   args: string[],
   stdin?: string | Buffer,
 ): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PODMIN_BIN, ...args], {
-      cwd: setup.sandbox.cwd,
-      env: { ...setup.sandbox.env, ...setup.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
+  return runCli(args, {
+    cwd: setup.sandbox.cwd,
+    env: { ...setup.sandbox.env, ...setup.env },
+    ...(stdin === undefined ? {} : { stdin }),
   });
 }
 
