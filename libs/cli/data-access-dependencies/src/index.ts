@@ -28,3 +28,5 @@ export {
 } from './sync';
 /** `--agent-source`: build and record the agent bundle from a checkout. */
 export { buildAgentFromSource, AGENT_BUNDLE_PATH } from './agent-source';
+/** The jool-builds module archive check run before a Jool archive is mirrored. */
+export { verifyJoolArchive } from './jool-archive';

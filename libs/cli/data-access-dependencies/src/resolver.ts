@@ -5,6 +5,15 @@ import {
   CHECKSUM_SUFFIXES,
   FILE_DEPENDENCIES,
   IMAGE_DEPENDENCIES,
+  JOOL_BUILDS_REPO,
+  JOOL_DEPENDENCY,
+  debianImageBuild,
+  debianImageManifestPath,
+  joolAssetName,
+  joolRecordedVersion,
+  kernelAbiOf,
+  parseDebianImageKernel,
+  selectJoolRelease,
   dependencyObjectKey,
   expandTemplate,
   imageMirrorPath,
@@ -15,6 +24,7 @@ import {
   type DesiredImage,
   type FileDependency,
   type ImageDependency,
+  type Nat64Kernel,
 } from '@podmin/util-dependencies';
 import { getJson, getText, type FetchFunction, type HttpReadOptions } from './http';
 
@@ -30,6 +40,8 @@ export interface ReleaseEndpoints {
   nodeDist: string;
   /** Registry host → base URL of its distribution API. */
   registries: Readonly<Record<string, string>>;
+  /** Debian's cloud image root (`/trixie/<build>/debian-13-ec2-<arch>-<build>.json`). */
+  debianCloud: string;
 }
 
 /** The real upstreams. */
@@ -39,12 +51,13 @@ export const DEFAULT_RELEASE_ENDPOINTS: ReleaseEndpoints = {
   gvisorDownload: 'https://storage.googleapis.com/gvisor/releases/release',
   nodeDist: 'https://nodejs.org/dist',
   registries: { 'registry.k8s.io': 'https://registry.k8s.io' },
+  debianCloud: 'https://cloud.debian.org/images/cloud',
 };
 
 /**
  * Every upstream under one base URL, for tests only (`PODMIN_TEST_DEPENDENCY_BASE_URL`): the
  * GitHub API at `<base>/gh`, dl.k8s.io at `<base>/k8s`, gVisor at `<base>/gvisor`, Node.js at
- * `<base>/node` and registry.k8s.io at `<base>/registry`. Checksum files are read beside their
+ * `<base>/node`, registry.k8s.io at `<base>/registry` and Debian's cloud images at `<base>/debian`. Checksum files are read beside their
  * artifacts, so they move with them; GitHub assets are fetched where that API lists them.
  */
 export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
@@ -55,6 +68,7 @@ export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
     gvisorDownload: `${root}/gvisor`,
     nodeDist: `${root}/node`,
     registries: { 'registry.k8s.io': `${root}/registry` },
+    debianCloud: `${root}/debian`,
   };
 }
 
@@ -125,6 +139,79 @@ export class DependencyResolver {
       FILE_DEPENDENCIES.map((dependency) => this.resolveDependency(dependency, archs)),
     );
     return perDependency.flat();
+  }
+
+  /**
+   * The exact kernel an official Debian 13 AMI boots first, read from the Build item of its
+   * immutable, dated EC2 image manifest on Debian's cloud image site.
+   */
+  async imageKernel(arch: Arch, imageName: string): Promise<Nat64Kernel> {
+    const build = debianImageBuild(imageName, arch);
+    if (build === undefined) {
+      throw new PodminError(
+        'INVALID_ARGUMENT',
+        `reading the kernel of ${imageName}: not an official Debian 13 ${arch} AMI name (debian-13-${arch}-YYYYMMDD-HHMM)`,
+        { fault: 'system' },
+      );
+    }
+    const url = `${this.endpoints.debianCloud.replace(/\/+$/, '')}/${debianImageManifestPath(build, arch)}`;
+    const { json } = await getJson(url, { ...this.http, maxBytes: MAX_LISTING_BYTES });
+    const kernelRelease = parseDebianImageKernel(json, arch, build, url);
+    return { arch, imageName, kernelRelease, kernelAbi: kernelAbiOf(kernelRelease, arch) };
+  }
+
+  /**
+   * The jool-builds module archive for each NAT64 kernel: the greatest stable Jool 4 release
+   * built for exactly that kernel ABI, its architecture's archive and the SHA-256 digest the
+   * release's `SHA256SUMS` records for it.
+   */
+  async resolveJool(kernels: readonly Nat64Kernel[]): Promise<DesiredFile[]> {
+    if (kernels.length === 0) return [];
+    const releases = (await this.githubReleases(JOOL_BUILDS_REPO)).filter(
+      (r) => !r.draft && !r.prerelease,
+    );
+    const files: DesiredFile[] = [];
+    for (const kernel of kernels) {
+      const chosen = selectJoolRelease(releases, kernel.kernelAbi);
+      if (chosen === undefined) {
+        throw new PodminError(
+          'NOT_FOUND',
+          `resolving Jool for ${kernel.imageName}: ${JOOL_BUILDS_REPO} has no stable Jool 4 release for kernel ${kernel.kernelRelease} (tag jool-<version>-kernel-${kernel.kernelAbi})`,
+          {
+            fault: 'system',
+            hint: 'jool-builds publishes a release once Debian ships a new cloud kernel; run setup again later.',
+          },
+        );
+      }
+      const { release, joolVersion } = chosen;
+      const assetName = joolAssetName(joolVersion, kernel.kernelAbi, kernel.arch);
+      const asset = release.assets.find((a) => a.name === assetName);
+      const sums = release.assets.find((a) => a.name === 'SHA256SUMS');
+      if (asset === undefined || sums === undefined) {
+        throw new PodminError(
+          'NOT_FOUND',
+          `resolving Jool ${joolVersion} for ${kernel.kernelRelease}: release ${release.tag} lacks ${asset === undefined ? assetName : 'SHA256SUMS'}`,
+          { fault: 'system' },
+        );
+      }
+      const text = await this.checksumText(sums.url, false);
+      const digest = parseChecksumFile(text ?? '', assetName, 'sha256', sums.url);
+      const version = joolRecordedVersion(joolVersion, kernel.kernelAbi);
+      files.push({
+        name: JOOL_DEPENDENCY,
+        arch: kernel.arch,
+        version,
+        url: asset.url,
+        path: dependencyObjectKey(
+          { name: JOOL_DEPENDENCY, extension: '.tar.gz' },
+          version,
+          kernel.arch,
+        ),
+        digest,
+        size: asset.size,
+      });
+    }
+    return files;
   }
 
   /** Every catalog image at its greatest acceptable tag (digest comes from the image port). */

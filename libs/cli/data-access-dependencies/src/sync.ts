@@ -5,6 +5,7 @@ import type { ObjectStore } from '@podmin/data-access-object-store';
 import {
   DEFAULT_RETENTION,
   DEPENDENCY_MANIFEST_KEY,
+  JOOL_DEPENDENCY,
   MAX_DEPENDENCY_MANIFEST_BYTES,
   buildDependencyManifest,
   emptyDependencyManifest,
@@ -18,10 +19,13 @@ import {
   type DependencyManifest,
   type DesiredFile,
   type DesiredImage,
+  type JoolArchiveExpectation,
+  type Nat64Kernel,
   type RetentionObject,
   type RetentionPolicy,
 } from '@podmin/util-dependencies';
 import type { CachedFile, ProgressSink } from './download-cache';
+import { verifyJoolArchive } from './jool-archive';
 
 /**
  * The image side of a sync, provided by the image libraries: resolves an upstream image into
@@ -52,7 +56,14 @@ export interface SyncDependenciesOptions {
   resolver: {
     resolveFiles(archs: readonly Arch[]): Promise<DesiredFile[]>;
     resolveImages(): Promise<DesiredImage[]>;
+    resolveJool?(kernels: readonly Nat64Kernel[]): Promise<DesiredFile[]>;
   };
+  /**
+   * The kernels NAT64 instances boot: their Jool module archives join the set (checked against
+   * the kernel before upload). Empty when there is no NAT64; undefined keeps whatever Jool
+   * entries the manifest already records (a sync that does not know the infrastructure).
+   */
+  nat64Kernels?: readonly Nat64Kernel[];
   /** The local download cache. */
   cache: { ensureAll(files: readonly DesiredFile[]): Promise<CachedFile[]> };
   images: ImageMirror;
@@ -122,18 +133,32 @@ export async function syncDependencies(
     throw new PodminError('INVALID_ARGUMENT', 'publishing dependencies: no architecture requested');
   }
   const published = await readDependencyManifest(store);
-  const [files, images] = await Promise.all([
+  const [files, images, joolFiles] = await Promise.all([
     options.resolver.resolveFiles(archs),
     options.resolver.resolveImages(),
+    resolveJool(options),
   ]);
-  const plan = planSync(published.manifest, files, images);
+  const plan = planSync(published.manifest, [...files, ...joolFiles], images);
 
   const fileEntries: Array<{ name: string; arch: Arch; entry: DependencyFileEntry }> =
     plan.published.map(({ file, entry }) => ({ name: file.name, arch: file.arch, entry }));
+  if (options.nat64Kernels === undefined) {
+    for (const [arch, entry] of Object.entries(
+      published.manifest.dependencies[JOOL_DEPENDENCY] ?? {},
+    )) {
+      fileEntries.push({ name: JOOL_DEPENDENCY, arch: arch as Arch, entry });
+    }
+  }
   const uploaded: string[] = [];
   if (plan.pendingFiles.length > 0) {
     options.reporter.info(`publishing ${plan.pendingFiles.length} dependency file(s)`);
     const cached = await options.cache.ensureAll(plan.pendingFiles);
+    // Every Jool archive is checked against its kernel before anything is uploaded.
+    for (const c of cached) {
+      if (c.file.name === JOOL_DEPENDENCY) {
+        await verifyJoolArchive(c.localPath, joolExpectation(c.file), c.file.url);
+      }
+    }
     const limit = pLimit(options.uploadConcurrency ?? 2);
     await Promise.all(
       cached.map((c) =>
@@ -180,6 +205,26 @@ export async function syncDependencies(
   }
   const deleted = await applyRetention(store, manifest, options);
   return { manifest, written, uploaded: uploaded.sort(), imagesChanged, deleted };
+}
+
+async function resolveJool(options: SyncDependenciesOptions): Promise<DesiredFile[]> {
+  const kernels = options.nat64Kernels;
+  if (kernels === undefined || kernels.length === 0) return [];
+  if (options.resolver.resolveJool === undefined) {
+    throw new PodminError('INTERNAL', 'publishing dependencies: the resolver cannot resolve Jool');
+  }
+  return options.resolver.resolveJool(kernels);
+}
+
+/** What a Jool file's archive must declare, from its recorded `<jool>-<kernel ABI>` version. */
+function joolExpectation(file: DesiredFile): JoolArchiveExpectation {
+  const dash = file.version.indexOf('-');
+  const abi = file.version.slice(dash + 1);
+  return {
+    joolVersion: file.version.slice(0, dash),
+    kernelRelease: `${abi}-cloud-${file.arch}`,
+    arch: file.arch,
+  };
 }
 
 async function writeManifest(

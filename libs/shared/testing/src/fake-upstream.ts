@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 /**
  * Base URLs of the upstreams, shaped like `ReleaseEndpoints` of
@@ -12,6 +13,16 @@ export interface FakeUpstreamEndpoints {
   gvisorDownload: string;
   nodeDist: string;
   registries: Record<string, string>;
+  debianCloud: string;
+}
+
+/** Options of {@link FakeUpstream.addJoolBuild}. */
+export interface FakeJoolBuild {
+  joolVersion: string;
+  kernelAbi: string;
+  /** Changes the `metadata.json` of one architecture's archive (to publish a wrong build). */
+  metadata?: (arch: string) => Record<string, unknown>;
+  draft?: boolean;
 }
 
 /** One served file. */
@@ -37,6 +48,31 @@ export function artifact(label: string, bytes = 64 * 1024): Buffer {
     0,
     bytes,
   );
+}
+
+/** A ustar archive of regular files (mode 0644), in the given order. */
+function tarOf(files: Record<string, string>): Buffer {
+  const blocks: Buffer[] = [];
+  for (const [name, text] of Object.entries(files)) {
+    const body = Buffer.from(text);
+    const header = Buffer.alloc(512);
+    header.write(name, 0, 100, 'utf8');
+    header.write('0000644\0', 100);
+    header.write('0000000\0', 108);
+    header.write('0000000\0', 116);
+    header.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
+    header.write(`${'0'.repeat(11)}\0`, 136);
+    header.write('        ', 148);
+    header.write('0', 156);
+    header.write('ustar\0', 257);
+    header.write('00', 263);
+    let sum = 0;
+    for (const byte of header) sum += byte;
+    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
 }
 
 const hex = (algorithm: 'sha256' | 'sha512', body: Buffer) =>
@@ -85,7 +121,96 @@ export class FakeUpstream {
       gvisorDownload: `${this.base}/gvisor`,
       nodeDist: `${this.base}/node`,
       registries: { 'registry.k8s.io': `${this.base}/registry` },
+      debianCloud: `${this.base}/debian`,
     };
+  }
+
+  /**
+   * Publishes the immutable EC2 image manifest of a Debian 13 build the way cloud.debian.org
+   * does (a v1 List with one Build item listing its packages, and an Upload item), whose one
+   * concrete kernel is `linux-image-<kernelRelease>`.
+   */
+  addDebianImage(build: string, arch: string, kernelRelease: string): void {
+    this.json.set(`/debian/trixie/${build}/debian-13-ec2-${arch}-${build}.json`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'cloud.debian.org/v1alpha1',
+            kind: 'Build',
+            metadata: { labels: { 'cloud.debian.org/version': build } },
+            data: {
+              info: {
+                arch,
+                release: 'trixie',
+                release_id: '13',
+                type: 'official',
+                vendor: 'ec2',
+                version: build,
+              },
+              packages: [
+                { name: 'bash', version: '5.2.37-2' },
+                { name: `linux-image-cloud-${arch}`, version: '6.12' },
+                { name: `linux-image-${kernelRelease}`, version: '6.12' },
+              ],
+            },
+          },
+          {
+            apiVersion: 'cloud.debian.org/v1alpha1',
+            kind: 'Upload',
+            metadata: {},
+            data: {
+              provider: 'cloud.debian.org',
+              ref: `trixie/${build}/debian-13-ec2-${arch}-${build}.tar.xz`,
+            },
+          },
+        ],
+      },
+    });
+  }
+
+  /**
+   * Publishes a podplane/jool-builds release: a real gzip tar per architecture holding the
+   * module files and `metadata.json`, and `SHA256SUMS` over them. Returns the archive bytes.
+   */
+  addJoolBuild(build: FakeJoolBuild): Record<string, Buffer> {
+    const archives: Record<string, Buffer> = {};
+    for (const arch of ['amd64', 'arm64']) {
+      const metadata = {
+        jool_version: build.joolVersion,
+        kernel_abi: build.kernelAbi,
+        kernel_release: `${build.kernelAbi}-cloud-${arch}`,
+        architecture: arch,
+        modules: ['jool_common.ko', 'jool.ko', 'jool_siit.ko'],
+        notices: ['COPYING', 'NOTICE', 'SOURCE'],
+        ...build.metadata?.(arch),
+      };
+      archives[`jool-${build.joolVersion}-${build.kernelAbi}-${arch}.tar.gz`] = gzipSync(
+        tarOf({
+          COPYING: 'GPLv2\n',
+          NOTICE: 'Jool notice\n',
+          SOURCE: 'Corresponding source\n',
+          'jool.ko': `jool ${arch}\n`,
+          'jool_common.ko': `jool_common ${arch}\n`,
+          'jool_siit.ko': `jool_siit ${arch}\n`,
+          'metadata.json': `${JSON.stringify(metadata)}\n`,
+        }),
+      );
+    }
+    const sums = Object.entries(archives)
+      .map(([name, body]) => `${hex('sha256', body)}  ${name}`)
+      .join('\n');
+    this.addRelease(
+      'podplane/jool-builds',
+      {
+        tag: `jool-${build.joolVersion}-kernel-${build.kernelAbi}`,
+        ...(build.draft === undefined ? {} : { draft: build.draft }),
+        assets: { ...archives, SHA256SUMS: Buffer.from(`${sums}\n`) },
+      },
+      [],
+    );
+    return archives;
   }
 
   /** Cuts the next `count` responses of `path` short. */

@@ -10,3 +10,5 @@ export * from './manifest';
 export * from './retention';
 /** Pure sync planning: what the published manifest does not already record. */
 export * from './plan';
+/** NAT64's Jool modules: the Debian image kernel and the matching jool-builds archive. */
+export * from './jool';
