@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { ClusterContext } from '@podmin/cli-util-config';
 import type { InfraDeps, SetupDeps } from '@podmin/cli-feature-infra';
-import type { Arch } from '@podmin/util-dependencies';
+import type { Arch, Nat64Kernel } from '@podmin/util-dependencies';
 import type { CliContext } from '../cli-context';
 
 declare const __PODMIN_VERSION__: string | undefined;
@@ -88,24 +88,37 @@ export async function setupDeps(
     ...base,
     catalog,
     amiOwner: ctx.env.testDebianAmiOwner ?? DEBIAN_AMI_OWNER,
-    syncDependencies: (archs) => syncDependencies(ctx, base, archs),
+    nat64Kernel: async (arch, imageName) => (await resolver(ctx)).imageKernel(arch, imageName),
+    syncDependencies: (archs, nat64Kernels) => syncDependencies(ctx, base, archs, nat64Kernels),
     storeSystemSecrets: () => storeSystemSecrets(ctx, context),
     newGeneration: () => `${new Date().toISOString()}-${randomBytes(4).toString('hex')}`,
   };
 }
 
-async function syncDependencies(ctx: CliContext, base: InfraDeps, archs: readonly Arch[]) {
-  const { DependencyResolver, DownloadCache, releaseEndpointsUnder, syncDependencies } =
+/** The upstream resolver (the loopback upstream under PODMIN_TEST_DEPENDENCY_BASE_URL). */
+async function resolver(ctx: CliContext) {
+  const { DependencyResolver, releaseEndpointsUnder } =
     await import('@podmin/cli-data-access-dependencies');
+  return new DependencyResolver({
+    cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
+    ...(ctx.env.testDependencyBaseUrl === undefined
+      ? {}
+      : { endpoints: releaseEndpointsUnder(ctx.env.testDependencyBaseUrl) }),
+  });
+}
+
+async function syncDependencies(
+  ctx: CliContext,
+  base: InfraDeps,
+  archs: readonly Arch[],
+  nat64Kernels: readonly Nat64Kernel[],
+) {
+  const { DownloadCache, syncDependencies } = await import('@podmin/cli-data-access-dependencies');
   const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
   const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
   const result = await syncDependencies(base.store, archs, {
-    resolver: new DependencyResolver({
-      cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
-      ...(ctx.env.testDependencyBaseUrl === undefined
-        ? {}
-        : { endpoints: releaseEndpointsUnder(ctx.env.testDependencyBaseUrl) }),
-    }),
+    resolver: await resolver(ctx),
+    nat64Kernels,
     cache: new DownloadCache({
       dir: path.join(ctx.dirs.cache, 'downloads'),
       reporter: ctx.reporter,

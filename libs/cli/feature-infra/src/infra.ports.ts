@@ -1,4 +1,4 @@
-import type { Arch, DependencyManifest } from '@podmin/util-dependencies';
+import type { Arch, DependencyManifest, Nat64Kernel } from '@podmin/util-dependencies';
 import type { ImageFacts, InstanceTypeFacts, ModuleFile, VpcFacts } from '@podmin/cli-util-infra';
 import type { BackendConfig } from '@podmin/cli-data-access-infra-engine';
 import type { ObjectStore } from '@podmin/data-access-object-store';
@@ -47,8 +47,19 @@ export interface SetupDeps extends InfraDeps {
   catalog: ProviderCatalog;
   /** Owner of the Debian AMIs (136693071363 unless overridden for tests). */
   amiOwner: string;
-  /** Publishes the dependency set for the architectures and returns the published manifest. */
-  syncDependencies(archs: readonly Arch[]): Promise<DependencyManifest>;
+  /**
+   * The exact initial kernel of an official Debian 13 AMI (by name), from Debian's immutable
+   * image manifest.
+   */
+  nat64Kernel(arch: Arch, imageName: string): Promise<Nat64Kernel>;
+  /**
+   * Publishes the dependency set for the architectures, with the Jool archive of each NAT64
+   * kernel (none: no Jool), and returns the published manifest.
+   */
+  syncDependencies(
+    archs: readonly Arch[],
+    nat64Kernels: readonly Nat64Kernel[],
+  ): Promise<DependencyManifest>;
   /** Create-only storage of the workload CA key and the cluster CA. */
   storeSystemSecrets(): Promise<void>;
   /** A new opaque NAT64 launch generation. */

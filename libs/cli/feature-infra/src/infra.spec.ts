@@ -181,8 +181,19 @@ describe('AWS infrastructure flows', () => {
     ...base(),
     catalog,
     amiOwner: '136693071363',
-    syncDependencies: (archs) => {
-      events.push(`sync ${archs.join(',')}`);
+    nat64Kernel: (arch, imageName) => {
+      events.push(`kernel ${arch} ${imageName}`);
+      return Promise.resolve({
+        arch,
+        imageName,
+        kernelRelease: `6.12.48+deb13-cloud-${arch}`,
+        kernelAbi: '6.12.48+deb13',
+      });
+    },
+    syncDependencies: (archs, kernels) => {
+      events.push(
+        `sync ${archs.join(',')} jool ${kernels.map((k) => `${k.arch}:${k.kernelRelease}`).join(',') || '-'}`,
+      );
       return Promise.resolve(manifest());
     },
     storeSystemSecrets: () => {
@@ -210,7 +221,15 @@ describe('AWS infrastructure flows', () => {
       'plan setup.tfplan',
       'apply setup.tfplan',
     ]);
-    expect(events).toEqual(['sync amd64,arm64', 'secrets']);
+    // The dedicated NAT64 (t4g, arm64) needs Jool for the arm64 AMI's kernel.
+    expect(events).toEqual([
+      'kernel arm64 debian-13-arm64-20250601-1',
+      'sync amd64,arm64 jool arm64:6.12.48+deb13-cloud-arm64',
+      'secrets',
+    ]);
+    expect(reporter.infos).toContain(
+      'NAT64 arm64: debian-13-arm64-20250601-1 boots kernel 6.12.48+deb13-cloud-arm64',
+    );
     expect(catalog.calls).toEqual([
       'zones',
       'types',

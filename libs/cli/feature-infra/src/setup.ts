@@ -1,5 +1,5 @@
 import { ValidationError, PodminError, type FieldProblem } from '@podmin/util-errors';
-import type { Arch } from '@podmin/util-dependencies';
+import { JOOL_DEPENDENCY, type Arch, type Nat64Kernel } from '@podmin/util-dependencies';
 import { renderAwsUserData } from '@podmin/cli-util-userdata';
 import { writeWorkDir } from '@podmin/cli-data-access-infra-engine';
 import {
@@ -41,6 +41,10 @@ export interface ProviderPlan {
   nodegroups: ResolvedNodeGroup[];
   nat64: Nat64Vars | null;
   amis: Partial<Record<Arch, string>>;
+  /** Names of the pinned AMIs (Debian's build version is in them). */
+  amiNames: Partial<Record<Arch, string>>;
+  /** Architectures of the NAT64 instances, shared and dedicated. */
+  nat64Archs: Arch[];
   vpc: VpcDecision;
   /** Architectures of the NodeGroups (what the dependency set must cover). */
   nodeArchs: Arch[];
@@ -128,7 +132,14 @@ export async function checkProvider(
       ...(nat64 ? [nat64.arch] : []),
     ]),
   ].sort();
+  const nat64Archs = [
+    ...new Set([
+      ...nodegroups.flatMap((g) => (g.nat64 ? [g.nat64.arch] : [])),
+      ...(nat64 ? [nat64.arch] : []),
+    ]),
+  ].sort();
   const amis: Partial<Record<Arch, string>> = {};
+  const amiNames: Partial<Record<Arch, string>> = {};
   for (const arch of allArchs) {
     const image = latestDebianImage(await catalog.debianImages(arch, deps.amiOwner), arch);
     if (image === undefined) {
@@ -138,6 +149,7 @@ export async function checkProvider(
       );
     }
     amis[arch] = image.imageId;
+    amiNames[arch] = image.name;
     deps.reporter.info(`Debian 13 ${arch} AMI: ${image.imageId} (${image.name})`);
   }
   const nat64Zones = new Set([
@@ -157,7 +169,26 @@ export async function checkProvider(
         ? `VPC ${vpc.vpcId} (${request.vpcCidr}) is this cluster's`
         : `A VPC with ${request.vpcCidr} will be created`,
   );
-  return { nodegroups, nat64, amis, vpc, nodeArchs };
+  return { nodegroups, nat64, amis, amiNames, nat64Archs, vpc, nodeArchs };
+}
+
+/**
+ * The exact initial kernel of the pinned AMI of every NAT64 architecture, from Debian's image
+ * manifest: the Jool modules mirrored for NAT64 must match it.
+ */
+async function nat64KernelsOf(
+  plan: ProviderPlan,
+  deps: Pick<SetupDeps, 'nat64Kernel' | 'reporter'>,
+): Promise<Nat64Kernel[]> {
+  const kernels: Nat64Kernel[] = [];
+  for (const arch of plan.nat64Archs) {
+    const name = plan.amiNames[arch];
+    if (name === undefined) throw new PodminError('INTERNAL', `no AMI was pinned for ${arch}`);
+    const kernel = await deps.nat64Kernel(arch, name);
+    deps.reporter.info(`NAT64 ${arch}: ${name} boots kernel ${kernel.kernelRelease}`);
+    kernels.push(kernel);
+  }
+  return kernels;
 }
 
 /** Builds the module inputs from the checked plan and the rendered user data. */
@@ -204,8 +235,14 @@ export async function setupAwsCluster(request: SetupRequest, deps: SetupDeps): P
   await checkEngine(deps);
   deps.reporter.info(`Checking ${deps.region} for the NodeGroups, AMIs and VPC`);
   const plan = await checkProvider(request, deps);
+  const nat64Kernels = await nat64KernelsOf(plan, deps);
   deps.reporter.info(`Publishing the node dependencies for ${plan.nodeArchs.join(', ')}`);
-  const manifest = await deps.syncDependencies(plan.nodeArchs);
+  const manifest = await deps.syncDependencies(plan.nodeArchs, nat64Kernels);
+  for (const kernel of nat64Kernels) {
+    const jool = manifest.dependencies[JOOL_DEPENDENCY]?.[kernel.arch];
+    if (jool !== undefined)
+      deps.reporter.info(`Jool ${jool.version} (${kernel.arch}) is ${jool.path}`);
+  }
   const userData = new Map<string, string>();
   for (const g of plan.nodegroups) {
     userData.set(
