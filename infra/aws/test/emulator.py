@@ -4,11 +4,15 @@ emulator's own venv. The endpoint and fake credentials come from the environment
 stderr when its check fails.
 
   create-bucket NAME | create-vpc CIDR | vpc-exists VPC_ID | state-stored BUCKET
-  check-outputs OUTPUTS.json TFVARS.json | check-applied ... | check-destroyed ...
+  check-outputs OUTPUTS.json TFVARS.json | check-destroyed OUTPUTS.json TFVARS.json
+  check-applied OUTPUTS.json TFVARS.json [SCRIPTS_DIR]
+    also writes each NAT64 translator's rendered user data to SCRIPTS_DIR/<translator>.sh
+    (default: nat64-scripts next to OUTPUTS.json), for the tier to lint and run.
 """
 import base64
 import gzip
 import json
+import os
 import sys
 
 import boto3
@@ -73,8 +77,10 @@ def check_outputs(out_path, vars_path):
         fail(f"outputs {out} do not name every NodeGroup {groups}")
 
 
-def check_applied(out_path, vars_path):
+def check_applied(out_path, vars_path, scripts_dir=None):
     out, tfvars = outputs(out_path), load(vars_path)
+    scripts_dir = scripts_dir or os.path.join(os.path.dirname(os.path.abspath(out_path)), "nat64-scripts")
+    os.makedirs(scripts_dir, exist_ok=True)
     cluster = tfvars["cluster"]
     problems = []
     subnets = {s["SubnetId"]: s for s in ec2.describe_subnets(SubnetIds=list(out["subnet_ids"].values()))["Subnets"]}
@@ -138,6 +144,8 @@ def check_applied(out_path, vars_path):
             LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
         )["LaunchTemplateVersions"][0]
         script = gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+        with open(os.path.join(scripts_dir, f"{key}.sh"), "w", encoding="utf-8") as f:
+            f.write(script)
         for want in (
             f"generation='{tfvars['nat64_generation']}'",
             f"data_eni='{eni_by_translator.get(key)}'",
