@@ -9,7 +9,9 @@
 #   3. For several NodeGroup/NAT64 combinations: init with the S3 backend (use_lockfile) in the
 #      AWS-API emulator on loopback, validate, plan, and check the plan (plan-assert.mjs).
 #   4. Apply, re-plan (no changes), plan a new NAT64 generation, destroy, against the emulator,
-#      for a new VPC and for a reused one (which must survive destroy).
+#      for a new VPC and for a reused one (which must survive destroy). Each NAT64 user data
+#      script EC2 holds must parse and pass shellcheck, and one's install_jool runs for real
+#      (infra/aws/test/nat64-install-jool.bats: needs root for unshare -m, gcc, objcopy, modinfo).
 # Where the emulator lacks an API, the module is covered by the plan checks instead (see
 # infra/aws/README.md). Prints `SKIPPED infra: <reason>` for what cannot run, and a jest-style
 # `Tests:` line.
@@ -214,6 +216,30 @@ replan() {
   esac
 }
 
+# nat64_script_checks LABEL DIR: each NAT64 user data script check-applied wrote (as EC2 holds
+# it) parses and passes shellcheck; the first one's install_jool runs for real under
+# infra/aws/test/nat64-install-jool.bats.
+nat64_script_checks() {
+  local label=$1 scripts=() script key
+  shopt -s nullglob
+  scripts=("$2"/*.sh)
+  shopt -u nullglob
+  ((${#scripts[@]} > 0)) || { fail "$label: check-applied wrote no NAT64 script to $2"; return; }
+  for script in "${scripts[@]}"; do
+    key=$(basename "$script" .sh)
+    check "$label: NAT64 $key user data parses (bash -n)" bash -n "$script"
+    check "$label: NAT64 $key user data passes shellcheck" shellcheck --severity=style "$script"
+  done
+  key=$(basename "${scripts[0]}" .sh)
+  if ! NAT64_SCRIPT=${scripts[0]} bats --tap infra/aws/test/nat64-install-jool.bats >"$work/last.log" 2>&1; then
+    fail "$label: NAT64 $key install_jool (nat64-install-jool.bats)" "$work/last.log"
+  elif grep -q '# skip' "$work/last.log"; then
+    echo "SKIPPED infra: $label: NAT64 $key install_jool: $(grep -m 1 -o '# skip.*' "$work/last.log")"
+  else
+    pass "$label: NAT64 $key install_jool installs checked modules, refuses bad archives (bats)"
+  fi
+}
+
 apply_cycle() {
   local label=$1 tfvars=$2 bucket=$3 dir
   dir=$(module_dir "apply-$label" "$tfvars")
@@ -233,7 +259,8 @@ apply_cycle() {
   check "$label: state is in the bucket at tfstate/podmin.tfstate, no lock left" aws_py state-stored "$bucket"
   "$tofu" -chdir="$dir" output -json >"$dir/outputs.json"
   check "$label: outputs name the VPC, subnets and ASGs" aws_py check-outputs "$dir/outputs.json" "$tfvars"
-  check "$label: emulator holds tagged ENIs, IPv6-native subnets and ASGs" aws_py check-applied "$dir/outputs.json" "$tfvars"
+  check "$label: emulator holds tagged ENIs, IPv6-native subnets and ASGs" aws_py check-applied "$dir/outputs.json" "$tfvars" "$dir/nat64-scripts"
+  nat64_script_checks "$label" "$dir/nat64-scripts"
   # Re-plans: unchanged inputs, then a new launch generation (plan only: moto has no
   # StartInstanceRefresh, which applying it would call).
   replan "$dir" "$label" replan
