@@ -261,11 +261,14 @@ apply_cycle() {
   check "$label: outputs name the VPC, subnets and ASGs" aws_py check-outputs "$dir/outputs.json" "$tfvars"
   check "$label: emulator holds tagged ENIs, IPv6-native subnets and ASGs" aws_py check-applied "$dir/outputs.json" "$tfvars" "$dir/nat64-scripts"
   nat64_script_checks "$label" "$dir/nat64-scripts"
-  # Re-plans: unchanged inputs, then a new launch generation (plan only: moto has no
-  # StartInstanceRefresh, which applying it would call).
+  # Re-plans: unchanged inputs, then a new launch generation, applied: every translator's
+  # launch template carries it and its group starts an instance refresh (launch before
+  # terminate; tools/emulator/serve.py adds the refresh API moto lacks).
   replan "$dir" "$label" replan
   sed -i 's/"nat64_generation": "[^"]*"/"nat64_generation": "gen-2"/' "$dir/podmin.auto.tfvars.json"
   replan "$dir" "$label" regen --generation
+  check "$label: apply the new launch generation" "$tofu" -chdir="$dir" apply -input=false -no-color regen.out
+  check "$label: each translator launches gen-2 and its group ran an instance refresh" aws_py check-refreshed "$dir/outputs.json" gen-2
   check "$label: tofu destroy" "$tofu" -chdir="$dir" destroy -input=false -no-color -auto-approve
   check "$label: nothing of the cluster is left in the emulator" aws_py check-destroyed "$dir/outputs.json" "$tfvars"
 }

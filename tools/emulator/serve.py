@@ -4,18 +4,25 @@ moto checks S3 conditional-write preconditions (If-Match / If-None-Match) and th
 object in two steps, and its server is threaded, so two racing writers can both pass the check
 and one update is lost. Real S3 evaluates the precondition atomically. Serialising requests
 through one lock gives the emulator S3's atomicity (measured: 20 concurrent `podmin deploy`
-processes lost entries without it). It also fixes two EC2 subnet answers (see below). Arguments
+processes lost entries without it). It also fixes two EC2 subnet answers and adds Auto Scaling
+instance refreshes (see below). Arguments
 are moto_server's own (-H HOST -p PORT ...).
 """
+import datetime
 import os
 import sys
 import threading
+import uuid
 
 # AWS-managed IAM policies (e.g. AmazonSSMManagedInstanceCore, which the AWS module attaches)
 # exist in every AWS account; moto loads them only when asked.
 os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 
 import moto.server as moto_server
+from moto.autoscaling.responses import AutoScalingResponse
+from moto.autoscaling.exceptions import AutoscalingClientError
+from moto.autoscaling.exceptions import ValidationError as AsgValidationError
+from moto.core.responses import ActionResult
 from moto.ec2.models import subnets as _subnets
 
 _run_simple = moto_server.run_simple
@@ -65,6 +72,62 @@ def _subnet_available_ip_address_count(subnet):
 
 _subnets.Subnet.ipv6_cidr_block_association_set = property(_subnet_ipv6_associations)
 _subnets.Subnet.available_ip_address_count = property(_subnet_available_ip_address_count)
+
+
+# moto 5.2.5 has no Auto Scaling instance refresh, which the AWS provider starts whenever a
+# group's launch template changes under an instance_refresh block (every NAT64 launch
+# generation). AWS starts the refresh asynchronously and replaces instances over time; here a
+# refresh completes at once (the emulator launches no instances into IPv6-only subnets), and a
+# second refresh of the same group while one is pending is refused as AWS refuses it.
+_refreshes = {}
+
+
+def _refresh_key(response, name):
+    return (response.current_account, response.region, name)
+
+
+def _start_instance_refresh(self):
+    name = self._get_param("AutoScalingGroupName")
+    if name not in self.autoscaling_backend.autoscaling_groups:
+        raise AsgValidationError(f"AutoScalingGroup name not found - {name}")
+    history = _refreshes.setdefault(_refresh_key(self, name), [])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    refresh = {
+        "InstanceRefreshId": str(uuid.uuid4()),
+        "AutoScalingGroupName": name,
+        "Status": "Successful",
+        "StatusReason": "The emulator replaces no instances; the refresh completes at once.",
+        "StartTime": now,
+        "EndTime": now,
+        "PercentageComplete": 100,
+        "InstancesToUpdate": 0,
+        "Preferences": self._get_param("Preferences") or {},
+    }
+    history.insert(0, refresh)
+    return ActionResult({"InstanceRefreshId": refresh["InstanceRefreshId"]})
+
+
+def _describe_instance_refreshes(self):
+    name = self._get_param("AutoScalingGroupName")
+    wanted = set(self._get_param("InstanceRefreshIds", []) or [])
+    history = _refreshes.get(_refresh_key(self, name), [])
+    return ActionResult(
+        {"InstanceRefreshes": [r for r in history if not wanted or r["InstanceRefreshId"] in wanted]}
+    )
+
+
+def _cancel_instance_refresh(self):
+    name = self._get_param("AutoScalingGroupName")
+    raise _AsgActiveRefreshNotFound(f"No in progress or pending Instance Refresh found for Auto Scaling group {name}")
+
+
+class _AsgActiveRefreshNotFound(AutoscalingClientError):
+    code = "ActiveInstanceRefreshNotFound"
+
+
+AutoScalingResponse.start_instance_refresh = _start_instance_refresh
+AutoScalingResponse.describe_instance_refreshes = _describe_instance_refreshes
+AutoScalingResponse.cancel_instance_refresh = _cancel_instance_refresh
 
 
 def main(argv=None):

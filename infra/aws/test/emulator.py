@@ -160,6 +160,33 @@ def check_applied(out_path, vars_path, scripts_dir=None):
         fail("; ".join(problems))
 
 
+def check_refreshed(out_path, generation):
+    out = outputs(out_path)
+    problems = []
+    for key, name in out.get("nat64_asg_names", {}).items():
+        group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
+        template = group["LaunchTemplate"]
+        version = ec2.describe_launch_template_versions(
+            LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
+        )["LaunchTemplateVersions"][0]
+        script = gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+        if f"generation='{generation}'" not in script:
+            problems.append(f"NAT64 {key} launches no generation {generation}")
+        refreshes = asg.describe_instance_refreshes(AutoScalingGroupName=name)["InstanceRefreshes"]
+        done = [r for r in refreshes if r["Status"] == "Successful"]
+        if not done:
+            problems.append(f"NAT64 {key} group {name} ran no instance refresh: {refreshes}")
+        # Launch before terminate: never below the one translator, up to two while replacing.
+        for r in done:
+            prefs = r.get("Preferences", {})
+            if (prefs.get("MinHealthyPercentage"), prefs.get("MaxHealthyPercentage")) != (100, 200):
+                problems.append(f"NAT64 {key} refresh is not launch-before-terminate: {prefs}")
+    if not out.get("nat64_asg_names"):
+        problems.append("no NAT64 groups in the outputs")
+    if problems:
+        fail("; ".join(problems))
+
+
 def check_destroyed(out_path, vars_path):
     out, tfvars = outputs(out_path), load(vars_path)
     problems = []
@@ -186,6 +213,7 @@ COMMANDS = {
     "state-stored": state_stored,
     "check-outputs": check_outputs,
     "check-applied": check_applied,
+    "check-refreshed": check_refreshed,
     "check-destroyed": check_destroyed,
 }
 
