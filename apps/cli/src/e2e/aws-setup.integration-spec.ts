@@ -126,9 +126,16 @@ async function seedPauseImage(sandbox: CliSandbox): Promise<void> {
   }
 }
 
+/**
+ * Debian's build version of the AMIs this run registers (`YYYYMMDD-HHMM`, as Debian names
+ * its AMIs and image manifests), in the future and unique per run.
+ */
+const DEBIAN_BUILD = `20991231-${String(Date.now() % 10_000).padStart(4, '0')}`;
+/** The kernel ABI the registered images boot, and the Jool build published for it. */
+const KERNEL_ABI = '6.12.48+deb13';
+
 /** Registers Debian 13 AMIs of both architectures for the test owner; returns their IDs. */
 async function registerDebianAmis(ec2: EC2Client): Promise<Record<'arm64' | 'amd64', string>> {
-  const stamp = `2099${Date.now().toString(36)}`;
   const ids: Partial<Record<'arm64' | 'amd64', string>> = {};
   for (const [arch, ec2Arch] of [
     ['arm64', 'arm64'],
@@ -136,7 +143,7 @@ async function registerDebianAmis(ec2: EC2Client): Promise<Record<'arm64' | 'amd
   ] as const) {
     const out = await ec2.send(
       new RegisterImageCommand({
-        Name: `debian-13-${arch}-${stamp}-1`,
+        Name: `debian-13-${arch}-${DEBIAN_BUILD}`,
         Architecture: ec2Arch,
         RootDeviceName: '/dev/xvda',
       }),
@@ -211,6 +218,14 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     // Only the tag the seeded image carries, so the resolver picks exactly that one.
     upstream.setRegistryTags('pause', ['3.9', '3.10']);
     amis = await registerDebianAmis(ec2);
+    // Debian's image manifests of those builds, and jool-builds releases: an older Jool and
+    // one for another kernel that must not be chosen.
+    for (const arch of ['amd64', 'arm64']) {
+      upstream.addDebianImage(DEBIAN_BUILD, arch, `${KERNEL_ABI}-cloud-${arch}`);
+    }
+    upstream.addJoolBuild({ joolVersion: '4.1.14', kernelAbi: KERNEL_ABI });
+    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: KERNEL_ABI });
+    upstream.addJoolBuild({ joolVersion: '4.1.16', kernelAbi: '6.12.57+deb13' });
   }, 180_000);
 
   afterAll(async () => {
@@ -288,6 +303,9 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         expect(containerd?.version).toBe('2.1.5');
         expect(keys).toContain(containerd?.path);
         expect(manifest.images['pause']?.source).toBe(PAUSE);
+        // No NAT64, no Jool, and Debian's image manifests were not read.
+        expect(manifest.dependencies['jool']).toBeUndefined();
+        expect(upstream.requests.some((r) => r.startsWith('/debian/'))).toBe(false);
         expect(keys).toContain(`${manifest.images['pause']?.path}/index.json`);
 
         // State and inputs in the bucket; the inputs carry the registered AMI and the first zone.
@@ -391,6 +409,112 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         }
       } finally {
         // A failed run must not leave its VPC behind in an emulator that outlives it.
+        if (!destroyed) await sandbox.run(['destroy', '-y']);
+      }
+    },
+    600_000,
+  );
+
+  it.each(modules)(
+    'sets up $label with shared and dedicated NAT64: Jool mirrored for each AMI kernel, a new launch generation on every setup',
+    async (module) => {
+      const cluster = `nat-${module.prefix}-${RUN}`;
+      const bucket = uniqueBucketName('podmin-nat64-e2e');
+      const sandbox = await connectedSandbox(cluster, bucket, {
+        PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
+        TF_PLUGIN_CACHE_DIR: pluginCache,
+      });
+      let destroyed = false;
+      try {
+        await seedPauseImage(sandbox);
+        // The shared translator is amd64 (t3), the edge group's dedicated one arm64 (t4g).
+        const setupArgs = [
+          'setup',
+          '--vpc-cidr',
+          '10.64.0.0/16',
+          '--nat64=instance-type=t3.nano',
+          '--nodegroup',
+          'default',
+          '--nodegroup',
+          'edge,zone=b,nat64=t4g.nano',
+          '-y',
+        ];
+        const first = await sandbox.run(setupArgs);
+        expect(first.stderr).toContain(`Cluster ${cluster} is set up`);
+        expect(first.code).toBe(0);
+        for (const arch of ['amd64', 'arm64']) {
+          expect(first.stderr).toContain(
+            `NAT64 ${arch}: debian-13-${arch}-${DEBIAN_BUILD} boots kernel ${KERNEL_ABI}-cloud-${arch}`,
+          );
+          expect(upstream.requests).toContain(
+            `/debian/trixie/${DEBIAN_BUILD}/debian-13-ec2-${arch}-${DEBIAN_BUILD}.json`,
+          );
+        }
+
+        // Only the matching archives (4.1.15 for this kernel) are mirrored, one per architecture,
+        // and recorded where the NAT64 user data reads them.
+        const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
+          dependencies: Record<
+            string,
+            Record<string, { path: string; version: string; digest: string }>
+          >;
+        };
+        const keys = await listKeys(bucket);
+        for (const arch of ['amd64', 'arm64']) {
+          const jool = manifest.dependencies['jool']?.[arch];
+          expect(jool?.version).toBe(`4.1.15-${KERNEL_ABI}`);
+          expect(jool?.path).toBe(
+            `dependencies/jool/jool-v4.1.15-${KERNEL_ABI}-linux-${arch}.tar.gz`,
+          );
+          expect(jool?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+          expect(keys).toContain(jool?.path);
+        }
+        expect(keys.filter((k) => k.startsWith('dependencies/jool/'))).toHaveLength(2);
+        // The NodeGroups are arm64 only: no amd64 node dependency was published.
+        expect(manifest.dependencies['containerd']?.['amd64']).toBeUndefined();
+
+        const vars = JSON.parse(await readObject(bucket, TFVARS)) as {
+          amis: Record<string, string>;
+          nat64: { instance_type: string; arch: string } | null;
+          nat64_generation: string;
+          nodegroups: Record<string, { nat64: { instance_type: string; arch: string } | null }>;
+        };
+        expect(vars.amis).toEqual({ amd64: amis.amd64, arm64: amis.arm64 });
+        expect(vars.nat64).toEqual({ instance_type: 't3.nano', arch: 'amd64' });
+        expect(vars.nodegroups['default']?.nat64).toBeNull();
+        expect(vars.nodegroups['edge']?.nat64).toEqual({
+          instance_type: 't4g.nano',
+          arch: 'arm64',
+        });
+
+        const second = await sandbox.run(setupArgs);
+        expect(second.code).toBe(0);
+        expect(second.stderr).toContain(`Cluster ${cluster} is set up`);
+        const again = JSON.parse(await readObject(bucket, TFVARS)) as typeof vars;
+        // Every setup starts a new NAT64 launch generation, so the translators are replaced.
+        expect(again.nat64_generation).not.toBe(vars.nat64_generation);
+        if (module.createsVpc) {
+          const outputs = (
+            JSON.parse(await readObject(bucket, STATE)) as {
+              outputs: { nat64_asg_names?: { value: Record<string, string> } };
+            }
+          ).outputs;
+          const translators = Object.keys(outputs.nat64_asg_names?.value ?? {}).sort();
+          expect(translators).toHaveLength(2);
+          expect(second.stderr).toMatch(
+            /aws_launch_template\.nat64\["[^"]+"\] will be updated in-place/,
+          );
+        }
+        // The published manifest still records the same archives; nothing was uploaded again.
+        expect(JSON.parse(await readObject(bucket, 'dependencies/manifest.json'))).toEqual(
+          manifest,
+        );
+
+        const destroy = await sandbox.run(['destroy', '-y']);
+        expect(destroy.stderr).toContain(`Destroyed ${cluster} and removed its context`);
+        expect(destroy.code).toBe(0);
+        destroyed = true;
+      } finally {
         if (!destroyed) await sandbox.run(['destroy', '-y']);
       }
     },

@@ -177,6 +177,22 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
     });
   }, 180_000);
 
+  it('refuses a release whose SHA256SUMS disagrees with the digest GitHub records', async () => {
+    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
+    upstream.replaceBody(
+      `/gh-dl/podplane/jool-builds/jool-4.1.15-kernel-${ABI}/SHA256SUMS`,
+      Buffer.from(`${'ab'.repeat(32)}  jool-4.1.15-${ABI}-arm64.tar.gz\n`),
+    );
+    upstream.addDebianImage(BUILD, 'arm64', `${ABI}-cloud-arm64`);
+    const kernel = await resolver.imageKernel('arm64', `debian-13-arm64-${BUILD}`);
+    await expect(sync([kernel])).rejects.toMatchObject({
+      message: expect.stringContaining(
+        `SHA256SUMS of jool-4.1.15-kernel-${ABI} says sha256:${'ab'.repeat(32)}`,
+      ),
+    });
+    expect(upstream.requests.some((r) => r.endsWith('-arm64.tar.gz'))).toBe(false);
+  }, 180_000);
+
   it('names the missing release when jool-builds has none for the kernel yet', async () => {
     upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: '6.12.50+deb13' });
     upstream.addDebianImage(BUILD, 'arm64', `${ABI}-cloud-arm64`);

@@ -196,6 +196,14 @@ export class DependencyResolver {
       }
       const text = await this.checksumText(sums.url, false);
       const digest = parseChecksumFile(text ?? '', assetName, 'sha256', sums.url);
+      // GitHub records its own SHA-256 of every asset: both must agree.
+      if (asset.digest !== undefined && asset.digest !== digest) {
+        throw new PodminError(
+          'INVALID_ARGUMENT',
+          `resolving Jool ${joolVersion} for ${kernel.kernelRelease}: SHA256SUMS of ${release.tag} says ${digest} for ${assetName}, GitHub says ${asset.digest}`,
+          { fault: 'system' },
+        );
+      }
       const version = joolRecordedVersion(joolVersion, kernel.kernelAbi);
       files.push({
         name: JOOL_DEPENDENCY,

@@ -36,7 +36,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
         .option('nat64', {
           type: 'string',
           describe:
-            'AWS: EC2-backed NAT64 shared per zone; bare uses t4g.nano, --nat64=instance-type=TYPE another type',
+            "AWS: EC2-backed NAT64 (stateful Jool) shared per zone; bare uses t4g.nano, --nat64=instance-type=TYPE another type. Setup reads each NAT64 AMI's kernel from Debian's image manifest and mirrors the matching podplane/jool-builds modules into the bucket; every setup replaces the NAT64 instances (launch before terminate)",
         })
         .option('yes', {
           alias: 'y',
