@@ -1,4 +1,3 @@
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import request from 'supertest';
@@ -8,7 +7,7 @@ import {
   createS3Client,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { getAwsEmulator, makeTempDir, uniqueBucketName } from '@podmin/testing';
+import { makeTempDir, emulatorBucket } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { OCI_INDEX_MEDIA_TYPE, blobPath, sha256Digest } from '@podmin/util-oci';
 import { LocalDirectoryRegistryStore } from './adapters/local-directory.store';
@@ -48,14 +47,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
   [
     'S3 emulator',
     async () => {
-      const emulator = await getAwsEmulator();
-      const client = createS3Client({
-        region: emulator.region,
-        endpoint: emulator.endpoint,
-        credentials: emulator.credentials,
-      });
-      const bucket = uniqueBucketName('registry');
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+      const { client, bucket } = await emulatorBucket('registry', createS3Client);
       return {
         objects: new S3ObjectStore({ client, bucket }),
         registryStore: new S3RegistryStore(client, bucket),

@@ -2,16 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { S3ObjectStore, createS3Client, type ObjectStore } from '@podmin/data-access-object-store';
-import {
-  FakeUpstream,
-  getAwsEmulator,
-  makeTempDir,
-  uniqueBucketName,
-  type TempDir,
-} from '@podmin/testing';
+import { FakeUpstream, makeTempDir, type TempDir, emulatorBucket } from '@podmin/testing';
 import {
   DEPENDENCY_MANIFEST_KEY,
   parseDependencyManifest,
@@ -47,14 +40,7 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
 
   beforeEach(async () => {
     upstream = await new FakeUpstream().start();
-    const emulator = await getAwsEmulator();
-    const client = createS3Client({
-      region: emulator.region,
-      endpoint: emulator.endpoint,
-      credentials: emulator.credentials,
-    });
-    const bucket = uniqueBucketName('podmin-jool');
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    const { client, bucket } = await emulatorBucket('podmin-jool', createS3Client);
     store = new S3ObjectStore({ client, bucket });
     temp = await makeTempDir('podmin-jool-cache');
     reporter = new RecordingReporter();

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import {
   LocalDirectoryObjectStore,
@@ -7,14 +6,7 @@ import {
   createS3Client,
   type ObjectStore,
 } from '@podmin/data-access-object-store';
-import {
-  artifact,
-  FakeUpstream,
-  getAwsEmulator,
-  makeTempDir,
-  uniqueBucketName,
-  type TempDir,
-} from '@podmin/testing';
+import { artifact, FakeUpstream, makeTempDir, type TempDir, emulatorBucket } from '@podmin/testing';
 import {
   DEPENDENCY_MANIFEST_KEY,
   parseDependencyManifest,
@@ -89,14 +81,7 @@ const stores: Array<[string, () => Promise<StoreUnderTest>]> = [
   [
     'S3 on the moto emulator',
     async () => {
-      const emulator = await getAwsEmulator();
-      const client = createS3Client({
-        region: emulator.region,
-        endpoint: emulator.endpoint,
-        credentials: emulator.credentials,
-      });
-      const bucket = uniqueBucketName('podmin-deps');
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+      const { client, bucket } = await emulatorBucket('podmin-deps', createS3Client);
       return {
         store: new S3ObjectStore({ client, bucket }),
         cleanup: () => Promise.resolve(client.destroy()),

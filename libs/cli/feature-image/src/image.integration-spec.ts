@@ -1,4 +1,3 @@
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -13,7 +12,7 @@ import {
   createS3Client,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { getAwsEmulator, makeTempDir, uniqueBucketName } from '@podmin/testing';
+import { makeTempDir, emulatorBucket } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import {
@@ -61,14 +60,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
   [
     'S3 emulator',
     async () => {
-      const emulator = await getAwsEmulator();
-      const client = createS3Client({
-        region: emulator.region,
-        endpoint: emulator.endpoint,
-        credentials: emulator.credentials,
-      });
-      const bucket = uniqueBucketName('images');
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+      const { emulator, client, bucket } = await emulatorBucket('images', createS3Client);
       const objects = new S3ObjectStore({ client, bucket });
       return {
         objects,

@@ -1,4 +1,3 @@
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { syncDependencies } from '@podmin/cli-data-access-dependencies';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import {
@@ -7,7 +6,7 @@ import {
   createS3Client,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { getAwsEmulator, makeTempDir, uniqueBucketName } from '@podmin/testing';
+import { makeTempDir, emulatorBucket } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import {
   DEPENDENCY_MANIFEST_KEY,
@@ -80,14 +79,7 @@ const buckets: Array<[string, () => Promise<BucketUnderTest>]> = [
   [
     'S3 on the moto emulator',
     async () => {
-      const emulator = await getAwsEmulator();
-      const client = createS3Client({
-        region: emulator.region,
-        endpoint: emulator.endpoint,
-        credentials: emulator.credentials,
-      });
-      const bucket = uniqueBucketName('podmin-mirror');
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
+      const { client, bucket } = await emulatorBucket('podmin-mirror', createS3Client);
       return {
         store: new S3ObjectStore({ client, bucket }),
         cleanup: () => Promise.resolve(client.destroy()),

@@ -1,18 +1,11 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { S3Client } from '@aws-sdk/client-s3';
+import { getAwsEmulator, uniqueBucketName, emulatorBucket } from '@podmin/testing';
 import { describeObjectStoreContract, expectCode } from './object-store.contract';
 import { createS3Client } from './s3-client';
 import { S3ObjectStore } from './s3-object-store';
 
 describeObjectStoreContract('S3ObjectStore on the moto emulator', async () => {
-  const emulator = await getAwsEmulator();
-  const client = createS3Client({
-    region: emulator.region,
-    endpoint: emulator.endpoint,
-    credentials: emulator.credentials,
-  });
-  const bucket = uniqueBucketName('object-store-contract');
-  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  const { client, bucket } = await emulatorBucket('object-store-contract', createS3Client);
   return {
     store: new S3ObjectStore({ client, bucket }),
     cleanup: () => Promise.resolve(client.destroy()),

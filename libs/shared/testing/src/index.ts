@@ -1,5 +1,7 @@
 /** Starts or finds the moto AWS-API emulator for integration tests. */
 export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
+/** A fresh bucket in the emulator, created through the caller's S3 client factory. */
+export { emulatorBucket, type EmulatorBucket } from './emulator-bucket';
 /** Temporary directories with a cleanup function. */
 export { makeTempDir, type TempDir } from './temp-dir';
 /** Unique, valid S3 bucket names for tests. */
@@ -14,6 +16,7 @@ export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
 export {
   artifact,
   FakeUpstream,
+  type FakeJoolBuild,
   type FakeRelease,
   type FakeUpstreamEndpoints,
 } from './fake-upstream';
