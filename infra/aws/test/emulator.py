@@ -138,12 +138,7 @@ def check_applied(out_path, vars_path, scripts_dir=None):
         next(t["Value"] for t in e["TagSet"] if t["Key"] == "podmin:nat64"): e["NetworkInterfaceId"] for e in translators
     }
     for key, name in out.get("nat64_asg_names", {}).items():
-        group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
-        template = group["LaunchTemplate"]
-        version = ec2.describe_launch_template_versions(
-            LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
-        )["LaunchTemplateVersions"][0]
-        script = gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+        script = group_user_data(name)
         with open(os.path.join(scripts_dir, f"{key}.sh"), "w", encoding="utf-8") as f:
             f.write(script)
         for want in (
@@ -160,16 +155,20 @@ def check_applied(out_path, vars_path, scripts_dir=None):
         fail("; ".join(problems))
 
 
+def group_user_data(name):
+    """The user data an Auto Scaling group launches with: its launch template version's, decoded."""
+    template = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]["LaunchTemplate"]
+    version = ec2.describe_launch_template_versions(
+        LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
+    )["LaunchTemplateVersions"][0]
+    return gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+
+
 def check_refreshed(out_path, generation):
     out = outputs(out_path)
     problems = []
     for key, name in out.get("nat64_asg_names", {}).items():
-        group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
-        template = group["LaunchTemplate"]
-        version = ec2.describe_launch_template_versions(
-            LaunchTemplateId=template["LaunchTemplateId"], Versions=[str(template["Version"])]
-        )["LaunchTemplateVersions"][0]
-        script = gzip.decompress(base64.b64decode(version["LaunchTemplateData"]["UserData"])).decode()
+        script = group_user_data(name)
         if f"generation='{generation}'" not in script:
             problems.append(f"NAT64 {key} launches no generation {generation}")
         refreshes = asg.describe_instance_refreshes(AutoScalingGroupName=name)["InstanceRefreshes"]

@@ -197,6 +197,31 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     return sandbox;
   };
 
+  /**
+   * Runs `body` in a sandbox connected to a new bucket, set up with `module` and holding the
+   * seeded pause image. A body that fails before its own destroy has the cluster destroyed, so
+   * the emulator (which outlives this run) keeps none of its VPC.
+   */
+  const inModuleCluster = async (
+    module: ModuleUnderTest,
+    cluster: string,
+    bucketPrefix: string,
+    body: (sandbox: CliSandbox, bucket: string) => Promise<void>,
+  ): Promise<void> => {
+    const bucket = uniqueBucketName(bucketPrefix);
+    const sandbox = await connectedSandbox(cluster, bucket, {
+      PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
+      TF_PLUGIN_CACHE_DIR: pluginCache,
+    });
+    await seedPauseImage(sandbox);
+    try {
+      await body(sandbox, bucket);
+    } catch (err) {
+      await sandbox.run(['destroy', '-y']);
+      throw err;
+    }
+  };
+
   const listKeys = async (bucket: string): Promise<string[]> => {
     const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
     return (out.Contents ?? []).map((o) => o.Key!).sort();
@@ -277,14 +302,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     async (module) => {
       const cluster = `${module.prefix}-${RUN}`;
       const secrets = [`/${cluster}/_system/cluster-ca`, `/${cluster}/_system/workload-ca-key`];
-      const bucket = uniqueBucketName('podmin-setup-e2e');
-      const sandbox = await connectedSandbox(cluster, bucket, {
-        PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
-        TF_PLUGIN_CACHE_DIR: pluginCache,
-      });
-      let destroyed = false;
-      try {
-        await seedPauseImage(sandbox);
+      await inModuleCluster(module, cluster, 'podmin-setup-e2e', async (sandbox, bucket) => {
         const setupArgs = ['setup', '--vpc-cidr', '10.0.0.0/16', '--nodegroup', 'default', '-y'];
 
         const first = await sandbox.run(setupArgs);
@@ -398,7 +416,6 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         const destroy = await sandbox.run(['destroy', '-y']);
         expect(destroy.stderr).toContain(`Destroyed ${cluster} and removed its context`);
         expect(destroy.code).toBe(0);
-        destroyed = true;
         await expect(s3.send(new HeadBucketCommand({ Bucket: bucket }))).rejects.toMatchObject({
           $metadata: { httpStatusCode: 404 },
         });
@@ -407,10 +424,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
             name: 'ParameterNotFound',
           });
         }
-      } finally {
-        // A failed run must not leave its VPC behind in an emulator that outlives it.
-        if (!destroyed) await sandbox.run(['destroy', '-y']);
-      }
+      });
     },
     600_000,
   );
@@ -419,14 +433,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     'sets up $label with shared and dedicated NAT64: Jool mirrored for each AMI kernel, a new launch generation on every setup',
     async (module) => {
       const cluster = `nat-${module.prefix}-${RUN}`;
-      const bucket = uniqueBucketName('podmin-nat64-e2e');
-      const sandbox = await connectedSandbox(cluster, bucket, {
-        PODMIN_TEST_INFRA_MODULE_DIR: module.dir,
-        TF_PLUGIN_CACHE_DIR: pluginCache,
-      });
-      let destroyed = false;
-      try {
-        await seedPauseImage(sandbox);
+      await inModuleCluster(module, cluster, 'podmin-nat64-e2e', async (sandbox, bucket) => {
         // The shared translator is amd64 (t3), the edge group's dedicated one arm64 (t4g).
         const setupArgs = [
           'setup',
@@ -513,10 +520,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         const destroy = await sandbox.run(['destroy', '-y']);
         expect(destroy.stderr).toContain(`Destroyed ${cluster} and removed its context`);
         expect(destroy.code).toBe(0);
-        destroyed = true;
-      } finally {
-        if (!destroyed) await sandbox.run(['destroy', '-y']);
-      }
+      });
     },
     600_000,
   );
