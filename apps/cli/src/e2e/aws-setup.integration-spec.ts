@@ -127,7 +127,7 @@ async function seedPauseImage(sandbox: CliSandbox): Promise<void> {
 }
 
 /**
- * Debian's build version of the AMIs this run registers (`YYYYMMDD-HHMM`, as Debian names
+ * Debian's build version of the AMIs this run registers (`YYYYMMDD-N`, as Debian names
  * its AMIs and image manifests), in the future and unique per run.
  */
 const DEBIAN_BUILD = `20991231-${String(Date.now() % 10_000).padStart(4, '0')}`;

@@ -150,7 +150,7 @@ export class DependencyResolver {
     if (build === undefined) {
       throw new PodminError(
         'INVALID_ARGUMENT',
-        `reading the kernel of ${imageName}: not an official Debian 13 ${arch} AMI name (debian-13-${arch}-YYYYMMDD-HHMM)`,
+        `reading the kernel of ${imageName}: not an official Debian 13 ${arch} AMI name (debian-13-${arch}-YYYYMMDD-N)`,
         { fault: 'system' },
       );
     }

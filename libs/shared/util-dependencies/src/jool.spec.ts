@@ -69,6 +69,10 @@ describe('Debian image kernel', () => {
     expect(debianImageBuild('debian-13-arm64-daily-20251117-2300', 'arm64')).toBeUndefined();
     expect(debianImageBuild('debian-12-arm64-20251117-2300', 'arm64')).toBeUndefined();
     expect(debianImageBuild('debian-13-arm64-20251117-2300-1', 'arm64')).toBeUndefined();
+    // The suffix is Debian's build number, not a time: 2299 and 2601 exist.
+    expect(debianImageBuild('debian-13-amd64-20260914-2601', 'amd64')).toBe('20260914-2601');
+    expect(debianImageBuild('debian-13-amd64-20260914-12345', 'amd64')).toBe('20260914-12345');
+    expect(debianImageBuild('debian-13-amd64-2026091-2601', 'amd64')).toBeUndefined();
   });
 
   it('names the dated EC2 manifest, never latest', () => {

@@ -39,10 +39,10 @@ export interface Nat64Kernel {
   kernelAbi: string;
 }
 
-const DEBIAN_AMI_NAME = /^debian-13-(amd64|arm64)-(\d{8}-\d{4})$/;
+const DEBIAN_AMI_NAME = /^debian-13-(amd64|arm64)-(\d{8}-\d{1,9})$/;
 
 /**
- * The Debian build version (`YYYYMMDD-HHMM`) of an official Debian 13 AMI name, or undefined
+ * The Debian build version (`YYYYMMDD-<build number>`, e.g. `20251117-2299`) of an official Debian 13 AMI name, or undefined
  * when the name is not `debian-13-<arch>-<version>` for `arch`.
  */
 export function debianImageBuild(imageName: string, arch: Arch): string | undefined {
