@@ -525,6 +525,38 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     600_000,
   );
 
+  it('stops before writing anything when no Jool build matches the NAT64 AMI’s kernel yet', async () => {
+    const cluster = `nojool-${RUN}`;
+    const bucket = uniqueBucketName('podmin-nojool-e2e');
+    const sandbox = await connectedSandbox(cluster, bucket, { TF_PLUGIN_CACHE_DIR: pluginCache });
+    await seedPauseImage(sandbox);
+    // Debian rebuilt the arm64 image with a kernel jool-builds has not published for.
+    upstream.addDebianImage(DEBIAN_BUILD, 'arm64', '6.12.99+deb13-cloud-arm64');
+    try {
+      const run = await sandbox.run([
+        'setup',
+        '--vpc-cidr',
+        '10.65.0.0/16',
+        '--nat64',
+        '--nodegroup',
+        'default',
+        '-y',
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        'podplane/jool-builds has no stable Jool 4 release for kernel 6.12.99+deb13-cloud-arm64',
+      );
+      // Nothing was published, no inputs or state were written, no secret was stored.
+      expect(await listKeys(bucket)).toEqual([]);
+      await expect(
+        ssm.send(new GetParameterCommand({ Name: `/${cluster}/_system/cluster-ca` })),
+      ).rejects.toMatchObject({ name: 'ParameterNotFound' });
+    } finally {
+      upstream.addDebianImage(DEBIAN_BUILD, 'arm64', `${KERNEL_ABI}-cloud-arm64`);
+      await sandbox.run(['destroy', '-y']);
+    }
+  }, 300_000);
+
   it('leaves the state usable after the real engine is interrupted mid-apply: the next setup completes', async () => {
     const bucket = uniqueBucketName('podmin-cut-e2e');
     // Stand-in engine for this failure path only: the real engine, sent SIGINT (Ctrl-C) as soon
