@@ -153,35 +153,7 @@ describe('workload certificates under real openssl', () => {
   });
 
   it('completes a mutually authenticated TLS 1.3 handshake between two leaves', async () => {
-    const port = await freePort();
-    const serverProc = spawn(
-      OPENSSL,
-      [
-        's_server',
-        '-accept',
-        `127.0.0.1:${port}`,
-        '-tls1_3',
-        '-cert',
-        file('server.crt'),
-        '-key',
-        file('server.key'),
-        '-CAfile',
-        file('ca.pem'),
-        '-Verify',
-        '1',
-        '-verify_return_error',
-        '-naccept',
-        '1',
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    try {
-      const serverOut = collect(serverProc);
-      await waitFor(
-        () => serverOut.text.includes('ACCEPT'),
-        10_000,
-        () => serverOut.text,
-      );
+    await withServer(async (port, serverOut) => {
       const result = await runClient(port, 'client');
       expect(result.code).toBe(0);
       expect(result.out).toMatch(/Protocol version: TLSv1\.3/);
@@ -193,52 +165,63 @@ describe('workload certificates under real openssl', () => {
         () => serverOut.text,
       );
       expect(serverOut.text).not.toMatch(/verify error/);
-    } finally {
-      serverProc.kill('SIGKILL');
-    }
+    });
   });
 
   it('refuses a client certificate from another CA', async () => {
-    const port = await freePort();
-    const serverProc = spawn(
-      OPENSSL,
-      [
-        's_server',
-        '-accept',
-        `127.0.0.1:${port}`,
-        '-tls1_3',
-        '-cert',
-        file('server.crt'),
-        '-key',
-        file('server.key'),
-        '-CAfile',
-        file('ca.pem'),
-        '-Verify',
-        '1',
-        '-verify_return_error',
-        '-naccept',
-        '1',
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    try {
-      const serverOut = collect(serverProc);
-      await waitFor(
-        () => serverOut.text.includes('ACCEPT'),
-        10_000,
-        () => serverOut.text,
-      );
+    await withServer(async (port, serverOut) => {
       await runClient(port, 'foreign');
       await waitFor(
         () => /verify error|unable to get local issuer/i.test(serverOut.text),
         10_000,
         () => serverOut.text,
       );
-    } finally {
-      serverProc.kill('SIGKILL');
-    }
+    });
   });
 });
+
+/**
+ * Runs a one-connection `openssl s_server` with the server leaf that demands a client
+ * certificate from the CA, waits until it accepts, then hands its port and output to `body`;
+ * the server is killed afterwards.
+ */
+async function withServer(
+  body: (port: number, serverOut: { text: string }) => Promise<void>,
+): Promise<void> {
+  const port = await freePort();
+  const serverProc = spawn(
+    OPENSSL,
+    [
+      's_server',
+      '-accept',
+      `127.0.0.1:${port}`,
+      '-tls1_3',
+      '-cert',
+      file('server.crt'),
+      '-key',
+      file('server.key'),
+      '-CAfile',
+      file('ca.pem'),
+      '-Verify',
+      '1',
+      '-verify_return_error',
+      '-naccept',
+      '1',
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  try {
+    const serverOut = collect(serverProc);
+    await waitFor(
+      () => serverOut.text.includes('ACCEPT'),
+      10_000,
+      () => serverOut.text,
+    );
+    await body(port, serverOut);
+  } finally {
+    serverProc.kill('SIGKILL');
+  }
+}
 
 /** Output of a child collected as it arrives. */
 function collect(child: ChildProcess): { text: string } {
