@@ -77,26 +77,9 @@ describe('podmin-agent (built)', () => {
   });
   afterAll(() => fs.rmSync(bucket, { recursive: true, force: true }));
 
-  it('exits non-zero naming every bad flag', async () => {
-    const { exited, output } = run([
-      '--provider',
-      'aws',
-      '--bucket',
-      'B',
-      '--cluster',
-      'Demo',
-      '--ipv6-prefix',
-      'fd00:1:2:3:4::/80',
-    ]);
-    expect(await exited).toBe(2);
-    for (const flag of ['--bucket', '--region', '--cluster', '--nodegroup', '--ipv6-prefix'])
-      expect(output()).toContain(`${flag}:`);
-  });
-
-  it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
-    const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
-    const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
-    const agent = run(
+  /** Starts the agent for the local provider on `bucket`, listening on the ports given. */
+  const runAgent = (healthPort: number, registryPort: number, nodeRoot: string) =>
+    run(
       [
         '--provider',
         'local',
@@ -118,6 +101,27 @@ describe('podmin-agent (built)', () => {
         PODMIN_LOCAL_SECRETS_FILE: secretsFile,
       },
     );
+
+  it('exits non-zero naming every bad flag', async () => {
+    const { exited, output } = run([
+      '--provider',
+      'aws',
+      '--bucket',
+      'B',
+      '--cluster',
+      'Demo',
+      '--ipv6-prefix',
+      'fd00:1:2:3:4::/80',
+    ]);
+    expect(await exited).toBe(2);
+    for (const flag of ['--bucket', '--region', '--cluster', '--nodegroup', '--ipv6-prefix'])
+      expect(output()).toContain(`${flag}:`);
+  });
+
+  it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
+    const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
+    const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
+    const agent = runAgent(healthPort, registryPort, nodeRoot);
     try {
       const ready = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
@@ -224,27 +228,10 @@ describe('podmin-agent (built)', () => {
   });
   it('takes its service processes down with it when killed outright', async () => {
     const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
-    const agent = run(
-      [
-        '--provider',
-        'local',
-        '--bucket',
-        bucket,
-        '--region',
-        'local',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        'fd00:1:2:3:4::/80',
-      ],
-      {
-        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-        PODMIN_NODE_ROOT: fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-')),
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      },
+    const agent = runAgent(
+      healthPort,
+      registryPort,
+      fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-')),
     );
     const ready = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
