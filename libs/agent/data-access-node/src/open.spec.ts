@@ -1,22 +1,10 @@
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
+import { localAgentFlags } from '@podmin/testing';
 import { openBucketStore, openSecretStores } from './open';
 
 const flags = (provider: 'aws' | 'local') =>
   provider === 'local'
-    ? [
-        '--provider',
-        'local',
-        '--bucket',
-        '/b',
-        '--region',
-        'local',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        'fd00:1:2:3:4::/80',
-      ]
+    ? localAgentFlags
     : [
         '--provider',
         'aws',
