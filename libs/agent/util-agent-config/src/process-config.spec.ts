@@ -1,24 +1,12 @@
+import { localAgentFlags } from '@podmin/testing';
 import { parseAgentProcessConfig } from './process-config';
-
-const local = [
-  '--provider',
-  'local',
-  '--bucket',
-  '/b',
-  '--region',
-  'local',
-  '--cluster',
-  'demo',
-  '--nodegroup',
-  'default',
-  '--ipv6-prefix',
-  'fd00:1:2:3:4::/80',
-];
 
 describe('parseAgentProcessConfig', () => {
   it('requires a node root for the local provider and derives the runtime directory', () => {
-    expect(() => parseAgentProcessConfig(local, {})).toThrow(/PODMIN_NODE_ROOT: is required/);
-    const config = parseAgentProcessConfig(local, {
+    expect(() => parseAgentProcessConfig(localAgentFlags, {})).toThrow(
+      /PODMIN_NODE_ROOT: is required/,
+    );
+    const config = parseAgentProcessConfig(localAgentFlags, {
       PODMIN_NODE_ROOT: '/srv/node',
       PODMIN_NODE_ADDRESS: 'fd00::1',
     });
@@ -47,7 +35,7 @@ describe('parseAgentProcessConfig', () => {
     ];
     expect(parseAgentProcessConfig(aws, {}).nodeRoot).toBe('/');
     expect(() =>
-      parseAgentProcessConfig(local, {
+      parseAgentProcessConfig(localAgentFlags, {
         PODMIN_NODE_ROOT: 'node',
         PODMIN_LOCAL_SECRETS_FILE: 'x.json',
       }),
