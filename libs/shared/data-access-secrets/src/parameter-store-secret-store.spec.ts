@@ -5,39 +5,18 @@ import {
   SSMServiceException,
 } from '@aws-sdk/client-ssm';
 import { PodminError } from '@podmin/util-errors';
+import { FakeAwsClient, itTranslatesEach, serviceErrorsOf } from './__fixtures__/aws-fakes';
 import { ParameterStoreSecretStore, translateSsmError } from './parameter-store-secret-store';
 
 /** An SSM service error as the SDK builds it from a response. */
-function serviceError(name: string, status: number): SSMServiceException {
-  return new SSMServiceException({
-    name,
-    $fault: status >= 500 ? 'server' : 'client',
-    $metadata: { httpStatusCode: status },
-    message: `${name} happened`,
-  });
-}
+const serviceError = serviceErrorsOf(SSMServiceException);
 
-/** A fake SSM client: records each command's name and input, answers from a queue. */
-class FakeSsm {
-  readonly sent: Array<{ command: string; input: Record<string, unknown> }> = [];
-  readonly answers: Array<unknown> = [];
-
-  send(command: { constructor: { name: string }; input: unknown }): Promise<unknown> {
-    this.sent.push({
-      command: command.constructor.name,
-      input: command.input as Record<string, unknown>,
-    });
-    const next = this.answers.shift();
-    return next instanceof Error ? Promise.reject(next) : Promise.resolve(next ?? {});
-  }
-}
-
-function store(fake: FakeSsm): ParameterStoreSecretStore {
+function store(fake: FakeAwsClient): ParameterStoreSecretStore {
   return new ParameterStoreSecretStore(fake as never, { pageSize: 2 });
 }
 
 describe('translateSsmError', () => {
-  it.each([
+  itTranslatesEach(translateSsmError, 'reading /d/n/p/k', [
     ['ParameterNotFound', new ParameterNotFound({ message: 'nope', $metadata: {} }), 'NOT_FOUND'],
     [
       'ParameterAlreadyExists',
@@ -68,12 +47,7 @@ describe('translateSsmError', () => {
       'IO_ERROR',
     ],
     ['a non-Error value', 'boom', 'IO_ERROR'],
-  ])('maps %s to %s and keeps the cause', (_label, err, code) => {
-    const translated = translateSsmError(err, 'reading /d/n/p/k');
-    expect(translated.code).toBe(code);
-    expect(translated.cause).toBe(err);
-    expect(translated.message).toMatch(/^reading \/d\/n\/p\/k: /);
-  });
+  ]);
 
   it('passes PodminErrors through and hints at credentials on ACCESS_DENIED', () => {
     const original = new PodminError('INVALID_ARGUMENT', 'x');
@@ -88,7 +62,7 @@ describe('ParameterStoreSecretStore', () => {
   const name = '/demo/default/web/database-url';
 
   it('creates SecureString parameters without overwriting', async () => {
-    const fake = new FakeSsm();
+    const fake = new FakeAwsClient();
     await store(fake).create(name, Buffer.from('v'), { description: 'db', kmsKeyId: 'alias/k' });
     expect(fake.sent).toEqual([
       {
@@ -106,13 +80,13 @@ describe('ParameterStoreSecretStore', () => {
   });
 
   it('updates only after the parameter is found', async () => {
-    const fake = new FakeSsm();
+    const fake = new FakeAwsClient();
     fake.answers.push(new ParameterNotFound({ message: 'nope', $metadata: {} }));
     await expect(store(fake).update(name, Buffer.from('v'))).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
     expect(fake.sent.map((s) => s.command)).toEqual(['GetParameterCommand']);
-    const ok = new FakeSsm();
+    const ok = new FakeAwsClient();
     await store(ok).update(name, Buffer.from('v2'));
     expect(ok.sent[1]).toEqual({
       command: 'PutParameterCommand',
@@ -122,7 +96,7 @@ describe('ParameterStoreSecretStore', () => {
 
   it('reads with decryption and accepts the three parameter types', async () => {
     for (const type of ['String', 'StringList', 'SecureString']) {
-      const fake = new FakeSsm();
+      const fake = new FakeAwsClient();
       fake.answers.push({ Parameter: { Name: name, Type: type, Value: 'a,b' } });
       expect((await store(fake).get(name)).toString()).toBe('a,b');
       expect(fake.sent[0]?.input).toEqual({ Name: name, WithDecryption: true });
@@ -130,7 +104,7 @@ describe('ParameterStoreSecretStore', () => {
   });
 
   it('lists by recursive path filter across every page', async () => {
-    const fake = new FakeSsm();
+    const fake = new FakeAwsClient();
     fake.answers.push(
       {
         Parameters: [{ Name: '/demo/default/web/b' }, { Name: '/demo/default/web/a' }],
@@ -157,7 +131,7 @@ describe('ParameterStoreSecretStore', () => {
   });
 
   it('enforces the provider rules without calling AWS', async () => {
-    const fake = new FakeSsm();
+    const fake = new FakeAwsClient();
     const s = store(fake);
     await expect(s.create(name, Buffer.alloc(4097, 'a'))).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
@@ -172,7 +146,7 @@ describe('ParameterStoreSecretStore', () => {
   });
 
   it('destroys with DeleteParameter and maps a missing one to NOT_FOUND', async () => {
-    const fake = new FakeSsm();
+    const fake = new FakeAwsClient();
     fake.answers.push(new ParameterNotFound({ message: 'nope', $metadata: {} }));
     await expect(store(fake).destroy(name)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(fake.sent).toEqual([{ command: 'DeleteParameterCommand', input: { Name: name } }]);

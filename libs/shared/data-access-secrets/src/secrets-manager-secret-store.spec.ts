@@ -4,20 +4,14 @@ import {
   ResourceNotFoundException,
   SecretsManagerServiceException,
 } from '@aws-sdk/client-secrets-manager';
+import { FakeAwsClient, itTranslatesEach, serviceErrorsOf } from './__fixtures__/aws-fakes';
 import {
   SecretsManagerSecretStore,
   translateSecretsManagerError,
 } from './secrets-manager-secret-store';
 
 /** A Secrets Manager service error as the SDK builds it from a response. */
-function serviceError(name: string, status: number): SecretsManagerServiceException {
-  return new SecretsManagerServiceException({
-    name,
-    $fault: status >= 500 ? 'server' : 'client',
-    $metadata: { httpStatusCode: status },
-    message: `${name} happened`,
-  });
-}
+const serviceError = serviceErrorsOf(SecretsManagerServiceException);
 
 const markedDeleted = () =>
   new InvalidRequestException({
@@ -25,29 +19,15 @@ const markedDeleted = () =>
     $metadata: { httpStatusCode: 400 },
   });
 
-/** A fake Secrets Manager client: records each command's name and input, answers from a queue. */
-class FakeSecretsManager {
-  readonly sent: Array<{ command: string; input: Record<string, unknown> }> = [];
-  readonly answers: Array<unknown> = [];
-
-  send(command: { constructor: { name: string }; input: unknown }): Promise<unknown> {
-    this.sent.push({
-      command: command.constructor.name,
-      input: command.input as Record<string, unknown>,
-    });
-    const next = this.answers.shift();
-    return next instanceof Error ? Promise.reject(next) : Promise.resolve(next ?? {});
-  }
-}
-
-function store(fake: FakeSecretsManager): SecretsManagerSecretStore {
+function store(fake: FakeAwsClient): SecretsManagerSecretStore {
   return new SecretsManagerSecretStore(fake as never, { pageSize: 2 });
 }
 
 const name = '/demo/default/web/oauth-token';
 
 describe('translateSecretsManagerError', () => {
-  it.each([
+  const translate = (err: unknown, doing: string) => translateSecretsManagerError(err, doing, name);
+  itTranslatesEach(translate, 'reading it', [
     [
       'ResourceNotFoundException',
       new ResourceNotFoundException({ message: 'nope', $metadata: {} }),
@@ -68,12 +48,7 @@ describe('translateSecretsManagerError', () => {
     ['ExpiredTokenException', serviceError('ExpiredTokenException', 400), 'ACCESS_DENIED'],
     ['InternalServiceError', serviceError('InternalServiceError', 500), 'IO_ERROR'],
     ['ETIMEDOUT', Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' }), 'IO_ERROR'],
-  ])('maps %s to %s and keeps the cause', (_label, err, code) => {
-    const translated = translateSecretsManagerError(err, 'reading it', name);
-    expect(translated.code).toBe(code);
-    expect(translated.cause).toBe(err);
-    expect(translated.message).toMatch(/^reading it: /);
-  });
+  ]);
 
   it('explains a pending deletion and how to undo it', () => {
     const translated = translateSecretsManagerError(markedDeleted(), 'reading it', name);
@@ -84,7 +59,7 @@ describe('translateSecretsManagerError', () => {
 
 describe('SecretsManagerSecretStore', () => {
   it('creates text as SecretString and anything else as SecretBinary', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     await store(fake).create(name, Buffer.from('tok'), { kmsKeyId: 'alias/k' });
     await store(fake).create(name, Buffer.from([0xff, 0x00]));
     expect(fake.sent[0]).toEqual({
@@ -96,14 +71,14 @@ describe('SecretsManagerSecretStore', () => {
   });
 
   it('reports a create over a deleted secret as scheduled for deletion', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     fake.answers.push(new ResourceExistsException({ message: 'exists', $metadata: {} }), {
       DeletedDate: new Date('2030-01-01T00:00:00Z'),
     });
     await expect(store(fake).create(name, Buffer.from('x'))).rejects.toMatchObject({
       code: 'PRECONDITION_FAILED',
     });
-    const live = new FakeSecretsManager();
+    const live = new FakeAwsClient();
     live.answers.push(new ResourceExistsException({ message: 'exists', $metadata: {} }), {});
     await expect(store(live).create(name, Buffer.from('x'))).rejects.toMatchObject({
       code: 'ALREADY_EXISTS',
@@ -111,13 +86,13 @@ describe('SecretsManagerSecretStore', () => {
   });
 
   it('checks for a pending deletion before PutSecretValue', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     fake.answers.push({ DeletedDate: new Date('2030-01-01T00:00:00Z') });
     await expect(store(fake).update(name, Buffer.from('x'))).rejects.toMatchObject({
       code: 'PRECONDITION_FAILED',
     });
     expect(fake.sent.map((s) => s.command)).toEqual(['DescribeSecretCommand']);
-    const ok = new FakeSecretsManager();
+    const ok = new FakeAwsClient();
     await store(ok).update(name, Buffer.from('x'));
     expect(ok.sent[1]).toEqual({
       command: 'PutSecretValueCommand',
@@ -126,14 +101,14 @@ describe('SecretsManagerSecretStore', () => {
   });
 
   it('returns SecretString bytes or SecretBinary', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     fake.answers.push({ SecretString: 'tok' }, { SecretBinary: new Uint8Array([1, 2]) });
     expect((await store(fake).get(name)).toString()).toBe('tok');
     expect([...(await store(fake).get(name))]).toEqual([1, 2]);
   });
 
   it('deletes with a 30-day window, restores, and destroys without recovery', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     await store(fake).delete(name);
     await store(fake).restore(name);
     await store(fake).destroy(name);
@@ -149,14 +124,14 @@ describe('SecretsManagerSecretStore', () => {
   });
 
   it('reports destroying a missing secret as NOT_FOUND instead of succeeding silently', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     fake.answers.push(new ResourceNotFoundException({ message: 'nope', $metadata: {} }));
     await expect(store(fake).destroy(name)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(fake.sent).toHaveLength(1);
   });
 
   it('lists live secrets under the exact prefix across every page', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     fake.answers.push(
       {
         SecretList: [
@@ -181,7 +156,7 @@ describe('SecretsManagerSecretStore', () => {
   });
 
   it('enforces the 64 KiB limit without calling AWS', async () => {
-    const fake = new FakeSecretsManager();
+    const fake = new FakeAwsClient();
     await expect(store(fake).create(name, Buffer.alloc(65537))).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
