@@ -248,9 +248,9 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     for (const arch of ['amd64', 'arm64']) {
       upstream.addDebianImage(DEBIAN_BUILD, arch, `${KERNEL_ABI}-cloud-${arch}`);
     }
-    upstream.addJoolBuild({ joolVersion: '4.1.14', kernelAbi: KERNEL_ABI });
-    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: KERNEL_ABI });
-    upstream.addJoolBuild({ joolVersion: '4.1.16', kernelAbi: '6.12.57+deb13' });
+    await upstream.addJoolBuild({ joolVersion: '4.1.14', kernelAbi: KERNEL_ABI });
+    await upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: KERNEL_ABI });
+    await upstream.addJoolBuild({ joolVersion: '4.1.16', kernelAbi: '6.12.57+deb13' });
   }, 180_000);
 
   afterAll(async () => {

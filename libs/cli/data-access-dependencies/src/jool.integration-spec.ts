@@ -80,10 +80,10 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
   });
 
   it('mirrors only the matching archive, verified, and records it; a sync without NAT64 facts keeps it', async () => {
-    upstream.addJoolBuild({ joolVersion: '4.1.14', kernelAbi: ABI });
-    const archives = upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
-    upstream.addJoolBuild({ joolVersion: '4.1.16', kernelAbi: '6.12.50+deb13' });
-    upstream.addJoolBuild({ joolVersion: '4.1.17', kernelAbi: ABI, draft: true });
+    await upstream.addJoolBuild({ joolVersion: '4.1.14', kernelAbi: ABI });
+    const archives = await upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
+    await upstream.addJoolBuild({ joolVersion: '4.1.16', kernelAbi: '6.12.50+deb13' });
+    await upstream.addJoolBuild({ joolVersion: '4.1.17', kernelAbi: ABI, draft: true });
     upstream.addDebianImage(BUILD, 'arm64', `${ABI}-cloud-arm64`);
     const kernel = await resolver.imageKernel('arm64', `debian-13-arm64-${BUILD}`);
 
@@ -127,7 +127,7 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
   }, 180_000);
 
   it('refuses an archive built for another kernel and writes nothing', async () => {
-    upstream.addJoolBuild({
+    await upstream.addJoolBuild({
       joolVersion: '4.1.15',
       kernelAbi: ABI,
       metadata: (arch) => ({ kernel_release: `6.12.50+deb13-cloud-${arch}` }),
@@ -150,7 +150,7 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
   }, 180_000);
 
   it('refuses an archive whose bytes do not match SHA256SUMS', async () => {
-    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
+    await upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
     upstream.replaceBody(
       `/gh-dl/podplane/jool-builds/jool-4.1.15-kernel-${ABI}/jool-4.1.15-${ABI}-arm64.tar.gz`,
       Buffer.from('tampered'),
@@ -164,7 +164,7 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
   }, 180_000);
 
   it('refuses a release whose SHA256SUMS disagrees with the digest GitHub records', async () => {
-    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
+    await upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: ABI });
     upstream.replaceBody(
       `/gh-dl/podplane/jool-builds/jool-4.1.15-kernel-${ABI}/SHA256SUMS`,
       Buffer.from(`${'ab'.repeat(32)}  jool-4.1.15-${ABI}-arm64.tar.gz\n`),
@@ -180,7 +180,7 @@ describe('NAT64 Jool modules: Debian image kernel → jool-builds archive → bu
   }, 180_000);
 
   it('names the missing release when jool-builds has none for the kernel yet', async () => {
-    upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: '6.12.50+deb13' });
+    await upstream.addJoolBuild({ joolVersion: '4.1.15', kernelAbi: '6.12.50+deb13' });
     upstream.addDebianImage(BUILD, 'arm64', `${ABI}-cloud-arm64`);
     const kernel = await resolver.imageKernel('arm64', `debian-13-arm64-${BUILD}`);
     await expect(sync([kernel])).rejects.toMatchObject({

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { createGzip } from 'node:zlib';
+import { pack } from 'tar-stream';
 
 /**
  * Base URLs of the upstreams, shaped like `ReleaseEndpoints` of
@@ -50,29 +51,14 @@ export function artifact(label: string, bytes = 64 * 1024): Buffer {
   );
 }
 
-/** A ustar archive of regular files (mode 0644), in the given order. */
-function tarOf(files: Record<string, string>): Buffer {
-  const blocks: Buffer[] = [];
-  for (const [name, text] of Object.entries(files)) {
-    const body = Buffer.from(text);
-    const header = Buffer.alloc(512);
-    header.write(name, 0, 100, 'utf8');
-    header.write('0000644\0', 100);
-    header.write('0000000\0', 108);
-    header.write('0000000\0', 116);
-    header.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
-    header.write(`${'0'.repeat(11)}\0`, 136);
-    header.write('        ', 148);
-    header.write('0', 156);
-    header.write('ustar\0', 257);
-    header.write('00', 263);
-    let sum = 0;
-    for (const byte of header) sum += byte;
-    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
-  }
-  blocks.push(Buffer.alloc(1024));
-  return Buffer.concat(blocks);
+/** A gzip-compressed tar of regular files (mode 0644), in the given order. */
+async function targz(files: Record<string, string>): Promise<Buffer> {
+  const tar = pack();
+  for (const [name, text] of Object.entries(files)) tar.entry({ name, mode: 0o644 }, text);
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar.pipe(createGzip())) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 const hex = (algorithm: 'sha256' | 'sha512', body: Buffer) =>
@@ -174,7 +160,7 @@ export class FakeUpstream {
    * Publishes a podplane/jool-builds release: a real gzip tar per architecture holding the
    * module files and `metadata.json`, and `SHA256SUMS` over them. Returns the archive bytes.
    */
-  addJoolBuild(build: FakeJoolBuild): Record<string, Buffer> {
+  async addJoolBuild(build: FakeJoolBuild): Promise<Record<string, Buffer>> {
     const archives: Record<string, Buffer> = {};
     for (const arch of ['amd64', 'arm64']) {
       const metadata = {
@@ -186,17 +172,15 @@ export class FakeUpstream {
         notices: ['COPYING', 'NOTICE', 'SOURCE'],
         ...build.metadata?.(arch),
       };
-      archives[`jool-${build.joolVersion}-${build.kernelAbi}-${arch}.tar.gz`] = gzipSync(
-        tarOf({
-          COPYING: 'GPLv2\n',
-          NOTICE: 'Jool notice\n',
-          SOURCE: 'Corresponding source\n',
-          'jool.ko': `jool ${arch}\n`,
-          'jool_common.ko': `jool_common ${arch}\n`,
-          'jool_siit.ko': `jool_siit ${arch}\n`,
-          'metadata.json': `${JSON.stringify(metadata)}\n`,
-        }),
-      );
+      archives[`jool-${build.joolVersion}-${build.kernelAbi}-${arch}.tar.gz`] = await targz({
+        COPYING: 'GPLv2\n',
+        NOTICE: 'Jool notice\n',
+        SOURCE: 'Corresponding source\n',
+        'jool.ko': `jool ${arch}\n`,
+        'jool_common.ko': `jool_common ${arch}\n`,
+        'jool_siit.ko': `jool_siit ${arch}\n`,
+        'metadata.json': `${JSON.stringify(metadata)}\n`,
+      });
     }
     const sums = Object.entries(archives)
       .map(([name, body]) => `${hex('sha256', body)}  ${name}`)
