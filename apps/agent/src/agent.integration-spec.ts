@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, waitFor } from '@podmin/testing';
+import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import {
   INDEX_KEY,
@@ -79,28 +79,12 @@ describe('podmin-agent (built)', () => {
 
   /** Starts the agent for the local provider on `bucket`, listening on the ports given. */
   const runAgent = (healthPort: number, registryPort: number, nodeRoot: string) =>
-    run(
-      [
-        '--provider',
-        'local',
-        '--bucket',
-        bucket,
-        '--region',
-        'local',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        'fd00:1:2:3:4::/80',
-      ],
-      {
-        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-        PODMIN_NODE_ROOT: nodeRoot,
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      },
-    );
+    run(localAgentArgs(bucket), {
+      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
+      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
+      PODMIN_NODE_ROOT: nodeRoot,
+      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+    });
 
   it('exits non-zero naming every bad flag', async () => {
     const { exited, output } = run([

@@ -43,6 +43,17 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
   let ssm: SSMClient;
   let bucket: string;
   let region: string;
+  /** `podmin connect demo` to this file's bucket in the emulator. */
+  const connectArgs = () => [
+    'connect',
+    'demo',
+    '--provider',
+    'aws',
+    '--region',
+    region,
+    '--bucket',
+    bucket,
+  ];
   let endpoint: string;
 
   const listKeys = async (): Promise<string[]> => {
@@ -64,16 +75,7 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
       AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
       ...(engine === undefined ? {} : { PODMIN_TF_CMD: engine.executable, ...engine.env }),
     });
-    const connected = await sandbox.run([
-      'connect',
-      'demo',
-      '--provider',
-      'aws',
-      '--region',
-      region,
-      '--bucket',
-      bucket,
-    ]);
+    const connected = await sandbox.run(connectArgs());
     expect(connected.code).toBe(0);
   }, 60_000);
 
@@ -251,16 +253,7 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
       }
 
       expect((await sandbox.run(['disconnect', 'demo'])).code).toBe(0);
-      const reconnected = await sandbox.run([
-        'connect',
-        'demo',
-        '--provider',
-        'aws',
-        '--region',
-        region,
-        '--bucket',
-        bucket,
-      ]);
+      const reconnected = await sandbox.run(connectArgs());
       expect(reconnected.code).toBe(0);
 
       // A stale lock: reported with its ID and the force-unlock command, never forced with -y.

@@ -11,7 +11,7 @@ export { InMemoryObjectStore } from './in-memory-object-store';
 /** Loopback ports and bounded polling for tests that drive real processes. */
 export { freeLoopbackPort, waitFor } from './wait';
 /** The agent's six flags for the local provider, as a valid command line for agent specs. */
-export { localAgentFlags } from './agent-flags';
+export { localAgentArgs, localAgentFlags } from './agent-flags';
 /** The real OpenTofu/Terraform for infrastructure tests. */
 export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
 /** A loopback HTTP server shaped like the upstreams the dependency resolver reads. */
