@@ -153,10 +153,10 @@ export async function syncDependencies(
   if (plan.pendingFiles.length > 0) {
     options.reporter.info(`publishing ${plan.pendingFiles.length} dependency file(s)`);
     const cached = await options.cache.ensureAll(plan.pendingFiles);
-    // Every Jool archive is checked against its kernel before anything is uploaded.
+    // Every Jool archive is checked against its NAT64 kernel before anything is uploaded.
     for (const c of cached) {
       if (c.file.name === JOOL_DEPENDENCY) {
-        await verifyJoolArchive(c.localPath, joolExpectation(c.file), c.file.url);
+        await verifyJoolArchive(c.localPath, joolExpectation(c.file, options), c.file.url);
       }
     }
     const limit = pLimit(options.uploadConcurrency ?? 2);
@@ -216,13 +216,24 @@ async function resolveJool(options: SyncDependenciesOptions): Promise<DesiredFil
   return options.resolver.resolveJool(kernels);
 }
 
-/** What a Jool file's archive must declare, from its recorded `<jool>-<kernel ABI>` version. */
-function joolExpectation(file: DesiredFile): JoolArchiveExpectation {
-  const dash = file.version.indexOf('-');
-  const abi = file.version.slice(dash + 1);
+/**
+ * What a Jool file's archive must declare: the kernel setup read for its architecture, and the
+ * Jool version its recorded `<jool>-<kernel ABI>` version starts with.
+ */
+function joolExpectation(
+  file: DesiredFile,
+  options: SyncDependenciesOptions,
+): JoolArchiveExpectation {
+  const kernel = options.nat64Kernels?.find((k) => k.arch === file.arch);
+  if (kernel === undefined || !file.version.endsWith(`-${kernel.kernelAbi}`)) {
+    throw new PodminError(
+      'INTERNAL',
+      `Jool ${file.version} (${file.arch}) matches no NAT64 kernel`,
+    );
+  }
   return {
-    joolVersion: file.version.slice(0, dash),
-    kernelRelease: `${abi}-cloud-${file.arch}`,
+    joolVersion: file.version.slice(0, -kernel.kernelAbi.length - 1),
+    kernelRelease: kernel.kernelRelease,
     arch: file.arch,
   };
 }

@@ -125,19 +125,13 @@ export async function checkProvider(
     });
   }
   const nodeArchs = [...new Set(nodegroups.map((g) => g.arch))].sort();
-  const allArchs = [
-    ...new Set([
-      ...nodeArchs,
-      ...nodegroups.flatMap((g) => (g.nat64 ? [g.nat64.arch] : [])),
-      ...(nat64 ? [nat64.arch] : []),
-    ]),
-  ].sort();
   const nat64Archs = [
     ...new Set([
       ...nodegroups.flatMap((g) => (g.nat64 ? [g.nat64.arch] : [])),
       ...(nat64 ? [nat64.arch] : []),
     ]),
   ].sort();
+  const allArchs = [...new Set([...nodeArchs, ...nat64Archs])].sort();
   const amis: Partial<Record<Arch, string>> = {};
   const amiNames: Partial<Record<Arch, string>> = {};
   for (const arch of allArchs) {
