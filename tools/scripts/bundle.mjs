@@ -33,28 +33,33 @@ const targets = {
     codeCache: true,
     infraModule: 'infra/aws',
   },
-  agent: { entry: 'apps/agent/src/main.ts', out: 'dist/bin/podmin-agent.cjs' },
+  agent: {
+    entry: 'apps/agent/src/main.ts',
+    out: 'dist/bin/podmin-agent.cjs',
+    // The supervisor uses the contracts' message types only: nothing of NestJS reaches its
+    // output (libs/agent/contracts/package.json marks the contracts free of side effects), but
+    // esbuild still resolves the optional peers before dropping them.
+    external: NEST_OPTIONAL,
+  },
   'agent-registry': {
     entry: 'apps/agent-registry/src/main.ts',
     out: 'dist/bin/agent-registry.cjs',
-    // Optional NestJS peers, loaded lazily inside try/catch and unused by an HTTP-only app.
-    external: [
-      '@nestjs/microservices',
-      '@nestjs/websockets',
-      '@nestjs/websockets/*',
-      'class-transformer',
-      'class-validator',
-    ],
+    grpc: true,
+    lazyAwsSdk: true,
+    // The registry serves HTTP through Express as well as its gRPC socket.
+    external: NEST_OPTIONAL.filter((m) => m !== '@nestjs/platform-express'),
   },
   'agent-staticpod': {
     entry: 'apps/agent-staticpod/src/main.ts',
     out: 'dist/bin/agent-staticpod.cjs',
     grpc: true,
+    lazyAwsSdk: true,
   },
   'agent-identity': {
     entry: 'apps/agent-identity/src/main.ts',
     out: 'dist/bin/agent-identity.cjs',
     grpc: true,
+    lazyAwsSdk: true,
   },
 };
 const name = process.argv[2];
@@ -90,6 +95,48 @@ if (target.grpc) {
           ),
         loader: 'js',
       }));
+    },
+  });
+}
+// Agent processes on the local provider never touch AWS, and on AWS each uses one or two
+// clients; evaluating every AWS SDK client at start costs about 20 MiB of RSS each. Imports of
+// `@aws-sdk/client-*` from podmin's own code therefore resolve to a stand-in whose exports are
+// getters that require the real client on first use (the names are read at build time).
+if (target.lazyAwsSdk) {
+  plugins.push({
+    name: 'lazy-aws-sdk',
+    setup(b) {
+      b.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, (args) =>
+        args.importer.includes(`${path.sep}node_modules${path.sep}`) || args.pluginData === 'real'
+          ? undefined
+          : { path: args.path, namespace: 'lazy-aws-sdk' },
+      );
+      b.onResolve({ filter: /.*/, namespace: 'lazy-aws-sdk-real' }, (args) =>
+        b.resolve(args.path, { resolveDir: root, kind: 'require-call', pluginData: 'real' }),
+      );
+      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => {
+        const names = Object.keys(require(args.path))
+          .filter((n) => n !== '__esModule')
+          .sort();
+        const getters = names
+          .map(
+            (n) =>
+              `Object.defineProperty(exports, ${JSON.stringify(n)}, { enumerable: true, get: () => real()[${JSON.stringify(n)}] });`,
+          )
+          .join('\n');
+        return {
+          contents: `"use strict";\nlet m;\nconst real = () => (m ??= require(${JSON.stringify('real:' + args.path)}));\nObject.defineProperty(exports, "__esModule", { value: true });\n${getters}\n`,
+          loader: 'js',
+          resolveDir: root,
+        };
+      });
+      b.onResolve({ filter: /^real:/ }, (args) =>
+        b.resolve(args.path.slice(5), {
+          resolveDir: root,
+          kind: 'require-call',
+          pluginData: 'real',
+        }),
+      );
     },
   });
 }

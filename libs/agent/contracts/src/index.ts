@@ -5,6 +5,11 @@ import path from 'node:path';
 export * as staticpod from './generated/podmin/agent/v1/staticpod';
 /** Generated types, controllers and clients of agent-identity. */
 export * as identity from './generated/podmin/agent/v1/identity';
+/** Generated types, controllers and clients of agent-registry. */
+export * as registry from './generated/podmin/agent/v1/registry';
+
+export * from './services';
+export * from './supervisor-messages';
 
 /** Generated types and client interface of kubelet's local Pods API (v1alpha1). */
 export * as kubeletPods from './generated/k8s/kubelet/pods/v1alpha1/api';
@@ -18,6 +23,7 @@ export const AGENT_PROTO_PACKAGE = 'podmin.agent.v1';
 export const PROTO_FILES = {
   staticpod: 'podmin/agent/v1/staticpod.proto',
   identity: 'podmin/agent/v1/identity.proto',
+  registry: 'podmin/agent/v1/registry.proto',
   /** kubelet's Pods API (package `v1alpha1`, service `Pods`). */
   kubeletPods: 'k8s/kubelet/pods/v1alpha1/api.proto',
   /** The v1.Pod subset (package `k8s.io.api.core.v1`, message `Pod`). */

@@ -1,6 +1,6 @@
 import { Catch, type RpcExceptionFilter } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
-import { status } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import { throwError, type Observable } from 'rxjs';
 import { PodminError, type PodminErrorCode } from '@podmin/util-errors';
 
@@ -35,6 +35,9 @@ export function grpcStatusOf(code: PodminErrorCode): status {
   }
 }
 
+/** Trailer carrying the exact PodminError code, so a caller sees the code the server threw. */
+export const PODMIN_CODE_TRAILER = 'podmin-code';
+
 /** The one gRPC exception filter: PodminErrors keep their message; anything else is INTERNAL and logged. */
 @Catch()
 export class GrpcErrorFilter implements RpcExceptionFilter<unknown> {
@@ -43,7 +46,13 @@ export class GrpcErrorFilter implements RpcExceptionFilter<unknown> {
   catch(exception: unknown): Observable<never> {
     if (exception instanceof RpcException) return throwError(() => exception.getError());
     if (exception instanceof PodminError) {
-      return throwError(() => ({ code: grpcStatusOf(exception.code), message: exception.message }));
+      const metadata = new Metadata();
+      metadata.set(PODMIN_CODE_TRAILER, exception.code);
+      return throwError(() => ({
+        code: grpcStatusOf(exception.code),
+        message: exception.message,
+        metadata,
+      }));
     }
     this.logUnexpected(exception);
     return throwError(() => ({ code: status.INTERNAL, message: 'internal error' }));

@@ -6,18 +6,25 @@ import { credentials, loadPackageDefinition, type Client } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_FILES, protoRoot, staticpod } from '@podmin/agent-contracts';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, PODMIN_ERROR_CODES, type PodminErrorCode } from '@podmin/util-errors';
 import { serviceSocket, startGrpcService, type GrpcService } from './grpc-service';
-import { unaryClient } from './unary-client';
+import { agentClient } from './agent-client';
 
 const STATE = Symbol('STATE');
+
+const state: { healthy: boolean; fail?: PodminErrorCode } = { healthy: true };
 
 /** Test controller: status from a mutable object, services always failing with a domain error. */
 @Controller()
 @staticpod.StaticPodControllerMethods()
 class FakeStaticPodController implements staticpod.StaticPodController {
-  constructor(@Inject(STATE) private readonly state: { healthy: boolean }) {}
+  constructor(
+    @Inject(STATE) private readonly state: { healthy: boolean; fail?: PodminErrorCode },
+  ) {}
   getStatus(): staticpod.StaticPodStatus {
+    if (this.state.fail)
+      throw new PodminError(this.state.fail, `reading status: ${this.state.fail}`);
+    if (!this.state.healthy) throw new Error('a bug with secret-looking details');
     return {
       healthy: this.state.healthy,
       lastError: '',
@@ -33,7 +40,7 @@ class FakeStaticPodController implements staticpod.StaticPodController {
 
 @Module({
   controllers: [FakeStaticPodController],
-  providers: [{ provide: STATE, useValue: { healthy: true } }],
+  providers: [{ provide: STATE, useValue: state }],
 })
 class FakeModule {}
 
@@ -63,19 +70,49 @@ describe('startGrpcService over a Unix socket', () => {
     expect(fs.statSync(path.dirname(socket)).mode & 0o777).toBe(0o700);
   });
 
-  it('answers the generated contract and maps domain errors to gRPC status', async () => {
-    const client = unaryClient(PROTO_FILES.staticpod, 'StaticPod', socket);
+  it("answers the generated contract and keeps the server's error code", async () => {
+    const client = agentClient('staticpod', socket);
     try {
-      await expect(client.call('getStatus', {})).resolves.toEqual({
+      await expect(client.getStatus({})).resolves.toEqual({
         healthy: true,
         lastError: '',
         lastSuccess: '',
         indexEtag: '"e"',
         pods: ['web'],
       });
-      await expect(client.call('getServices', {})).rejects.toMatchObject({
-        code: 'SERVICE_UNAVAILABLE',
+      await expect(client.getServices({})).rejects.toMatchObject({
+        code: 'PRECONDITION_FAILED',
         message: expect.stringContaining('staging: index changed') as unknown,
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('delivers every PodminError code unchanged across the socket', async () => {
+    const client = agentClient('staticpod', socket);
+    try {
+      for (const code of PODMIN_ERROR_CODES) {
+        state.fail = code;
+        await expect(client.getStatus({})).rejects.toMatchObject({ code });
+      }
+      delete state.fail;
+      // Anything that is not a PodminError becomes INTERNAL with a generic message.
+      state.healthy = false;
+      const err = await client.getStatus({}).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'INTERNAL' });
+      expect(String((err as Error).message)).not.toContain('secret-looking');
+    } finally {
+      state.healthy = true;
+      client.close();
+    }
+  });
+
+  it('reports an unreachable process as SERVICE_UNAVAILABLE', async () => {
+    const client = agentClient('staticpod', path.join(dir, 'absent.sock'));
+    try {
+      await expect(client.getStatus({}, { timeoutMs: 2000 })).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
       });
     } finally {
       client.close();

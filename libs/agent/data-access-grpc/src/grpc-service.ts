@@ -1,6 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { DynamicModule, INestMicroservice, LoggerService, Type } from '@nestjs/common';
+import type {
+  DynamicModule,
+  INestApplication,
+  INestMicroservice,
+  LoggerService,
+  Type,
+} from '@nestjs/common';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
@@ -18,11 +26,20 @@ export interface GrpcServiceOptions {
   /** Unix socket path in the agent runtime directory (created mode 0600). */
   socketPath: string;
   logger: LoggerService;
+  /** Also serve HTTP on this loopback address (the registry); the gRPC server then runs beside it. */
+  http?: {
+    host: string;
+    port: number;
+    /** Adjusts the HTTP application before it listens. */
+    configure?(app: INestApplication): void;
+  };
 }
 
 /** A started gRPC service process. */
 export interface GrpcService {
-  app: INestMicroservice;
+  app: INestMicroservice | INestApplication;
+  /** The bound HTTP address, when the process serves HTTP too. */
+  httpAddress?: { host: string; port: number };
   /** Sets the standard health service's status of this process's service. */
   setServing(serving: boolean): void;
   close(): Promise<void>;
@@ -45,9 +62,8 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
     [options.healthName]: 'NOT_SERVING',
   });
   const root = protoRoot();
-  const app = await NestFactory.createMicroservice<MicroserviceOptions>(options.module, {
+  const grpc: MicroserviceOptions = {
     transport: Transport.GRPC,
-    logger: options.logger,
     options: {
       package: AGENT_PROTO_PACKAGE,
       protoPath: options.protoFiles.map((f) => path.join(root, f)),
@@ -58,14 +74,37 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
         server: Parameters<HealthImplementation['addToServer']>[0],
       ) => health.addToServer(server),
     },
+  };
+  const filter = new GrpcErrorFilter((err) => {
+    options.logger.error('unexpected error', err instanceof Error ? err.stack : String(err));
   });
-  app.useGlobalFilters(
-    new GrpcErrorFilter((err) => {
-      options.logger.error('unexpected error', err instanceof Error ? err.stack : String(err));
-    }),
-  );
-  app.enableShutdownHooks();
-  await app.listen();
+  let app: INestMicroservice | INestApplication;
+  let httpAddress: { host: string; port: number } | undefined;
+  if (options.http) {
+    // No body parsing: a pull-only HTTP service refuses every write before reading a body.
+    const web = await NestFactory.create(options.module, {
+      bodyParser: false,
+      logger: options.logger,
+    });
+    // The error filter maps gRPC errors only; HTTP routes keep their own (e.g. OCI) filter.
+    web
+      .connectMicroservice<MicroserviceOptions>(grpc, { inheritAppConfig: false })
+      .useGlobalFilters(filter);
+    options.http.configure?.(web);
+    await web.startAllMicroservices();
+    await web.listen(options.http.port, options.http.host);
+    const bound = (web.getHttpServer() as Server).address() as AddressInfo;
+    httpAddress = { host: bound.address, port: bound.port };
+    app = web;
+  } else {
+    const micro = await NestFactory.createMicroservice<MicroserviceOptions>(options.module, {
+      ...grpc,
+      logger: options.logger,
+    });
+    micro.useGlobalFilters(filter);
+    await micro.listen();
+    app = micro;
+  }
   await fs.chmod(options.socketPath, 0o600);
   const setServing = (serving: boolean): void => {
     const value = serving ? 'SERVING' : 'NOT_SERVING';
@@ -73,5 +112,5 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
     health.setStatus(options.healthName, value);
   };
   setServing(true);
-  return { app, setServing, close: () => app.close() };
+  return { app, setServing, close: () => app.close(), ...(httpAddress ? { httpAddress } : {}) };
 }

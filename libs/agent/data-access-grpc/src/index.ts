@@ -1,3 +1,3 @@
 export * from './grpc-error.filter';
 export * from './grpc-service';
-export * from './unary-client';
+export * from './agent-client';

@@ -1,12 +1,11 @@
-/** Process entry points: validate flags, start the Nest app on loopback. */
+/** The process definition, and an in-process start of the HTTP application. */
 export {
-  runRegistry,
+  configureRegistryHttp,
+  registryProcess,
   startRegistry,
   type RunningRegistry,
   type StartRegistryOptions,
 } from './bootstrap';
-/** Configuration from the agent-style flags. */
-export { parseRegistryConfig, DEFAULT_LISTEN, type RegistryConfig } from './registry.config';
 /** The Nest module and its ports. */
 export { RegistryModule, type RegistryModuleOptions } from './registry.module';
 /** The bucket port the registry reads through, and its logger port. */

@@ -12,19 +12,11 @@ import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import type { RegistryConfig } from './registry.config';
 
 const REPO = 'apps/demo/hello';
 const image = buildTestImage('unit');
 const amd64 = image.platforms[0]!;
-const config: RegistryConfig = {
-  provider: 'local',
-  bucket: '/nonexistent',
-  region: undefined,
-  cluster: 'test',
-  listen: { host: '127.0.0.1', port: 0 },
-  s3Endpoint: undefined,
-};
+const config = { listen: { host: '127.0.0.1', port: 0 } };
 
 describe('registry over HTTP (fake bucket)', () => {
   let store: FakeRegistryStore;

@@ -90,14 +90,7 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     bad.writeUInt8(bad.readUInt8(middle) ^ 0x55, middle);
     await bucket.objects.put(layerKey, bad);
     registry = await startRegistry(
-      {
-        provider: 'local',
-        bucket: kind,
-        region: undefined,
-        cluster: 'test',
-        listen: { host: '127.0.0.1', port: 0 },
-        s3Endpoint: undefined,
-      },
+      { listen: { host: '127.0.0.1', port: 0 } },
       { store: bucket.registryStore, logger: new JsonLogger({ write: () => undefined }) },
     );
     host = `127.0.0.1:${registry.port}`;

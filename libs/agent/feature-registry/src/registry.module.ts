@@ -4,6 +4,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { BlobSender } from './blob-sender';
 import { HashingThread } from './hashing-thread';
 import { OciErrorFilter } from './oci-error.filter';
+import { RegistryGrpcController } from './registry.grpc-controller';
 import { RegistryHttpController } from './registry.http-controller';
 import { REGISTRY_LOGGER, REGISTRY_STORE } from './registry.ports';
 import type { RegistryStore, StructuredLogger } from './registry.ports';
@@ -27,7 +28,7 @@ export class RegistryModule {
   static register(options: RegistryModuleOptions): DynamicModule {
     return {
       module: RegistryModule,
-      controllers: [RegistryHttpController],
+      controllers: [RegistryHttpController, RegistryGrpcController],
       providers: [
         RegistryService,
         BlobSender,

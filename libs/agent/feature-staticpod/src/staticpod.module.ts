@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { PROCESS_LIFECYCLE, type ProcessLifecycle } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import type { AgentProcessConfig } from '@podmin/agent-util-config';
 import { StaticPodGrpcController } from './staticpod.grpc-controller';
@@ -16,6 +17,8 @@ import { STATICPOD_CONFIG, STATICPOD_LOGGER, StaticPodService } from './staticpo
 export interface StaticPodAdapters {
   config: AgentProcessConfig;
   logger: StructuredLogger;
+  /** Health reports and fatal loop failures, to the supervisor. */
+  lifecycle: ProcessLifecycle;
   store: DesiredStateReader;
   secrets: SecretSource;
   identity: IdentityIssuer;
@@ -32,6 +35,7 @@ export class StaticPodModule {
       providers: [
         { provide: STATICPOD_CONFIG, useValue: adapters.config },
         { provide: STATICPOD_LOGGER, useValue: adapters.logger },
+        { provide: PROCESS_LIFECYCLE, useValue: adapters.lifecycle },
         { provide: DESIRED_STATE_READER, useValue: adapters.store },
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },

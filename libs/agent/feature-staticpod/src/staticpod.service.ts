@@ -4,6 +4,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { PROCESS_LIFECYCLE, type ProcessLifecycle } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
@@ -47,6 +48,7 @@ export class StaticPodService
     @Inject(DESIRED_STATE_READER) store: DesiredStateReader,
     @Inject(SECRET_SOURCE) secrets: SecretSource,
     @Inject(IDENTITY_ISSUER) identity: IdentityIssuer,
+    @Inject(PROCESS_LIFECYCLE) private readonly lifecycle: ProcessLifecycle,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -97,18 +99,9 @@ export class StaticPodService
         });
       else this.log.event('warn', 'reconcile failed', { error: o.error, retryInMs: o.retryInMs });
       // Report health to the supervising podmin-agent; its /healthz aggregates it.
-      process.send?.(
-        o.ok
-          ? { type: 'health', healthy: true }
-          : { type: 'health', healthy: false, detail: o.error },
-      );
-    }).catch((err: unknown) => {
-      // A dead loop must not leave a process that looks alive: exit so the supervisor restarts it.
-      this.log.event('error', 'reconcile loop died', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      process.exit(1);
-    });
+      if (o.ok) this.lifecycle.reportHealth(true);
+      else this.lifecycle.reportHealth(false, o.error);
+    }).catch((err: unknown) => this.lifecycle.fail('reconcile loop died', err));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,26 +1,28 @@
 import { localAgentFlags } from '@podmin/testing';
 import { parseAgentArgs, serviceSpecs } from './agent';
 
+const env = { PODMIN_NODE_ROOT: '/srv/node' };
+
 describe('parseAgentArgs', () => {
   it('accepts exactly the six flags', () => {
-    expect(parseAgentArgs(localAgentFlags)).toMatchObject({
+    expect(parseAgentArgs(localAgentFlags, env)).toMatchObject({
       provider: 'local',
       nodegroup: 'default',
     });
-    expect(parseAgentArgs(['--help'])).toBe('help');
+    expect(parseAgentArgs(['--help'], env)).toBe('help');
   });
 
   it('rejects any other flag and names the allowed ones', () => {
-    expect(() => parseAgentArgs([...localAgentFlags, '--verbose'])).toThrow(
+    expect(() => parseAgentArgs([...localAgentFlags, '--verbose'], env)).toThrow(
       /--verbose[\s\S]*--provider, --bucket/,
     );
   });
 
-  it('passes the bucket to the registry process', () => {
-    const config = parseAgentArgs(localAgentFlags);
+  it('passes every service process the same six flags', () => {
+    const config = parseAgentArgs(localAgentFlags, env);
     if (typeof config === 'string') throw new Error('expected config');
     expect(
-      serviceSpecs(config, '/opt/podmin/bin', {}).find((s) => s.name === 'registry'),
+      serviceSpecs(config, '/opt/podmin/bin').find((s) => s.name === 'registry'),
     ).toMatchObject({
       script: '/opt/podmin/bin/agent-registry.cjs',
       args: [
@@ -32,8 +34,10 @@ describe('parseAgentArgs', () => {
         'local',
         '--cluster',
         'demo',
-        '--listen',
-        '127.0.0.1:5000',
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        localAgentFlags[localAgentFlags.length - 1],
       ],
     });
   });

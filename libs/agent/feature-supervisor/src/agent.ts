@@ -1,23 +1,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { AGENT_FLAGS, parseAgentConfig, type AgentConfig } from '@podmin/agent-util-config';
-import { PodminError, ValidationError } from '@podmin/util-errors';
+import {
+  DEFAULT_HEALTH_ADDRESS,
+  agentFlagArgs,
+  formatAddress,
+  parseAgentInvocation,
+  type AgentInvocation,
+  type AgentProcessConfig,
+} from '@podmin/agent-util-config';
+import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
-import { createJsonLogger, type JsonLogger } from './json-log';
 import { Supervisor, type BackoffPolicy, type ServiceSpec } from './supervisor';
 
-/** Loopback address of the aggregated health endpoints. */
-export const DEFAULT_HEALTH_ADDRESS = '127.0.0.1:9440';
+export { DEFAULT_HEALTH_ADDRESS };
 
-/** Environment knobs for development and tests only (the agent's configuration is its six flags). */
+/** Where the supervisor finds its service programs (development and tests only). */
 export interface AgentEnvironment {
-  /** `host:port` of the health server (default 127.0.0.1:9440); host must be loopback. */
-  healthAddress?: string;
-  /** `host:port` the registry listens on (default 127.0.0.1:5000). */
-  registryListen?: string;
   /** Directory holding the service bundles (default: beside this program). */
   serviceDir?: string;
+  /** The process environment the configuration is read from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --cluster C --nodegroup NG --ipv6-prefix P/80
@@ -25,87 +27,26 @@ const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --
 Runs the node agent: validates its configuration, then starts and supervises the service
 processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz and /readyz.`;
 
-/** The service processes the agent supervises, with their shutdown order. */
-export function serviceSpecs(
-  config: AgentConfig,
-  dir: string,
-  env: AgentEnvironment,
-): ServiceSpec[] {
-  const common = [
-    '--provider',
-    config.provider,
-    '--bucket',
-    config.bucket,
-    '--region',
-    config.region,
-    '--cluster',
-    config.cluster,
-  ];
-  return [
-    // Stop order is the spec's: reconciliation first, then the services Pods depend on.
-    {
-      name: 'staticpod',
-      script: path.join(dir, 'agent-staticpod.cjs'),
-      args: [...common, '--nodegroup', config.nodegroup, '--ipv6-prefix', config.ipv6Prefix],
-      stopOrder: 10,
-    },
-    {
-      name: 'identity',
-      script: path.join(dir, 'agent-identity.cjs'),
-      args: [...common, '--nodegroup', config.nodegroup, '--ipv6-prefix', config.ipv6Prefix],
-      stopOrder: 60,
-    },
-    {
-      name: 'registry',
-      script: path.join(dir, 'agent-registry.cjs'),
-      args: [...common, '--listen', env.registryListen ?? '127.0.0.1:5000'],
-      stopOrder: 50,
-    },
-  ];
+/** The service processes the agent supervises, with their shutdown order; each gets the same flags. */
+export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSpec[] {
+  const args = agentFlagArgs(config);
+  const spec = (name: string, stopOrder: number): ServiceSpec => ({
+    name,
+    script: path.join(dir, `agent-${name}.cjs`),
+    args,
+    stopOrder,
+  });
+  // Stop order is the spec's: reconciliation first, then the services Pods depend on.
+  return [spec('staticpod', 10), spec('identity', 60), spec('registry', 50)];
 }
 
-/** Parses the agent's flags; a ValidationError lists every bad one. */
-export function parseAgentArgs(argv: readonly string[]): AgentConfig | 'help' | 'version' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...Object.fromEntries(AGENT_FLAGS.map((f) => [f, { type: 'string' as const }])),
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-    }));
-  } catch (err) {
-    throw new ValidationError(
-      'podmin-agent arguments',
-      [
-        {
-          field: 'arguments',
-          message: `${(err as Error).message}; the agent takes only --${AGENT_FLAGS.join(', --')}`,
-        },
-      ],
-      {
-        code: 'INVALID_ARGUMENT',
-      },
-    );
-  }
-  if (values['help']) return 'help';
-  if (values['version']) return 'version';
-  return parseAgentConfig(values as Record<string, string | undefined>);
-}
-
-function splitAddress(value: string, what: string): { host: string; port: number } {
-  const m = /^(127\.\d+\.\d+\.\d+|\[::1\]):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535)
-    throw new PodminError(
-      'INVALID_ARGUMENT',
-      `${what} ${JSON.stringify(value)}: must be a loopback host:port`,
-    );
-  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
+/** Parses the agent's flags and environment with the one agent parser; throws listing every bad value. */
+export function parseAgentArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): AgentProcessConfig | 'help' | 'version' {
+  const invocation: AgentInvocation = parseAgentInvocation(argv, env);
+  return invocation.kind === 'run' ? invocation.config : invocation.kind;
 }
 
 /**
@@ -114,17 +55,17 @@ function splitAddress(value: string, what: string): { host: string; port: number
  */
 export async function runAgent(
   argv: readonly string[],
-  env: AgentEnvironment,
+  options: AgentEnvironment,
   version: string,
-  log: JsonLogger = createJsonLogger('podmin-agent'),
+  log: JsonLogger = new JsonLogger({ service: 'podmin-agent' }),
   backoff?: BackoffPolicy,
 ): Promise<number> {
   let parsed: ReturnType<typeof parseAgentArgs>;
   try {
-    parsed = parseAgentArgs(argv);
+    parsed = parseAgentArgs(argv, options.env ?? process.env);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    log.error('invalid configuration', { error: message });
+    log.event('error', 'invalid configuration', { error: message });
     process.stderr.write(`podmin-agent: ${message}\n\n${USAGE}\n`);
     return 2;
   }
@@ -137,15 +78,14 @@ export async function runAgent(
     return 0;
   }
   const config = parsed;
-  const dir = env.serviceDir ?? __dirname;
-  const specs = serviceSpecs(config, dir, env);
+  const dir = options.serviceDir ?? __dirname;
+  const specs = serviceSpecs(config, dir);
   const missing = specs.filter((s) => !fs.existsSync(s.script)).map((s) => s.script);
   if (missing.length > 0) {
-    log.error('missing service programs', { missing: missing.join(', ') });
+    log.event('error', 'missing service programs', { missing: missing.join(', ') });
     return 1;
   }
-  const health = splitAddress(env.healthAddress ?? DEFAULT_HEALTH_ADDRESS, 'health address');
-  log.info('start agent', {
+  log.event('info', 'start agent', {
     version,
     provider: config.provider,
     cluster: config.cluster,
@@ -153,16 +93,17 @@ export async function runAgent(
     ipv6Prefix: config.ipv6Prefix,
   });
   const supervisor = new Supervisor(specs, log, backoff);
+  const health = config.healthAddress;
   const server = await startHealthServer(supervisor, health.port, health.host);
-  log.info('serve health', { address: `${health.host}:${server.port}` });
+  log.event('info', 'serve health', { address: formatAddress({ ...health, port: server.port }) });
   supervisor.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  log.info('shut down', { signal });
+  log.event('info', 'shut down', { signal });
   await supervisor.stop();
   await server.close();
-  log.info('stopped');
+  log.event('info', 'stopped');
   return 0;
 }

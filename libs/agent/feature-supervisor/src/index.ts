@@ -1,4 +1,3 @@
-export * from './json-log';
 export * from './supervisor';
 export * from './health-server';
 export * from './agent';

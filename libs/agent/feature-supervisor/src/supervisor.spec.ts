@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createJsonLogger } from './json-log';
+import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import { Supervisor, type ServiceSpec } from './supervisor';
 
@@ -27,7 +27,7 @@ function capture() {
     for (const line of d.toString().split('\n').filter(Boolean))
       lines.push(JSON.parse(line) as Record<string, unknown>);
   });
-  return { log: createJsonLogger('test', out), lines };
+  return { log: new JsonLogger({ service: 'test', write: (l) => out.write(l) }), lines };
 }
 
 describe('Supervisor', () => {

@@ -56,9 +56,14 @@ export function checkPodPrefix(value: string, allowUla: boolean): string | undef
   return undefined;
 }
 
-/** Validates the agent's flags once, listing every bad one. */
-export function parseAgentConfig(flags: Readonly<Record<string, string | undefined>>): AgentConfig {
-  const problems: FieldProblem[] = [];
+/**
+ * Checks the agent's six flags, appending every bad one to `problems`; the values are
+ * meaningful only when no problem was added.
+ */
+export function checkAgentFlags(
+  flags: Readonly<Record<string, string | undefined>>,
+  problems: FieldProblem[],
+): AgentConfig {
   const get = (name: (typeof AGENT_FLAGS)[number]): string => {
     const value = flags[name];
     if (value === undefined || value === '')
@@ -99,14 +104,21 @@ export function parseAgentConfig(flags: Readonly<Record<string, string | undefin
     const why = checkPodPrefix(prefix, provider === 'local');
     if (why) problems.push({ field: '--ipv6-prefix', message: why });
   }
-  if (problems.length > 0)
-    throw new ValidationError('podmin-agent configuration', problems, { code: 'INVALID_ARGUMENT' });
-  return Object.freeze({
+  return {
     provider: provider as AgentProvider,
     bucket,
     region,
     cluster,
     nodegroup,
     ipv6Prefix: prefix,
-  });
+  };
+}
+
+/** Validates the six flags alone, listing every bad one (the process parser adds the environment). */
+export function parseAgentConfig(flags: Readonly<Record<string, string | undefined>>): AgentConfig {
+  const problems: FieldProblem[] = [];
+  const config = checkAgentFlags(flags, problems);
+  if (problems.length > 0)
+    throw new ValidationError('podmin-agent configuration', problems, { code: 'INVALID_ARGUMENT' });
+  return Object.freeze(config);
 }

@@ -1,10 +1,19 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { AGENT_FLAGS, parseAgentConfig, type AgentConfig } from './agent-config';
+import { AGENT_FLAGS, checkAgentFlags, type AgentConfig } from './agent-config';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 
-/** Configuration of an agent service process: the agent's six flags plus node facts. */
+/** A loopback `host:port` to bind. */
+export interface LoopbackAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * The validated, frozen configuration of podmin-agent and of every service process it starts:
+ * the agent's six flags plus the node facts and development knobs read from the environment.
+ */
 export interface AgentProcessConfig extends AgentConfig {
   /** Node root (`/` on a VM; a directory under the Podmin data directory for the local provider). */
   readonly nodeRoot: string;
@@ -16,7 +25,32 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly localSecretsFile: string | undefined;
   /** `s3://BUCKET/KEY` the leader keeps the workload CA bundle at (`--workload-ca-publish`). */
   readonly workloadCaPublish: string | undefined;
+  /** Where podmin-agent serves /healthz and /readyz (PODMIN_AGENT_HEALTH_ADDRESS). */
+  readonly healthAddress: LoopbackAddress;
+  /** Where agent-registry listens (PODMIN_AGENT_REGISTRY_LISTEN). */
+  readonly registryListen: LoopbackAddress;
 }
+
+/** What an invocation of an agent program asks for. */
+export type AgentInvocation =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'run'; readonly config: AgentProcessConfig };
+
+/** Default loopback address of the aggregated health endpoints. */
+export const DEFAULT_HEALTH_ADDRESS = '127.0.0.1:9440';
+/** Default loopback address of the node registry. */
+export const DEFAULT_REGISTRY_LISTEN = '127.0.0.1:5000';
+
+/** Environment variables the agent's processes read, besides the AWS SDK's own. */
+export const AGENT_ENVIRONMENT = [
+  'PODMIN_NODE_ROOT',
+  'PODMIN_NODE_ADDRESS',
+  'PODMIN_LOCAL_SECRETS_FILE',
+  'PODMIN_WORKLOAD_CA_PUBLISH',
+  'PODMIN_AGENT_HEALTH_ADDRESS',
+  'PODMIN_AGENT_REGISTRY_LISTEN',
+] as const;
 
 /** First global or unique-local IPv6 address of this host, else the loopback address. */
 export function discoverNodeAddress(interfaces = os.networkInterfaces()): string {
@@ -30,28 +64,28 @@ export function discoverNodeAddress(interfaces = os.networkInterfaces()): string
 }
 
 /**
- * Validates the process configuration once, listing every bad value: the six flags, and
- * PODMIN_NODE_ROOT / PODMIN_NODE_ADDRESS / PODMIN_LOCAL_SECRETS_FILE from the environment.
+ * The one parser of every agent program (podmin-agent and each service process): reads the six
+ * flags (plus `--help`/`--version`) and the environment once, and throws one ValidationError
+ * listing every bad value.
  */
-export function parseAgentProcessConfig(
+export function parseAgentInvocation(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-): AgentProcessConfig {
-  const { values } = parseArgs({
-    args: [...argv],
-    strict: true,
-    options: Object.fromEntries(AGENT_FLAGS.map((f) => [f, { type: 'string' as const }])),
-  });
-  const base = parseAgentConfig(values);
+): AgentInvocation {
   const problems: FieldProblem[] = [];
+  const flags = readFlags(argv, problems);
+  if (flags.help) return { kind: 'help' };
+  if (flags.version) return { kind: 'version' };
+  const base = checkAgentFlags(flags.values, problems);
   // A VM's node root is `/`; the local provider must name its own directory so a development
   // machine's /etc and /run are never written by accident.
   const nodeRoot = env['PODMIN_NODE_ROOT'] ?? (base.provider === 'aws' ? '/' : '');
   if (nodeRoot === '') {
-    problems.push({
-      field: 'PODMIN_NODE_ROOT',
-      message: 'is required for the local provider (`podmin setup` sets it)',
-    });
+    if (base.provider === 'local')
+      problems.push({
+        field: 'PODMIN_NODE_ROOT',
+        message: 'is required for the local provider (`podmin setup` sets it)',
+      });
   } else if (!path.isAbsolute(nodeRoot)) {
     problems.push({ field: 'PODMIN_NODE_ROOT', message: 'must be an absolute directory' });
   }
@@ -63,14 +97,25 @@ export function parseAgentProcessConfig(
   if (publish !== undefined && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/\S+$/.test(publish)) {
     problems.push({ field: 'PODMIN_WORKLOAD_CA_PUBLISH', message: 'must be s3://BUCKET/KEY' });
   }
+  const healthAddress = loopbackAddress(
+    'PODMIN_AGENT_HEALTH_ADDRESS',
+    env['PODMIN_AGENT_HEALTH_ADDRESS'] ?? DEFAULT_HEALTH_ADDRESS,
+    problems,
+  );
+  const registryListen = loopbackAddress(
+    'PODMIN_AGENT_REGISTRY_LISTEN',
+    env['PODMIN_AGENT_REGISTRY_LISTEN'] ?? DEFAULT_REGISTRY_LISTEN,
+    problems,
+  );
+  const nodeAddress = env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress();
   if (problems.length > 0)
-    throw new ValidationError('agent process configuration', problems, {
+    throw new ValidationError('podmin-agent configuration', problems, {
       code: 'INVALID_ARGUMENT',
     });
-  return Object.freeze({
+  const config: AgentProcessConfig = {
     ...base,
     nodeRoot,
-    nodeAddress: env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress(),
+    nodeAddress,
     runtimeDir: path.join(nodeRoot, 'run', 'podmin', 'agent'),
     workloadCaPublish: publish,
     localSecretsFile:
@@ -78,5 +123,109 @@ export function parseAgentProcessConfig(
       (base.provider === 'local'
         ? path.join(nodeRoot, 'var', 'lib', 'podmin', 'secrets.json')
         : undefined),
+    healthAddress: Object.freeze(healthAddress),
+    registryListen: Object.freeze(registryListen),
+  };
+  return { kind: 'run', config: Object.freeze(config) };
+}
+
+/** {@link parseAgentInvocation} for a service process, where `--help` and `--version` are errors. */
+export function parseAgentProcessConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): AgentProcessConfig {
+  const invocation = parseAgentInvocation(argv, env);
+  if (invocation.kind !== 'run')
+    throw new ValidationError(
+      'podmin-agent configuration',
+      [{ field: `--${invocation.kind}`, message: 'is not accepted by a service process' }],
+      { code: 'INVALID_ARGUMENT' },
+    );
+  return invocation.config;
+}
+
+/** The same flags as an argument list, for starting a service process. */
+export function agentFlagArgs(config: AgentConfig): string[] {
+  return [
+    '--provider',
+    config.provider,
+    '--bucket',
+    config.bucket,
+    '--region',
+    config.region,
+    '--cluster',
+    config.cluster,
+    '--nodegroup',
+    config.nodegroup,
+    '--ipv6-prefix',
+    config.ipv6Prefix,
+  ];
+}
+
+/** `host:port` back from a {@link LoopbackAddress}, bracketing IPv6. */
+export function formatAddress(address: LoopbackAddress): string {
+  return address.host.includes(':')
+    ? `[${address.host}]:${address.port}`
+    : `${address.host}:${address.port}`;
+}
+
+interface Flags {
+  values: Record<string, string | undefined>;
+  help: boolean;
+  version: boolean;
+}
+
+/** Reads `--flag value` / `--flag=value`; unknown flags, missing values and positionals are problems. */
+function readFlags(argv: readonly string[], problems: FieldProblem[]): Flags {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    strict: false,
+    allowPositionals: true,
+    options: {
+      ...Object.fromEntries(AGENT_FLAGS.map((f) => [f, { type: 'string' as const }])),
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
   });
+  const result: Flags = { values: {}, help: values['help'] === true, version: false };
+  result.version = values['version'] === true;
+  const known = AGENT_FLAGS as readonly string[];
+  for (const [flag, value] of Object.entries(values)) {
+    if (flag === 'help' || flag === 'version') continue;
+    if (!known.includes(flag)) {
+      problems.push({
+        field: `--${flag}`,
+        message: `is not a flag; the agent takes only --${AGENT_FLAGS.join(', --')}`,
+      });
+    } else if (typeof value !== 'string') {
+      problems.push({ field: `--${flag}`, message: 'needs a value' });
+    } else {
+      result.values[flag] = value;
+    }
+  }
+  if (positionals.length > 0)
+    problems.push({
+      field: 'arguments',
+      message: `takes no positional arguments, got ${JSON.stringify(positionals)}`,
+    });
+  return result;
+}
+
+function loopbackAddress(
+  field: string,
+  value: string,
+  problems: FieldProblem[],
+): { host: string; port: number } {
+  const match = /^(\[::1\]|127(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  const host = match?.[1]?.replace(/^\[|\]$/g, '');
+  const octetsOk = host === '::1' || (host?.split('.').every((o) => Number(o) <= 255) ?? false);
+  if (match === null || host === undefined || !octetsOk || port > 65535) {
+    problems.push({
+      field,
+      message: `must be a loopback 127.x.y.z:PORT or [::1]:PORT, not ${JSON.stringify(value)}`,
+    });
+    return { host: '127.0.0.1', port: 0 };
+  }
+  return { host, port };
 }

@@ -46,6 +46,11 @@ export class JsonLogger implements StructuredLogger, LoggerService {
     this.write(`${JSON.stringify(line, errorReplacer)}\n`);
   }
 
+  /** Writes a line produced elsewhere (a child process's own JSON line) unchanged. */
+  raw(line: string): void {
+    this.write(line.endsWith('\n') ? line : `${line}\n`);
+  }
+
   /** Nest: informational message. */
   log(message: unknown, ...context: unknown[]): void {
     this.nest('info', message, context);

@@ -50,7 +50,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       const dir = await makeTempDir('podmin-image-bucket');
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
-        registryFlags: ['--provider', 'local', '--bucket', dir.path],
+        registryFlags: ['--provider', 'local', '--bucket', dir.path, '--region', 'local'],
         registryEnv: {},
         read: (key) => readFile(path.join(dir.path, key)),
         cleanup: dir.cleanup,

@@ -1,24 +1,33 @@
 /** Who is at fault for an error: the operator's input, or the system/environment. */
 export type ErrorFault = 'user' | 'system';
 
-/** Every error code a podmin library may raise; callers branch on these, never on message text. */
-export type PodminErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'INVALID_MANIFEST'
-  | 'NOT_FOUND'
-  | 'ALREADY_EXISTS'
-  | 'OBJECT_NOT_FOUND'
-  | 'PRECONDITION_FAILED'
-  | 'OBJECT_TOO_LARGE'
-  | 'ACCESS_DENIED'
-  | 'BUCKET_UNAVAILABLE'
-  | 'SERVICE_UNAVAILABLE'
-  | 'CONFLICT_RETRIES_EXHAUSTED'
-  | 'NO_CONTEXT'
-  | 'CONTEXT_NOT_FOUND'
-  | 'CONFIG_INVALID'
-  | 'IO_ERROR'
-  | 'INTERNAL';
+/** Every error code, for checking a code that crossed a process boundary. */
+export const PODMIN_ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'INVALID_MANIFEST',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'OBJECT_NOT_FOUND',
+  'PRECONDITION_FAILED',
+  'OBJECT_TOO_LARGE',
+  'ACCESS_DENIED',
+  'BUCKET_UNAVAILABLE',
+  'SERVICE_UNAVAILABLE',
+  'CONFLICT_RETRIES_EXHAUSTED',
+  'NO_CONTEXT',
+  'CONTEXT_NOT_FOUND',
+  'CONFIG_INVALID',
+  'IO_ERROR',
+  'INTERNAL',
+] as const;
+
+/** Stable error codes; callers check these, never message text. */
+export type PodminErrorCode = (typeof PODMIN_ERROR_CODES)[number];
+
+/** True when `value` names a known error code. */
+export function isPodminErrorCode(value: unknown): value is PodminErrorCode {
+  return (PODMIN_ERROR_CODES as readonly unknown[]).includes(value);
+}
 
 /** Options shared by every podmin error. */
 export interface PodminErrorOptions {

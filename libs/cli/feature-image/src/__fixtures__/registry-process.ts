@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
@@ -19,7 +20,8 @@ export interface RegistryProcess {
 }
 
 /**
- * Starts `dist/bin/agent-registry.cjs` with the agent's flags on an ephemeral loopback port
+ * Starts `dist/bin/agent-registry.cjs` with the agent's flags (`flags` name the provider,
+ * bucket and region) on an ephemeral loopback port, its sockets under a temporary node root,
  * and resolves once it logs its `listen` event.
  */
 export function startRegistryProcess(
@@ -29,15 +31,35 @@ export function startRegistryProcess(
   if (!existsSync(REGISTRY_BIN)) {
     throw new Error(`${REGISTRY_BIN} is missing: run \`npx nx run agent-registry:build\``);
   }
+  const nodeRoot = mkdtempSync(path.join(os.tmpdir(), 'podmin-registry-node-'));
   const child = spawn(
     process.execPath,
-    [REGISTRY_BIN, ...flags, '--cluster', 'test', '--listen', '127.0.0.1:0'],
+    [
+      REGISTRY_BIN,
+      ...flags,
+      '--cluster',
+      'test',
+      '--nodegroup',
+      'default',
+      '--ipv6-prefix',
+      '2600:1f14:abc:1200:1::/80',
+    ],
     {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        PODMIN_NODE_ROOT: nodeRoot,
+        PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:0',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      rmSync(nodeRoot, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const log: string[] = [];
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
