@@ -8,6 +8,7 @@ void runAgent(
   {
     healthAddress: process.env['PODMIN_AGENT_HEALTH_ADDRESS'],
     registryListen: process.env['PODMIN_AGENT_REGISTRY_LISTEN'],
+    nodeRoot: process.env['PODMIN_NODE_ROOT'],
   },
   typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
 ).then((code) => {

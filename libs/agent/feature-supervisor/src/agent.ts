@@ -18,6 +18,8 @@ export interface AgentEnvironment {
   registryListen?: string;
   /** Directory holding the service bundles (default: beside this program). */
   serviceDir?: string;
+  /** The node root (PODMIN_NODE_ROOT), reported by `/identity`; the services default it to `/`. */
+  nodeRoot?: string;
 }
 
 const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --cluster C --nodegroup NG --ipv6-prefix P/80
@@ -153,7 +155,13 @@ export async function runAgent(
     ipv6Prefix: config.ipv6Prefix,
   });
   const supervisor = new Supervisor(specs, log, backoff);
-  const server = await startHealthServer(supervisor, health.port, health.host);
+  const server = await startHealthServer(supervisor, health.port, health.host, {
+    cluster: config.cluster,
+    nodegroup: config.nodegroup,
+    nodeRoot: env.nodeRoot ?? '/',
+    pid: process.pid,
+    version,
+  });
   log.info('serve health', { address: `${health.host}:${server.port}` });
   supervisor.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
