@@ -35,8 +35,8 @@ run npx nx run-many -t lint typecheck check-generated --output-style=stream --sk
 step "unit tests"
 run npx nx run-many -t test --output-style=stream --skip-nx-cache
 
-step "build"
-run npm run --silent build -- --output-style=stream --skip-nx-cache
+step "build, and again from the Nx cache (which must restore every file the build wrote)"
+run bash tools/check-build-outputs.sh
 
 step "integration tests (AWS API emulator on loopback, real processes)"
 eval "$(bash tools/emulator/start.sh "$state")"

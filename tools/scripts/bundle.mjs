@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Bundles an app into one executable CommonJS file under dist/bin with esbuild.
-//   node tools/scripts/bundle.mjs cli|agent
+//   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity
+// Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
+// file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
+// from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
 // Dynamic import() of a library becomes a lazily evaluated module inside the one file, so
 // command handlers load their implementation (and the AWS SDK) only when they run.
 import { build } from 'esbuild';
@@ -63,25 +66,36 @@ const targets = {
   },
 };
 const name = process.argv[2];
+// gRPC service processes load .proto files at run time from proto/ beside their bundle. Both
+// service bundles need the same directory, so one target (agent-contracts:build, which they
+// depend on) writes it: two Nx targets declaring one output would race when restored from cache.
+const PROTO_OUT = 'dist/bin/proto';
+if (name === 'proto') {
+  const out = path.join(root, PROTO_OUT);
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), out, { recursive: true });
+  fs.cpSync(path.join(root, 'node_modules/grpc-health-check/proto'), out, { recursive: true });
+  process.stdout.write(`copied the agent and gRPC health .proto files to ${PROTO_OUT}\n`);
+  process.exit(0);
+}
 const target = targets[name];
 if (!target) {
-  process.stderr.write(`usage: bundle.mjs ${Object.keys(targets).join('|')}\n`);
+  process.stderr.write(`usage: bundle.mjs ${[...Object.keys(targets), 'proto'].join('|')}\n`);
   process.exit(2);
 }
 // Tests bundle elsewhere, with another module: PODMIN_BUNDLE_OUT and PODMIN_BUNDLE_INFRA_MODULE.
 const outfile = path.resolve(root, process.env.PODMIN_BUNDLE_OUT || target.out);
 const binDir = path.dirname(outfile);
 
-// gRPC service processes load .proto files at run time: ship them in dist/bin/proto, and point
-// grpc-health-check (which resolves its proto beside its own source) at that directory too.
+// Point grpc-health-check (which resolves its proto beside its own source) at proto/ beside
+// the bundle, where `bundle.mjs proto` puts it.
 const plugins = [];
 if (target.grpc) {
-  fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), path.join(binDir, 'proto'), {
-    recursive: true,
-  });
-  fs.cpSync(path.join(root, 'node_modules/grpc-health-check/proto'), path.join(binDir, 'proto'), {
-    recursive: true,
-  });
+  if (!fs.existsSync(path.join(binDir, 'proto', 'health', 'v1', 'health.proto'))) {
+    process.stderr.write(
+      `warning: ${path.relative(root, binDir)}/proto is missing: run \`node tools/scripts/bundle.mjs proto\` (nx run agent-contracts:build)\n`,
+    );
+  }
   plugins.push({
     name: 'grpc-health-check-proto',
     setup(b) {

@@ -94,7 +94,13 @@ export async function runAgent(
   });
   const supervisor = new Supervisor(specs, log, backoff);
   const health = config.healthAddress;
-  const server = await startHealthServer(supervisor, health.port, health.host);
+  const server = await startHealthServer(supervisor, health.port, health.host, {
+    cluster: config.cluster,
+    nodegroup: config.nodegroup,
+    nodeRoot: config.nodeRoot,
+    pid: process.pid,
+    version,
+  });
   log.event('info', 'serve health', { address: formatAddress({ ...health, port: server.port }) });
   supervisor.start();
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { findTestInfraEngine, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { readModuleDir, serializeModuleVars, type ModuleVars } from '@podmin/cli-util-infra';
+import { hasCode } from '@podmin/util-errors';
 import { InfraEngine, StateLockedError, writeWorkDir } from './engine';
 
 const engine = findTestInfraEngine();
@@ -38,10 +39,29 @@ const vars = (size: number): ModuleVars => ({
   },
 });
 
-if (engine === undefined) {
-  test('SKIPPED engine: no OpenTofu/Terraform (tools/infra-stack/build.sh or PATH)', () => {
-    expect(engine).toBeUndefined();
+// Runs with or without an engine, so this file always has a test that can fail.
+describe('InfraEngine with an executable that cannot start', () => {
+  it('fails with NOT_FOUND naming the executable and PODMIN_TF_CMD', async () => {
+    const missing = path.join(os.tmpdir(), `podmin-no-engine-${process.pid}`, 'tofu');
+    const infra = new InfraEngine({
+      executable: missing,
+      workDir: os.tmpdir(),
+      env: { PATH: process.env['PATH'] },
+      output: () => undefined,
+    });
+    const err = await infra.version().catch((e: unknown) => e);
+    expect(hasCode(err, 'NOT_FOUND')).toBe(true);
+    expect(err).toMatchObject({
+      message: `running OpenTofu/Terraform (${missing}): spawn ${missing} ENOENT`,
+      hint: expect.stringContaining('PODMIN_TF_CMD'),
+    });
   });
+});
+
+if (engine === undefined) {
+  process.stdout.write(
+    'SKIPPED engine: no OpenTofu/Terraform (tools/infra-stack/build.sh or PATH); InfraEngine runs not tested\n',
+  );
 } else {
   describe(`InfraEngine with ${engine.executable} against the emulator`, () => {
     let s3: S3Client;

@@ -7,6 +7,7 @@ import {
   localPodPrefix,
   findNodeStack,
   startLocalNode,
+  healthAddressTaken,
 } from './local-node';
 
 describe('local node', () => {
@@ -64,5 +65,34 @@ describe('local node', () => {
 
   it('finds kubelet and containerd on PATH only when present', () => {
     expect(findNodeStack({ PATH: path.join(__dirname, 'no-such-dir') })).toEqual({});
+  });
+
+  it('tells how to stop an agent of another cluster, in this configuration or another', () => {
+    const agent = {
+      cluster: 'alpha',
+      nodegroup: 'default',
+      nodeRoot: '/d/nodes/alpha/default',
+      pid: 77,
+      version: '0.1.0',
+    };
+    const self = { cluster: 'beta', nodegroup: 'default', dataDir: '/d' };
+    const same = healthAddressTaken({ kind: 'agent', ready: true, agent }, '127.0.0.1:9440', self);
+    expect(same.code).toBe('ALREADY_EXISTS');
+    expect(same.message).toBe(
+      "starting podmin-agent for beta/default: 127.0.0.1:9440 is held by another podmin-agent (cluster alpha, nodegroup default, node root /d/nodes/alpha/default, pid 77, version 0.1.0); this cluster's agent is not running",
+    );
+    expect(same.hint).toMatch(
+      /^Stop that agent with `podmin use alpha && podmin teardown` or `kill 77`/,
+    );
+    const other = healthAddressTaken({ kind: 'agent', ready: true, agent }, '127.0.0.1:9440', {
+      ...self,
+      dataDir: '/elsewhere',
+    });
+    expect(other.hint).toContain(
+      "`podmin teardown` in cluster alpha's context (the Podmin configuration whose data directory is /d) or `kill 77`",
+    );
+    expect(healthAddressTaken({ kind: 'unnamed-agent' }, '[::1]:9440', self).message).toContain(
+      'is held by a podmin-agent that does not say which cluster it serves',
+    );
   });
 });

@@ -109,23 +109,129 @@ async function readState(file: string): Promise<AgentState | undefined> {
   }
 }
 
-async function ready(healthAddress: string): Promise<boolean> {
+/** What a podmin-agent reports about itself on its health endpoints (`agent` of `/readyz`). */
+export interface ReportedAgent {
+  cluster: string;
+  nodegroup: string;
+  nodeRoot: string;
+  pid: number;
+  version: string;
+}
+
+/** What answered on the health address. */
+export type HealthAnswer =
+  | { kind: 'none' }
+  | { kind: 'agent'; ready: boolean; agent: ReportedAgent }
+  | { kind: 'unnamed-agent' }
+  | { kind: 'other'; detail: string };
+
+function reportedAgent(value: unknown): ReportedAgent | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const strings = ['cluster', 'nodegroup', 'nodeRoot', 'version'] as const;
+  if (v['name'] !== 'podmin-agent' || !Number.isInteger(v['pid'])) return undefined;
+  if (!strings.every((k) => typeof v[k] === 'string')) return undefined;
+  return {
+    cluster: v['cluster'] as string,
+    nodegroup: v['nodegroup'] as string,
+    nodeRoot: v['nodeRoot'] as string,
+    pid: v['pid'] as number,
+    version: v['version'] as string,
+  };
+}
+
+/** Asks `/readyz` on a loopback `host:port` who answers there and whether it is ready. */
+export async function probeHealth(healthAddress: string): Promise<HealthAnswer> {
+  let res: Response;
+  let text: string;
   try {
-    return (
-      (await fetch(`http://${healthAddress}/readyz`, { signal: AbortSignal.timeout(1000) }))
-        .status === 200
-    );
+    res = await fetch(`http://${healthAddress}/readyz`, { signal: AbortSignal.timeout(1000) });
+    text = await res.text();
   } catch {
-    return false;
+    return { kind: 'none' };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if ((b['status'] !== 'ok' && b['status'] !== 'unavailable') || !Array.isArray(b['services'])) {
+    const type = res.headers.get('content-type');
+    return {
+      kind: 'other',
+      detail: `/readyz answered HTTP ${res.status}${type ? ` ${type}` : ''}`,
+    };
+  }
+  const agent = reportedAgent(b['agent']);
+  return agent ? { kind: 'agent', ready: res.status === 200, agent } : { kind: 'unnamed-agent' };
+}
+
+/**
+ * The error when something other than the agent setup started answers on its health address:
+ * names what holds it and how to stop that.
+ */
+export function healthAddressTaken(
+  answer: Exclude<HealthAnswer, { kind: 'none' }> | { kind: 'silent' },
+  healthAddress: string,
+  self: { cluster: string; nodegroup: string; dataDir: string },
+): PodminError {
+  const port = healthAddress.slice(healthAddress.lastIndexOf(':') + 1);
+  const doing = `starting podmin-agent for ${self.cluster}/${self.nodegroup}: ${healthAddress} is held by`;
+  const elsewhere =
+    'or run this cluster on other addresses (PODMIN_LOCAL_HEALTH_ADDRESS, PODMIN_LOCAL_REGISTRY_LISTEN)';
+  const find = `find it with \`ss -ltnp 'sport = :${port}'\` (or \`lsof -i :${port}\`)`;
+  const fail = (what: string, hint: string) =>
+    new PodminError('ALREADY_EXISTS', `${doing} ${what}; this cluster's agent is not running`, {
+      hint,
+      fault: 'user',
+    });
+  switch (answer.kind) {
+    case 'agent': {
+      const a = answer.agent;
+      // A node root is <data dir>/nodes/<cluster>/<nodegroup>: it tells whose configuration set it up.
+      const dataDir = path.resolve(a.nodeRoot, '..', '..', '..');
+      const teardown =
+        path.resolve(dataDir) === path.resolve(self.dataDir)
+          ? `\`podmin use ${a.cluster} && podmin teardown\``
+          : `\`podmin teardown\` in cluster ${a.cluster}'s context (the Podmin configuration whose data directory is ${dataDir})`;
+      return fail(
+        `another podmin-agent (cluster ${a.cluster}, nodegroup ${a.nodegroup}, node root ${a.nodeRoot}, pid ${a.pid}, version ${a.version})`,
+        `Stop that agent with ${teardown} or \`kill ${a.pid}\`, ${elsewhere}.`,
+      );
+    }
+    case 'unnamed-agent':
+      return fail(
+        'a podmin-agent that does not say which cluster it serves (an older version)',
+        `Stop it with \`podmin teardown\` in its cluster's context, or ${find} and kill that pid, ${elsewhere}.`,
+      );
+    case 'other':
+      return fail(
+        `something that is not a podmin-agent (${answer.detail})`,
+        `Stop it (${find}), ${elsewhere}.`,
+      );
+    case 'silent':
+      return fail(
+        'something that is not a podmin-agent (it does not answer HTTP)',
+        `Stop it (${find}), ${elsewhere}.`,
+      );
   }
 }
 
-function tail(file: string, lines = 15): string {
+/** What a log holds from byte `from` on (what the current run wrote). */
+function logSince(file: string, from: number): string {
   try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return fs.readFileSync(file).subarray(from).toString('utf8').trimEnd();
   } catch {
-    return '(no log)';
+    return '';
   }
+}
+
+/** The last lines of a log from byte `from` on. */
+function tail(file: string, from = 0, lines = 15): string {
+  const text = logSince(file, from);
+  return text === '' ? '(no log)' : text.split('\n').slice(-lines).join('\n');
 }
 
 /** Which node-stack programs are on PATH (kubelet and containerd run Pods for real). */
@@ -228,6 +334,7 @@ export async function startLocalNode(
     await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
   }
   const log = fs.openSync(layout.logFile, 'a', 0o600);
+  const logStart = fs.fstatSync(log).size;
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', log, log],
@@ -247,19 +354,51 @@ export async function startLocalNode(
   reporter.info(
     `Started podmin-agent (pid ${pid}) with node root ${layout.root}; waiting until it is ready`,
   );
+  // Only the agent just started counts as ready: an agent of another cluster (or one left
+  // over) on the same address would answer /readyz while this one dies of EADDRINUSE.
+  const own = (a: ReportedAgent) =>
+    a.pid === pid && a.cluster === context.cluster && a.nodeRoot === layout.root;
+  const abandon = async () => {
+    if (exited === undefined) await stopPid(pid);
+    await fsp.rm(layout.stateFile, { force: true });
+    await fsp.rm(layout.pidFile, { force: true });
+  };
+  const self = { cluster: context.cluster, nodegroup, dataDir: options.dataDir };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
-  while (!(await ready(options.healthAddress))) {
-    if (exited !== undefined || Date.now() > deadline) {
-      if (exited === undefined) await stopPid(pid);
-      await fsp.rm(layout.stateFile, { force: true });
+  for (;;) {
+    const answer = await probeHealth(options.healthAddress);
+    if (answer.kind === 'agent' && own(answer.agent)) {
+      if (answer.ready) return { pid, started: true, layout };
+    } else if (answer.kind !== 'none') {
+      await abandon();
+      throw healthAddressTaken(answer, options.healthAddress, self);
+    }
+    if (exited !== undefined) {
+      await abandon();
+      // Node reports a taken port as "listen EADDRINUSE: address already in use HOST:PORT".
+      const inUse = `address already in use ${options.healthAddress.replace(/^\[|\]/g, '')}`;
+      if (logSince(layout.logFile, logStart).includes(inUse)) {
+        const holder = await probeHealth(options.healthAddress);
+        throw healthAddressTaken(
+          holder.kind === 'none' ? { kind: 'silent' } : holder,
+          options.healthAddress,
+          self,
+        );
+      }
       throw new PodminError(
         'IO_ERROR',
-        `starting podmin-agent: ${exited !== undefined ? `it exited (${exited})` : 'not ready in time'}; log ${layout.logFile}:\n${tail(layout.logFile)}`,
+        `starting podmin-agent: it exited (${exited}); log ${layout.logFile}:\n${tail(layout.logFile, logStart)}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      await abandon();
+      throw new PodminError(
+        'IO_ERROR',
+        `starting podmin-agent: not ready in time; log ${layout.logFile}:\n${tail(layout.logFile, logStart)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { pid, started: true, layout };
 }
 
 async function stopPid(pid: number, graceMs = 15_000): Promise<void> {
