@@ -2,7 +2,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
-import { Supervisor, type ServiceSpec } from './supervisor';
+import { SERVICE_EXEC_ARGV, Supervisor, type ServiceSpec } from './supervisor';
 
 const fixture = path.join(__dirname, '__fixtures__', 'service.cjs');
 const spec = (name: string, mode: string, stopOrder: number): ServiceSpec => ({
@@ -52,6 +52,12 @@ describe('Supervisor', () => {
       expect(stops).toEqual(['a', 'b']);
       // Child JSON lines pass through unchanged; plain lines are wrapped as JSON.
       expect(lines.some((l) => l['component'] === 'fixture')).toBe(true);
+      // Every service process starts with the same V8 memory settings.
+      const started = lines.filter((l) => l['msg'] === 'started');
+      expect(started.map((l) => l['execArgv'])).toEqual([
+        [...SERVICE_EXEC_ARGV],
+        [...SERVICE_EXEC_ARGV],
+      ]);
       expect(lines.some((l) => l['line'] === 'plain text line')).toBe(true);
     } finally {
       await supervisor.stop();
@@ -74,6 +80,18 @@ describe('Supervisor', () => {
     } finally {
       await supervisor.stop();
       await server.close();
+    }
+  });
+
+  it('ignores a message that is not a typed child message', async () => {
+    const { log, lines } = capture();
+    const supervisor = new Supervisor([spec('staticpod', 'garbage', 1)], log);
+    supervisor.start();
+    try {
+      await until(() => lines.some((l) => l['msg'] === 'ignore unknown message'), 'warning');
+      expect(supervisor.statuses()[0]).toMatchObject({ ready: true, healthy: null });
+    } finally {
+      await supervisor.stop();
     }
   });
 
