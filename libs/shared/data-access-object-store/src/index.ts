@@ -2,6 +2,10 @@
 export * from './object-store.port';
 /** The bucket-provisioning port used by `podmin connect` and the probe key prefix. */
 export * from './bucket-provisioner.port';
+/** Byte-range resolution and formatting shared by the adapters and their fakes. */
+export { assertValidRange, formatRange, resolveRange } from './byte-range';
+/** An ObjectBody over a Node.js stream (S3 response bodies, fakes). */
+export { readableBody } from './object-body';
 /** Entity-tag helpers: S3-style MD5 ETags and tolerant comparison. */
 export { md5Etag, etagsEqual } from './etag';
 /** The OBJECT_TOO_LARGE error raised by bounded reads. */
