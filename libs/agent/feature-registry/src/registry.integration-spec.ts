@@ -5,13 +5,12 @@ import {
   LocalDirectoryObjectStore,
   S3ObjectStore,
   createS3Client,
+  md5Etag,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
 import { makeTempDir, emulatorBucket } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { OCI_INDEX_MEDIA_TYPE, blobPath, sha256Digest } from '@podmin/util-oci';
-import { LocalDirectoryRegistryStore } from './adapters/local-directory.store';
-import { S3RegistryStore } from './adapters/s3.store';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { TestImage } from './__fixtures__/oci-image';
 import { reportSkip, run, startContainerd, which } from './__fixtures__/real-clients';
@@ -19,6 +18,7 @@ import type { TestContainerd } from './__fixtures__/real-clients';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
 import { JsonLogger } from '@podmin/agent-util-logging';
+import { createRegistryStore } from './adapters/create-store';
 import type { RegistryStore } from './registry.ports';
 
 const HELLO = 'apps/demo/hello';
@@ -39,7 +39,15 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       const dir = await makeTempDir('podmin-registry-bucket');
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
-        registryStore: new LocalDirectoryRegistryStore(dir.path),
+        // A second store on the same directory, opened as the registry process opens it.
+        registryStore: createRegistryStore({
+          provider: 'local',
+          bucket: dir.path,
+          region: undefined,
+          cluster: 'test',
+          listen: { host: '127.0.0.1', port: 0 },
+          s3Endpoint: undefined,
+        }),
         cleanup: dir.cleanup,
       };
     },
@@ -50,7 +58,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       const { client, bucket } = await emulatorBucket('registry', createS3Client);
       return {
         objects: new S3ObjectStore({ client, bucket }),
-        registryStore: new S3RegistryStore(client, bucket),
+        registryStore: new S3ObjectStore({ client, bucket }),
         cleanup: () => Promise.resolve(client.destroy()),
       };
     },
@@ -148,6 +156,23 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     await request(base)
       .get('/v2/apps/../tfstate/manifests/v1')
       .expect(400, /NAME_INVALID/);
+  });
+
+  it('reads objects with the ETag every other reader of the bucket sees', async () => {
+    const arm = hello.platforms[1]!;
+    const key = `${HELLO}/${blobPath(arm.layer.digest)}`;
+    const expected = (await bucket.objects.head(key)).etag;
+    expect(expected).toBe(md5Etag(hello.blobs.get(arm.layer.digest)!));
+    const whole = await bucket.registryStore.openRead(key);
+    const part = await bucket.registryStore.openRead(key, { range: { start: 5, end: 24 } });
+    for (const opened of [whole, part]) {
+      if (opened.kind === 'opened') await opened.body.close();
+    }
+    expect([whole.kind, part.kind]).toEqual(['opened', 'opened']);
+    expect(whole.kind === 'opened' && whole.etag).toBe(expected);
+    expect(part.kind === 'opened' && part.etag).toBe(expected);
+    expect((await bucket.registryStore.head(key)).etag).toBe(expected);
+    expect((await bucket.registryStore.get(key)).etag).toBe(expected);
   });
 
   it('lets skopeo copy the whole multi-platform image and inspect its digest', async () => {
