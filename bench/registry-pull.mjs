@@ -3,7 +3,7 @@
 // of the same object, and the registry's RSS grows by ≤ 32 MiB while serving a 1 GiB blob.
 //
 // For each provider the "direct object read" goes through the very adapter the registry reads
-// with (createRegistryStore from @podmin/agent-feature-registry, bundled here with esbuild),
+// with (openBucketStore from @podmin/agent-data-access-node, as the registry opens it, bundled here with esbuild),
 // and the pull is a GET /v2/<repo>/blobs/<digest> by curl, a native client like containerd.
 // Rounds are interleaved (order rotated each round) and each line prints the median and the
 // min–max spread, so every ratio compares numbers taken in the same run.
@@ -44,7 +44,8 @@ await build({
   stdin: {
     contents: [
       "import 'reflect-metadata';",
-      "export { createRegistryStore, parseRegistryConfig } from '@podmin/agent-feature-registry';",
+      "export { openBucketStore } from '@podmin/agent-data-access-node';",
+      "export { parseAgentProcessConfig } from '@podmin/agent-util-config';",
       "export { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
     ].join('\n'),
     resolveDir: root,
@@ -76,16 +77,37 @@ function writeRandomBlob(file, bytes) {
   return hash.digest('hex');
 }
 
+/** The agent's six flags around the provider, bucket and region ones given. */
+const agentArgs = (flags) => [
+  ...flags,
+  '--cluster',
+  'bench',
+  '--nodegroup',
+  'default',
+  '--ipv6-prefix',
+  '2600:1f14:abc:1200:1::/80',
+];
+
+/** The bucket store the registry process opens for these flags. */
+const bucketStore = (flags, env) =>
+  adapters.openBucketStore(
+    adapters.parseAgentProcessConfig(agentArgs(flags), {
+      ...env,
+      PODMIN_NODE_ROOT: path.join(dir, 'node'),
+    }),
+    env,
+  );
+
 /** Starts the registry binary on an ephemeral loopback port; resolves to { child, port }. */
 async function startRegistry(args, env = process.env) {
-  const child = spawn(
-    process.execPath,
-    [bin, ...args, '--cluster', 'bench', '--listen', '127.0.0.1:0'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env,
+  const child = spawn(process.execPath, [bin, ...agentArgs(args)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...env,
+      PODMIN_NODE_ROOT: path.join(dir, 'node'),
+      PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:0',
     },
-  );
+  });
   children.push(child);
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('registry did not start within 20 s')), 20_000);
@@ -207,10 +229,8 @@ async function localProvider() {
   fs.mkdirSync(path.dirname(objectFile), { recursive: true });
   fs.renameSync(temp, objectFile);
 
-  const flags = ['--provider', 'local', '--bucket', bucket];
-  const store = adapters.createRegistryStore(
-    adapters.parseRegistryConfig([...flags, '--cluster', 'bench'], {}, root),
-  );
+  const flags = ['--provider', 'local', '--bucket', bucket, '--region', 'local'];
+  const store = bucketStore(flags, {});
   const registry = await startRegistry(flags);
   const barePort = await startServer(process.execPath, [
     '-e',
@@ -322,9 +342,7 @@ async function s3Provider() {
     const size = s3Mib * 1024 * 1024;
     const bucket = `podmin-bench-${process.pid}`;
     const flags = ['--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket];
-    const store = adapters.createRegistryStore(
-      adapters.parseRegistryConfig([...flags, '--cluster', 'bench'], env, root),
-    );
+    const store = bucketStore(flags, env);
     const client = new adapters.S3Client({
       region: 'us-east-1',
       endpoint,

@@ -1,3 +1,4 @@
+import type { S3Client } from '@aws-sdk/client-s3';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import { localAgentFlags } from '@podmin/testing';
 import { openBucketStore, openSecretStores } from './open';
@@ -41,5 +42,34 @@ describe('openBucketStore / openSecretStores', () => {
     const stores = openSecretStores(config, {});
     expect(stores['aws-parameter-store'].constructor.name).toBe('ParameterStoreSecretStore');
     expect(stores['aws-secrets-manager'].constructor.name).toBe('SecretsManagerSecretStore');
+  });
+});
+
+describe('openBucketStore on aws', () => {
+  const config = parseAgentProcessConfig(flags('aws'), {});
+  /** The S3 client inside a store. */
+  const clientOf = (store: unknown): S3Client => (store as { client: S3Client }).client;
+
+  it('uses the regional dual-stack endpoint', async () => {
+    const client = clientOf(openBucketStore(config, {}));
+    try {
+      expect(await client.config.useDualstackEndpoint()).toBe(true);
+      expect(await client.config.region()).toBe('eu-west-1');
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('uses AWS_ENDPOINT_URL_S3 with path-style addressing instead', async () => {
+    const client = clientOf(
+      openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4566' }),
+    );
+    try {
+      expect(await client.config.useDualstackEndpoint()).toBe(false);
+      expect(client.config.forcePathStyle).toBe(true);
+      expect(await client.config.endpoint?.()).toMatchObject({ hostname: '127.0.0.1', port: 4566 });
+    } finally {
+      client.destroy();
+    }
   });
 });

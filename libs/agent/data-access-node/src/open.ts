@@ -1,7 +1,7 @@
 import type { AgentProcessConfig } from '@podmin/agent-util-config';
 import {
   createS3Client,
-  LocalDirectoryObjectStore,
+  openObjectStore,
   S3ObjectStore,
   type ObjectStore,
 } from '@podmin/data-access-object-store';
@@ -18,14 +18,15 @@ import {
 /** Process environment (endpoint overrides for emulators). */
 export type ProcessEnv = Readonly<Record<string, string | undefined>>;
 
-/** The cluster bucket of this node: a directory (local) or S3 (aws; AWS_ENDPOINT_URL_S3 overrides). */
+/**
+ * The cluster bucket of this node, opened the same way by every agent process: a directory
+ * (local) or S3 on the regional dual-stack endpoint (aws; nodes have no IPv4), or on
+ * AWS_ENDPOINT_URL_S3 with path-style addressing.
+ */
 export function openBucketStore(config: AgentProcessConfig, env: ProcessEnv): ObjectStore {
-  if (config.provider === 'local') return new LocalDirectoryObjectStore(config.bucket);
+  const { provider, bucket, region } = config;
   const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
-  return new S3ObjectStore({
-    client: createS3Client({ region: config.region, ...(endpoint ? { endpoint } : {}) }),
-    bucket: config.bucket,
-  });
+  return openObjectStore({ provider, bucket, region, endpoint, dualStack: true });
 }
 
 /** Another S3 bucket in the node's region (e.g. the `--workload-ca-publish` destination). */

@@ -4,8 +4,8 @@ import { sha256Digest } from '@podmin/util-oci';
 import { RecordingSink } from './__fixtures__/recording-sink';
 import { BlobSender, DigestMismatchError } from './blob-sender';
 import { HashingThread } from './hashing-thread';
-import { readableBody } from './object-body';
-import type { ObjectBody } from './registry.ports';
+import { readableBody } from '@podmin/data-access-object-store';
+import type { ObjectBody } from '@podmin/data-access-object-store';
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parseDigest } from '@podmin/util-oci';
 import { HashingThread } from './hashing-thread';
-import type { ObjectBody } from './registry.ports';
+import type { ObjectBody } from '@podmin/data-access-object-store';
 
 /** Buffers per transfer: one being read, one held back, the rest being written or hashed. */
 const SLOTS = 4;

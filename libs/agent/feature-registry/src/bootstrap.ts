@@ -2,10 +2,10 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openBucketStore } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import type { LoopbackAddress } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { createRegistryStore } from './adapters/create-store';
 import { RegistryModule } from './registry.module';
 import type { RegistryStore } from './registry.ports';
 
@@ -64,7 +64,7 @@ export const registryProcess: AgentProcessDefinition = {
       cluster: config.cluster,
     });
     return Promise.resolve(
-      RegistryModule.register({ store: createRegistryStore(config, env), logger }),
+      RegistryModule.register({ store: openBucketStore(config, env), logger }),
     );
   },
   http: (config) => config.registryListen,

@@ -3,15 +3,84 @@ import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REGISTRY_API_VERSION_HEADER } from './http-headers';
 import { rawPath } from './registry.http-controller';
-import { RegistryError, ociErrorBody } from './registry-error';
-import type { OciErrorCode } from './registry-error';
+import { RegistryError } from './registry-error';
 import { REGISTRY_LOGGER } from './registry.ports';
 import type { StructuredLogger } from './registry.ports';
 
+/** Error codes of the OCI distribution spec that this registry returns, plus UNKNOWN for 500s. */
+export type OciErrorCode =
+  | 'BLOB_UNKNOWN'
+  | 'DIGEST_INVALID'
+  | 'MANIFEST_UNKNOWN'
+  | 'NAME_INVALID'
+  | 'NAME_UNKNOWN'
+  | 'TAG_INVALID'
+  | 'UNSUPPORTED'
+  | 'UNKNOWN';
+
+/** The HTTP status, OCI error code and extra headers a refusal is answered with. */
+export interface OciResponse {
+  /** HTTP status. */
+  status: number;
+  /** OCI error code of the body. */
+  code: OciErrorCode;
+  /** Extra response headers, e.g. `Allow` on 405 or `Content-Range` on 416. */
+  headers: Record<string, string>;
+}
+
+/** Maps a registry refusal to its OCI response: the one table of statuses and codes. */
+export function ociResponse(err: RegistryError): OciResponse {
+  const plain = (status: number, code: OciErrorCode): OciResponse => ({
+    status,
+    code,
+    headers: {},
+  });
+  switch (err.refusal) {
+    case 'READ_ONLY':
+      return { status: 405, code: 'UNSUPPORTED', headers: { Allow: 'GET, HEAD' } };
+    case 'ENDPOINT_UNSUPPORTED':
+      return plain(404, 'UNSUPPORTED');
+    case 'NAME_INVALID':
+      return plain(400, 'NAME_INVALID');
+    case 'NAME_UNKNOWN':
+      return plain(404, 'NAME_UNKNOWN');
+    case 'TAG_INVALID':
+      return plain(400, 'TAG_INVALID');
+    case 'DIGEST_INVALID':
+      return plain(400, 'DIGEST_INVALID');
+    case 'MANIFEST_UNKNOWN':
+      return plain(404, 'MANIFEST_UNKNOWN');
+    case 'BLOB_UNKNOWN':
+      return plain(404, 'BLOB_UNKNOWN');
+    case 'RANGE_NOT_SATISFIABLE':
+      return {
+        status: 416,
+        code: 'UNSUPPORTED',
+        headers: err.size === undefined ? {} : { 'Content-Range': `bytes */${err.size}` },
+      };
+    case 'MANIFEST_CORRUPT':
+      // Never serve bytes that do not match the digest the client will check them against.
+      return plain(500, 'BLOB_UNKNOWN');
+    case 'MANIFEST_TOO_LARGE':
+    case 'INDEX_INVALID':
+      return plain(500, 'UNKNOWN');
+    default:
+      return unreachable(err.refusal);
+  }
+}
+
+/** The OCI error body: `{"errors":[{"code","message","detail"?}]}`. */
+export function ociErrorBody(code: OciErrorCode, message: string, detail?: unknown): string {
+  return JSON.stringify({
+    errors: [detail === undefined ? { code, message } : { code, message, detail }],
+  });
+}
+
 /**
- * The one place errors become HTTP responses: a RegistryError keeps its status and OCI code;
- * anything else is a 500 `UNKNOWN` with a generic message, logged with its stack. When the
- * response has already started, the connection is cut instead.
+ * The one place errors become HTTP responses: a RegistryError is answered by
+ * {@link ociResponse} with its message; anything else is a 500 `UNKNOWN` with a generic
+ * message, logged with its stack. When the response has already started, the connection is
+ * cut instead.
  */
 @Catch()
 export class OciErrorFilter implements ExceptionFilter {
@@ -29,7 +98,8 @@ export class OciErrorFilter implements ExceptionFilter {
     let message: string;
     let headers: Record<string, string> = {};
     if (exception instanceof RegistryError) {
-      ({ status, code, message, headers } = exception);
+      ({ status, code, headers } = ociResponse(exception));
+      message = exception.message;
       const level = status >= 500 ? 'error' : 'debug';
       this.logger.event(level, 'refuse request', { method, path, status, code, error: message });
     } else if (exception instanceof HttpException) {
@@ -55,4 +125,8 @@ export class OciErrorFilter implements ExceptionFilter {
     });
     res.end(body);
   }
+}
+
+function unreachable(refusal: never): never {
+  throw new Error(`unmapped registry refusal ${String(refusal)}`);
 }

@@ -1,13 +1,16 @@
+import { ociResponse } from './oci-error.filter';
+import type { OciResponse } from './oci-error.filter';
 import { RegistryError } from './registry-error';
 import { parseRegistryRoute } from './registry-route';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
-function refusal(method: string, path: string): RegistryError {
+/** The OCI response the route's refusal is answered with. */
+function refusal(method: string, path: string): OciResponse {
   try {
     parseRegistryRoute(method, path);
   } catch (err) {
-    if (err instanceof RegistryError) return err;
+    if (err instanceof RegistryError) return ociResponse(err);
   }
   throw new Error(`${method} ${path} was not refused`);
 }

@@ -12,26 +12,18 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 /**
  * Parses a distribution API request from its method and raw (undecoded) path. The name is
  * everything between `/v2/` and the last `/manifests/<reference>` or `/blobs/<digest>`;
- * it is validated by the service. Writes, listing and uploads are refused here.
+ * it is validated by the service. Writes, listing and uploads are refused here (RegistryError).
  */
 export function parseRegistryRoute(method: string, rawPath: string): RegistryRoute {
   if (!READ_METHODS.has(method.toUpperCase())) {
-    throw new RegistryError(
-      405,
-      'UNSUPPORTED',
-      `${method} is not supported: this registry is read-only`,
-      {
-        headers: { Allow: 'GET, HEAD' },
-      },
-    );
+    throw new RegistryError('READ_ONLY', `${method} is not supported: this registry is read-only`);
   }
   if (rawPath === '/v2' || rawPath === '/v2/') {
     return { kind: 'base' };
   }
   if (!rawPath.startsWith('/v2/')) {
     throw new RegistryError(
-      404,
-      'UNSUPPORTED',
+      'ENDPOINT_UNSUPPORTED',
       `${rawPath.slice(0, 200)} is not a distribution API path`,
     );
   }
@@ -40,7 +32,7 @@ export function parseRegistryRoute(method: string, rawPath: string): RegistryRou
     segments[0] === '_catalog' ||
     (segments.length >= 3 && segments.slice(-2).join('/') === 'tags/list')
   ) {
-    throw new RegistryError(404, 'UNSUPPORTED', 'listing is not supported by this registry');
+    throw new RegistryError('ENDPOINT_UNSUPPORTED', 'listing is not supported by this registry');
   }
   if (
     segments.length >= 3 &&
@@ -48,8 +40,7 @@ export function parseRegistryRoute(method: string, rawPath: string): RegistryRou
     segments[segments.indexOf('uploads') - 1] === 'blobs'
   ) {
     throw new RegistryError(
-      404,
-      'UNSUPPORTED',
+      'ENDPOINT_UNSUPPORTED',
       'uploads are not supported: this registry is read-only',
     );
   }
@@ -63,8 +54,7 @@ export function parseRegistryRoute(method: string, rawPath: string): RegistryRou
     return { kind: 'blob', name, digest: last };
   }
   throw new RegistryError(
-    404,
-    'UNSUPPORTED',
+    'ENDPOINT_UNSUPPORTED',
     `${rawPath.slice(0, 200)} is not a supported distribution API endpoint`,
   );
 }

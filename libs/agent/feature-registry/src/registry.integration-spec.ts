@@ -5,13 +5,12 @@ import {
   LocalDirectoryObjectStore,
   S3ObjectStore,
   createS3Client,
+  md5Etag,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { makeTempDir, emulatorBucket } from '@podmin/testing';
+import { makeTempDir, emulatorBucket, localAgentArgs } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { OCI_INDEX_MEDIA_TYPE, blobPath, sha256Digest } from '@podmin/util-oci';
-import { LocalDirectoryRegistryStore } from './adapters/local-directory.store';
-import { S3RegistryStore } from './adapters/s3.store';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { TestImage } from './__fixtures__/oci-image';
 import { reportSkip, run, startContainerd, which } from './__fixtures__/real-clients';
@@ -19,6 +18,8 @@ import type { TestContainerd } from './__fixtures__/real-clients';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
 import { JsonLogger } from '@podmin/agent-util-logging';
+import { openBucketStore } from '@podmin/agent-data-access-node';
+import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import type { RegistryStore } from './registry.ports';
 
 const HELLO = 'apps/demo/hello';
@@ -39,7 +40,11 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       const dir = await makeTempDir('podmin-registry-bucket');
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
-        registryStore: new LocalDirectoryRegistryStore(dir.path),
+        // A second store on the same directory, opened as the registry process opens it.
+        registryStore: openBucketStore(
+          parseAgentProcessConfig(localAgentArgs(dir.path), { PODMIN_NODE_ROOT: dir.path }),
+          {},
+        ),
         cleanup: dir.cleanup,
       };
     },
@@ -50,7 +55,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       const { client, bucket } = await emulatorBucket('registry', createS3Client);
       return {
         objects: new S3ObjectStore({ client, bucket }),
-        registryStore: new S3RegistryStore(client, bucket),
+        registryStore: new S3ObjectStore({ client, bucket }),
         cleanup: () => Promise.resolve(client.destroy()),
       };
     },
@@ -141,6 +146,23 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     await request(base)
       .get('/v2/apps/../tfstate/manifests/v1')
       .expect(400, /NAME_INVALID/);
+  });
+
+  it('reads objects with the ETag every other reader of the bucket sees', async () => {
+    const arm = hello.platforms[1]!;
+    const key = `${HELLO}/${blobPath(arm.layer.digest)}`;
+    const expected = (await bucket.objects.head(key)).etag;
+    expect(expected).toBe(md5Etag(hello.blobs.get(arm.layer.digest)!));
+    const whole = await bucket.registryStore.openRead(key);
+    const part = await bucket.registryStore.openRead(key, { range: { start: 5, end: 24 } });
+    for (const opened of [whole, part]) {
+      if (opened.kind === 'opened') await opened.body.close();
+    }
+    expect([whole.kind, part.kind]).toEqual(['opened', 'opened']);
+    expect(whole.kind === 'opened' && whole.etag).toBe(expected);
+    expect(part.kind === 'opened' && part.etag).toBe(expected);
+    expect((await bucket.registryStore.head(key)).etag).toBe(expected);
+    expect((await bucket.registryStore.get(key)).etag).toBe(expected);
   });
 
   it('lets skopeo copy the whole multi-platform image and inspect its digest', async () => {

@@ -16,7 +16,8 @@ import {
 import type { Descriptor, ImageIndex } from '@podmin/util-oci';
 import { isAcceptable } from './negotiation';
 import { RegistryError } from './registry-error';
-import type { ByteRange, ObjectBody, RegistryStore } from './registry.ports';
+import type { ByteRange, ObjectBody } from '@podmin/data-access-object-store';
+import type { RegistryStore } from './registry.ports';
 import { REGISTRY_STORE } from './registry.ports';
 
 /** A resolved manifest: what to send in headers, and the verified bytes for GET. */
@@ -69,13 +70,12 @@ export class RegistryService {
     const byDigest = reference.includes(':');
     if (byDigest && !isDigest(reference)) {
       throw new RegistryError(
-        400,
         'DIGEST_INVALID',
         `${reference.slice(0, 200)} is not a sha256 or sha512 digest`,
       );
     }
     if (!byDigest && !isValidTag(reference)) {
-      throw new RegistryError(400, 'TAG_INVALID', `${reference.slice(0, 200)} is not a valid tag`);
+      throw new RegistryError('TAG_INVALID', `${reference.slice(0, 200)} is not a valid tag`);
     }
     const index = await this.readIndex(name);
     const descriptor: Descriptor | undefined = byDigest
@@ -83,22 +83,19 @@ export class RegistryService {
       : findTagged(index, reference);
     if (descriptor === undefined) {
       throw new RegistryError(
-        404,
         'MANIFEST_UNKNOWN',
         `manifest ${reference} is not in repository ${name}`,
       );
     }
     if (!isAcceptable(descriptor.mediaType, accept)) {
       throw new RegistryError(
-        404,
         'MANIFEST_UNKNOWN',
         `manifest ${reference} of ${name} is stored as ${descriptor.mediaType}, which the Accept header does not allow`,
       );
     }
     if (descriptor.size > MAX_MANIFEST_BYTES) {
       throw new RegistryError(
-        500,
-        'UNKNOWN',
+        'MANIFEST_TOO_LARGE',
         `manifest ${descriptor.digest} of ${name} is over ${MAX_MANIFEST_BYTES} bytes`,
       );
     }
@@ -117,7 +114,6 @@ export class RegistryService {
       MAX_MANIFEST_BYTES,
       () =>
         new RegistryError(
-          404,
           'MANIFEST_UNKNOWN',
           `manifest ${descriptor.digest} of ${name} is listed but its blob is missing`,
         ),
@@ -125,8 +121,7 @@ export class RegistryService {
     if (body.length !== descriptor.size || !matchesDigest(body, descriptor.digest)) {
       // Never serve bytes that do not match the digest the client will check them against.
       throw new RegistryError(
-        500,
-        'BLOB_UNKNOWN',
+        'MANIFEST_CORRUPT',
         `stored manifest ${descriptor.digest} of ${name} does not match its digest or size`,
       );
     }
@@ -138,7 +133,7 @@ export class RegistryService {
   async blobInfo(name: string, digest: string): Promise<BlobInfo> {
     const key = this.blobKey(name, digest);
     try {
-      const { size } = await this.store.stat(key);
+      const { size } = await this.store.head(key);
       return { digest, size };
     } catch (err) {
       throw translateMissing(err, () => blobUnknown(name, digest));
@@ -150,14 +145,16 @@ export class RegistryService {
     const key = this.blobKey(name, digest);
     let opened;
     try {
-      opened = await this.store.openRead(key, range);
+      opened = await this.store.openRead(key, range === undefined ? {} : { range });
     } catch (err) {
       throw translateMissing(err, () => blobUnknown(name, digest));
     }
     if (opened.kind === 'unsatisfiable') {
-      throw new RegistryError(416, 'UNSUPPORTED', `the requested range is outside blob ${digest}`, {
-        headers: opened.size === undefined ? {} : { 'Content-Range': `bytes */${opened.size}` },
-      });
+      throw new RegistryError(
+        'RANGE_NOT_SATISFIABLE',
+        `the requested range is outside blob ${digest}`,
+        { size: opened.size },
+      );
     }
     const whole = opened.start === 0 && opened.end === opened.size - 1;
     return {
@@ -173,7 +170,6 @@ export class RegistryService {
     checkName(name);
     if (!isDigest(digest)) {
       throw new RegistryError(
-        400,
         'DIGEST_INVALID',
         `${digest.slice(0, 200)} is not a sha256 or sha512 digest`,
       );
@@ -185,14 +181,13 @@ export class RegistryService {
     const bytes = await this.read(
       `${name}/${LAYOUT_INDEX_FILE}`,
       MAX_LAYOUT_INDEX_BYTES,
-      () => new RegistryError(404, 'NAME_UNKNOWN', `repository ${name} is not in the bucket`),
+      () => new RegistryError('NAME_UNKNOWN', `repository ${name} is not in the bucket`),
     );
     try {
       return parseImageIndex(bytes, `${name}/${LAYOUT_INDEX_FILE}`);
     } catch (err) {
       throw new RegistryError(
-        500,
-        'UNKNOWN',
+        'INDEX_INVALID',
         `reading ${name}/${LAYOUT_INDEX_FILE}: the stored index is invalid`,
         { cause: err },
       );
@@ -201,7 +196,7 @@ export class RegistryService {
 
   private async read(key: string, maxBytes: number, missing: () => RegistryError): Promise<Buffer> {
     try {
-      return await this.store.readBounded(key, maxBytes);
+      return (await this.store.get(key, { maxBytes })).body;
     } catch (err) {
       throw translateMissing(err, missing);
     }
@@ -211,15 +206,15 @@ export class RegistryService {
 function checkName(name: string): void {
   const problem = clusterRepositoryProblem(name);
   if (problem?.kind === 'invalid') {
-    throw new RegistryError(400, 'NAME_INVALID', problem.message);
+    throw new RegistryError('NAME_INVALID', problem.message);
   }
   if (problem !== undefined) {
-    throw new RegistryError(404, 'NAME_UNKNOWN', problem.message);
+    throw new RegistryError('NAME_UNKNOWN', problem.message);
   }
 }
 
 function blobUnknown(name: string, digest: string): RegistryError {
-  return new RegistryError(404, 'BLOB_UNKNOWN', `blob ${digest} is not in repository ${name}`);
+  return new RegistryError('BLOB_UNKNOWN', `blob ${digest} is not in repository ${name}`);
 }
 
 /** Replaces OBJECT_NOT_FOUND with the registry's "unknown" error; passes anything else on. */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
+import { checkS3BucketName } from '@podmin/util-names';
 import { formatIpv6, parseIpv6 } from './ipv6';
 
 /** Providers the agent runs on. */
@@ -28,7 +29,6 @@ export const AGENT_FLAGS = [
 ] as const;
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /**
@@ -86,8 +86,8 @@ export function checkAgentFlags(
   if (nodegroup && (!LABEL.test(nodegroup) || nodegroup.length > 63))
     problems.push({ field: '--nodegroup', message: 'must be a DNS-1123 label' });
   if (provider === 'aws') {
-    if (bucket && !S3_BUCKET.test(bucket))
-      problems.push({ field: '--bucket', message: 'must be an S3 bucket name' });
+    const why = bucket ? checkS3BucketName(bucket) : undefined;
+    if (why) problems.push({ field: '--bucket', message: `must be an S3 bucket name: ${why}` });
     if (region && !REGION.test(region))
       problems.push({ field: '--region', message: 'must be an AWS region such as us-east-1' });
   }

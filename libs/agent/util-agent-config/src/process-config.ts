@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AGENT_FLAGS, checkAgentFlags, type AgentConfig } from './agent-config';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
+import { parseS3ObjectUrl } from '@podmin/util-names';
 
 /** A loopback `host:port` to bind. */
 export interface LoopbackAddress {
@@ -94,7 +95,7 @@ export function parseAgentInvocation(
     problems.push({ field: 'PODMIN_LOCAL_SECRETS_FILE', message: 'must be an absolute path' });
   }
   const publish = env['PODMIN_WORKLOAD_CA_PUBLISH'];
-  if (publish !== undefined && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/\S+$/.test(publish)) {
+  if (publish !== undefined && parseS3ObjectUrl(publish) === undefined) {
     problems.push({ field: 'PODMIN_WORKLOAD_CA_PUBLISH', message: 'must be s3://BUCKET/KEY' });
   }
   const healthAddress = loopbackAddress(

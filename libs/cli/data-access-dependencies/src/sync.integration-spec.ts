@@ -60,6 +60,7 @@ class InterposedStore implements ObjectStore {
   };
   put: ObjectStore['put'] = (k, b) => this.inner.put(k, b);
   head: ObjectStore['head'] = (k) => this.inner.head(k);
+  openRead: ObjectStore['openRead'] = (k, o) => this.inner.openRead(k, o);
   delete: ObjectStore['delete'] = (k) =>
     this.failDeletes ? Promise.reject(new Error('AccessDenied (injected)')) : this.inner.delete(k);
   list: ObjectStore['list'] = (p, t) => this.inner.list(p, t);

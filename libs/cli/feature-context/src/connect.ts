@@ -1,3 +1,4 @@
+import { checkS3BucketName } from '@podmin/util-names';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
@@ -27,7 +28,6 @@ export interface ConnectOptions {
 }
 
 const CLUSTER = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /** Validates `connect` input and resolves defaults into a context; lists every bad flag. */
@@ -76,10 +76,11 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
     if (secretsProvider === 'local')
       problems.push({ field: '--secrets-provider', message: 'local is only for --provider local' });
     bucket ??= `podmin-${cluster}`;
-    if (!S3_BUCKET.test(bucket) || bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(bucket)) {
+    const bucketProblem = checkS3BucketName(bucket);
+    if (bucketProblem !== undefined) {
       problems.push({
         field: '--bucket',
-        message: `${JSON.stringify(bucket)} is not a valid S3 bucket name (3–63 lowercase letters, digits, "." and "-")`,
+        message: `${JSON.stringify(bucket)} is not a valid S3 bucket name: it ${bucketProblem}`,
       });
     }
   }

@@ -44,6 +44,7 @@ class WriteCountingStore implements ObjectStore {
   get: ObjectStore['get'] = (k, o) => this.inner.get(k, o);
   getIfChanged: ObjectStore['getIfChanged'] = (k, e, o) => this.inner.getIfChanged(k, e, o);
   head: ObjectStore['head'] = (k) => this.inner.head(k);
+  openRead: ObjectStore['openRead'] = (k, o) => this.inner.openRead(k, o);
   list: ObjectStore['list'] = (p, t) => this.inner.list(p, t);
   putIfAbsent: ObjectStore['putIfAbsent'] = (k, b) => {
     this.writes.push(`putIfAbsent ${k}`);

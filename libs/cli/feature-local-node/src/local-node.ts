@@ -1,3 +1,4 @@
+import { parseS3ObjectUrl } from '@podmin/util-names';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -273,7 +274,7 @@ export async function startLocalNode(
   }
   if (
     options.workloadCaPublish !== undefined &&
-    !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/\S+$/.test(options.workloadCaPublish)
+    parseS3ObjectUrl(options.workloadCaPublish) === undefined
   ) {
     throw new ValidationError(
       'setup',

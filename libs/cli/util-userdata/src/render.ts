@@ -1,3 +1,4 @@
+import { checkS3BucketName } from '@podmin/util-names';
 import { gzipSync, constants } from 'node:zlib';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import {
@@ -51,7 +52,6 @@ export const CLUSTER_REGISTRY = 'registry.podmin.internal';
 const BEGIN = '# @podmin:render-begin';
 const END = '# @podmin:render-end';
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 const CPU = /^[1-9]\d{0,5}m$/;
 const MEMORY = /^[1-9]\d{0,6}Mi$/;
@@ -77,9 +77,12 @@ export function renderAwsUserData(
   if (!isArch(arch)) problems.push({ field: 'arch', message: 'must be amd64 or arm64' });
   check('cluster', input.cluster, LABEL, 'a lowercase DNS label');
   check('nodegroup', input.nodegroup, LABEL, 'a lowercase DNS label');
-  check('bucket', input.bucket, BUCKET, 'an S3 bucket name');
-  if (input.bucket.includes('..') || /^\d+\.\d+\.\d+\.\d+$/.test(input.bucket)) {
-    problems.push({ field: 'bucket', message: 'must not contain ".." or look like an IP address' });
+  const bucketProblem = checkS3BucketName(input.bucket);
+  if (bucketProblem !== undefined) {
+    problems.push({
+      field: 'bucket',
+      message: `${JSON.stringify(input.bucket)} is not an S3 bucket name: it ${bucketProblem}`,
+    });
   }
   check('region', input.region, REGION, 'an AWS region name');
   const reserved = input.systemReserved ?? DEFAULT_SYSTEM_RESERVED;

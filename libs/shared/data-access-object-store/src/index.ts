@@ -2,6 +2,10 @@
 export * from './object-store.port';
 /** The bucket-provisioning port used by `podmin connect` and the probe key prefix. */
 export * from './bucket-provisioner.port';
+/** Byte-range resolution and formatting shared by the adapters and their fakes. */
+export { assertValidRange, formatRange, resolveRange } from './byte-range';
+/** An ObjectBody over a Node.js stream (S3 response bodies, fakes). */
+export { readableBody } from './object-body';
 /** Entity-tag helpers: S3-style MD5 ETags and tolerant comparison. */
 export { md5Etag, etagsEqual } from './etag';
 /** The OBJECT_TOO_LARGE error raised by bounded reads. */
@@ -19,6 +23,8 @@ export {
 export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
 /** The single translation of S3/SDK errors into PodminErrors. */
 export { translateS3Error, type MissingKeyMeaning } from './s3-errors';
+/** Opens a bucket's store from its location: the one way every process builds it. */
+export { openObjectStore, type BucketLocation } from './open-object-store';
 /** The S3 client factory (default credential chain, profile, custom endpoint). */
 export { createS3Client, type S3ClientOptions } from './s3-client';
 /** Bucket provisioners for the `aws` and `local` providers. */

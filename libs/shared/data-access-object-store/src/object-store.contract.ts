@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { PodminError } from '@podmin/util-errors';
 import type { PodminErrorCode } from '@podmin/util-errors';
 import { md5Etag } from './etag';
-import type { ObjectStore } from './object-store.port';
+import type { ByteRange, ObjectBody, ObjectStore } from './object-store.port';
 
 /** A store under test and how to dispose of it. */
 export interface ObjectStoreFixture {
@@ -189,6 +189,88 @@ export function describeObjectStoreContract(
       expect((await store().head('binary/blob')).etag).toBe(etag);
     });
 
+    it('streams a whole object into caller-owned buffers with the ETag head reports', async () => {
+      const key = 'stream/whole.bin';
+      const body = randomBytes(3 * 1024 * 1024 + 17);
+      const etag = await store().put(key, body);
+      const opened = await store().openRead(key);
+      if (opened.kind !== 'opened')
+        throw new Error(`expected an opened object, got ${opened.kind}`);
+      expect([opened.size, opened.start, opened.end]).toEqual([body.length, 0, body.length - 1]);
+      expect(opened.etag).toBe(etag);
+      expect(opened.etag).toBe((await store().head(key)).etag);
+      expect(opened.etag).toBe((await store().get(key)).etag);
+      const { bytes, counts } = await drain(opened.body, 1024 * 1024);
+      expect(bytes.equals(body)).toBe(true);
+      // Every read fills the buffer except the last one before the end.
+      expect(counts).toEqual([1024 * 1024, 1024 * 1024, 1024 * 1024, 17, 0]);
+      await opened.body.close();
+    });
+
+    it("streams ranges, clamped to the object, with the whole object's size and ETag", async () => {
+      const key = 'stream/ranged.bin';
+      const body = randomBytes(1000);
+      const etag = await store().put(key, body);
+      const cases: Array<[ByteRange, number, number]> = [
+        [{ start: 5, end: 24 }, 5, 24],
+        [{ start: 990 }, 990, 999],
+        [{ start: 0, end: 5000 }, 0, 999],
+        [{ start: 999, end: 999 }, 999, 999],
+        [{ suffix: 10 }, 990, 999],
+        [{ suffix: 5000 }, 0, 999],
+      ];
+      for (const [range, start, end] of cases) {
+        const opened = await store().openRead(key, { range });
+        expect(opened).toMatchObject({ kind: 'opened', size: 1000, start, end, etag });
+        if (opened.kind !== 'opened') continue;
+        const { bytes } = await drain(opened.body, 7);
+        expect(bytes.equals(body.subarray(start, end + 1))).toBe(true);
+      }
+    });
+
+    it('reports a range outside the object as unsatisfiable, with the object size', async () => {
+      const key = 'stream/short.bin';
+      await store().put(key, 'ten bytes!');
+      for (const range of [{ start: 10 }, { start: 50, end: 60 }, { suffix: 0 }]) {
+        expect(await store().openRead(key, { range })).toEqual({ kind: 'unsatisfiable', size: 10 });
+      }
+      await store().put('stream/empty', '');
+      const empty = await store().openRead('stream/empty');
+      expect(empty).toMatchObject({
+        kind: 'opened',
+        size: 0,
+        start: 0,
+        end: -1,
+        etag: md5Etag(''),
+      });
+      if (empty.kind === 'opened') {
+        expect(await empty.body.read(new Uint8Array(8))).toBe(0);
+        await empty.body.close();
+      }
+      expect(await store().openRead('stream/empty', { range: { start: 0 } })).toEqual({
+        kind: 'unsatisfiable',
+        size: 0,
+      });
+    });
+
+    it('refuses missing objects, bad keys and malformed ranges on openRead', async () => {
+      await expectCode(store().openRead('stream/missing'), 'OBJECT_NOT_FOUND');
+      await expectCode(store().openRead('a//b'), 'INVALID_ARGUMENT');
+      await store().put('stream/any', 'x');
+      for (const range of [{ start: -1 }, { start: 4, end: 2 }, { suffix: 1.5 }]) {
+        await expectCode(store().openRead('stream/any', { range }), 'INVALID_ARGUMENT');
+      }
+    });
+
+    it('releases an opened object on close, twice safely, before reading it to the end', async () => {
+      await store().put('stream/closed', Buffer.alloc(64 * 1024, 1));
+      const opened = await store().openRead('stream/closed');
+      if (opened.kind !== 'opened') throw new Error('expected an opened object');
+      expect(await opened.body.read(new Uint8Array(10))).toBe(10);
+      await opened.body.close();
+      await expect(opened.body.close()).resolves.toBeUndefined();
+    });
+
     it('never loses an update when read-modify-write loops race with putIfMatch', async () => {
       const key = 'race/counter.json';
       await store().putIfAbsent(key, JSON.stringify({ n: 0 }));
@@ -230,6 +312,21 @@ export async function incrementCounter(
 export async function expectCode(promise: Promise<unknown>, code: PodminErrorCode): Promise<void> {
   await expect(promise).rejects.toMatchObject({ code });
   await expect(promise).rejects.toBeInstanceOf(PodminError);
+}
+
+/** Reads `body` to its end through one reused buffer of `size` bytes; returns bytes and read counts. */
+async function drain(body: ObjectBody, size: number): Promise<{ bytes: Buffer; counts: number[] }> {
+  const into = new Uint8Array(size);
+  const parts: Buffer[] = [];
+  const counts: number[] = [];
+  for (;;) {
+    const n = await body.read(into);
+    counts.push(n);
+    if (n === 0) break;
+    parts.push(Buffer.from(into.subarray(0, n)));
+  }
+  await body.close();
+  return { bytes: Buffer.concat(parts), counts };
 }
 
 async function runBounded<T>(

@@ -38,6 +38,51 @@ export interface GetOptions {
 export type ConditionalGetResult =
   { status: 'unchanged'; etag: string } | ({ status: 'changed' } & StoredObject);
 
+/** A requested byte range: `start-end` (end inclusive, optional) or the last `suffix` bytes. */
+export type ByteRange = { start: number; end?: number } | { suffix: number };
+
+/** Options of a streaming read. */
+export interface OpenReadOptions {
+  /** Serve only these bytes; the whole object when omitted. */
+  range?: ByteRange;
+}
+
+/**
+ * An opened object's bytes, read in order into buffers the caller owns, so that streaming a
+ * large object reuses a few buffers instead of allocating one per chunk.
+ */
+export interface ObjectBody {
+  /** Fills `into` with the next bytes (fewer only at the end); resolves to the count, 0 at the end. */
+  read(into: Uint8Array): Promise<number>;
+  /** Releases the object (file handle or response); safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** An object opened for streaming, with the byte range actually served. */
+export interface OpenedObject {
+  kind: 'opened';
+  /** The object's (or range's) bytes; the consumer must close it. */
+  body: ObjectBody;
+  /** Total size of the object in bytes. */
+  size: number;
+  /** First byte served. */
+  start: number;
+  /** Last byte served (inclusive); `start - 1` for an empty object. */
+  end: number;
+  /** The whole object's entity tag, the same one `get` and `head` report. */
+  etag: string;
+}
+
+/** The requested range lies outside an object of `size` bytes; nothing was opened. */
+export interface UnsatisfiableRange {
+  kind: 'unsatisfiable';
+  /** Total size of the object in bytes. */
+  size: number;
+}
+
+/** Result of a streaming read: the opened object, or a range it cannot satisfy. */
+export type OpenReadResult = OpenedObject | UnsatisfiableRange;
+
 /**
  * The object-storage port every podmin component uses. Errors are PodminErrors:
  * OBJECT_NOT_FOUND for a missing key, PRECONDITION_FAILED for a failed create-only or
@@ -55,6 +100,11 @@ export interface ObjectStore {
   putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
   /** Writes an object unconditionally. Returns the new ETag. */
   put(key: string, body: Buffer | string): Promise<string>;
+  /**
+   * Opens an object (or one range of it) for streaming without buffering it; OBJECT_NOT_FOUND
+   * when absent, INVALID_ARGUMENT for a malformed range, `unsatisfiable` for one outside it.
+   */
+  openRead(key: string, options?: OpenReadOptions): Promise<OpenReadResult>;
   /** Metadata of an object; OBJECT_NOT_FOUND when absent. */
   head(key: string): Promise<ObjectHead>;
   /** Deletes an object; deleting an absent key succeeds. */

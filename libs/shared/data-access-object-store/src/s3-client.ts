@@ -8,6 +8,8 @@ export interface S3ClientOptions {
   profile?: string;
   /** Custom endpoint (an S3-compatible server or emulator); turns on path-style addressing. */
   endpoint?: string;
+  /** Use the regional dual-stack (IPv4 and IPv6) endpoint; ignored when `endpoint` is set. */
+  dualStack?: boolean;
   /** Static credentials, for emulators and tests; the default provider chain when omitted. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
@@ -21,6 +23,10 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     region: options.region,
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
+    ...(options.endpoint === undefined
+      ? options.dualStack === true
+        ? { useDualstackEndpoint: true }
+        : {}
+      : { endpoint: options.endpoint, forcePathStyle: true }),
   });
 }

@@ -6,15 +6,21 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import { PodminError } from '@podmin/util-errors';
+import { assertValidRange, formatRange, resolveRange } from './byte-range';
 import { ObjectTooLargeError, describeObject } from './errors';
+import { readableBody } from './object-body';
 import type {
   ConditionalGetResult,
   GetOptions,
   ListPage,
   ListedObject,
+  ObjectBody,
   ObjectHead,
   ObjectStore,
+  OpenReadOptions,
+  OpenReadResult,
   StoredObject,
 } from './object-store.port';
 import { DEFAULT_MAX_READ_BYTES, assertValidKey } from './object-store.port';
@@ -114,6 +120,60 @@ export class S3ObjectStore implements ObjectStore {
     } catch (err) {
       throw translateS3Error(err, doing);
     }
+  }
+
+  async openRead(key: string, options: OpenReadOptions = {}): Promise<OpenReadResult> {
+    assertValidKey(key);
+    const doing = `opening ${this.describe(key)}`;
+    const { range } = options;
+    if (range !== undefined) {
+      assertValidRange(range, doing);
+      // S3 answers `bytes=-0` inconsistently; no object has a satisfiable empty suffix.
+      if ('suffix' in range && range.suffix === 0) {
+        return { kind: 'unsatisfiable', size: (await this.head(key)).size };
+      }
+    }
+    let response: GetObjectCommandOutput;
+    try {
+      response = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(range === undefined ? {} : { Range: formatRange(range) }),
+        }),
+      );
+    } catch (err) {
+      const { name, status } = sdkErrorDetails(err);
+      if (range !== undefined && (name === 'InvalidRange' || status === 416)) {
+        return { kind: 'unsatisfiable', size: (await this.head(key)).size };
+      }
+      throw translateS3Error(err, doing);
+    }
+    const stream = response.Body;
+    if (!(stream instanceof Readable)) {
+      throw new PodminError('BUCKET_UNAVAILABLE', `${doing}: the response has no streaming body`);
+    }
+    const etag = required(response.ETag, 'ETag', doing);
+    const served = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.ContentRange ?? '');
+    const body = translatedBody(readableBody(stream), `reading ${this.describe(key)}`);
+    if (served !== null) {
+      const [, start = '0', end = '0', size = '0'] = served;
+      return {
+        kind: 'opened',
+        body,
+        etag,
+        start: Number(start),
+        end: Number(end),
+        size: Number(size),
+      };
+    }
+    const size = required(response.ContentLength, 'Content-Length', doing);
+    if (range !== undefined && resolveRange(range, size) === undefined) {
+      // An empty object answered a range with 200: for every reader that range is unsatisfiable.
+      await body.close();
+      return { kind: 'unsatisfiable', size };
+    }
+    return { kind: 'opened', body, etag, start: 0, end: size - 1, size };
   }
 
   async delete(key: string): Promise<void> {
@@ -216,6 +276,17 @@ export class S3ObjectStore implements ObjectStore {
   private describeBucket(): string {
     return `bucket s3://${this.bucket}`;
   }
+}
+
+/** Passes reads through, translating stream failures (a reset connection) into PodminErrors. */
+function translatedBody(body: ObjectBody, doing: string): ObjectBody {
+  return {
+    read: (into) =>
+      body.read(into).catch((err: unknown) => {
+        throw translateS3Error(err, doing);
+      }),
+    close: () => body.close(),
+  };
 }
 
 function required<T>(value: T | undefined, field: string, doing: string): T {

@@ -21,6 +21,14 @@ interface GetOptions {
 }
 type ConditionalGetResult =
   { status: 'unchanged'; etag: string } | ({ status: 'changed' } & StoredObject);
+type ByteRange = { start: number; end?: number } | { suffix: number };
+interface ObjectBody {
+  read(into: Uint8Array): Promise<number>;
+  close(): Promise<void>;
+}
+type OpenReadResult =
+  | { kind: 'opened'; body: ObjectBody; size: number; start: number; end: number; etag: string }
+  | { kind: 'unsatisfiable'; size: number };
 
 interface Entry {
   body: Buffer;
@@ -89,6 +97,34 @@ export class InMemoryObjectStore {
       size: entry.body.length,
       lastModified: entry.lastModified,
     });
+  }
+
+  openRead(key: string, options: { range?: ByteRange } = {}): Promise<OpenReadResult> {
+    this.calls.push(`openRead ${key}`);
+    const entry = this.require(key);
+    const size = entry.body.length;
+    const { range } = options;
+    let start = 0;
+    let end = size - 1;
+    if (range !== undefined && 'suffix' in range) {
+      start = Math.max(0, size - range.suffix);
+      if (range.suffix === 0 || size === 0) return Promise.resolve({ kind: 'unsatisfiable', size });
+    } else if (range !== undefined) {
+      if (range.start >= size) return Promise.resolve({ kind: 'unsatisfiable', size });
+      start = range.start;
+      end = Math.min(range.end ?? end, end);
+    }
+    let position = start;
+    const body: ObjectBody = {
+      read: (into) => {
+        const n = Math.min(into.length, end + 1 - position);
+        into.set(entry.body.subarray(position, position + n));
+        position += n;
+        return Promise.resolve(n);
+      },
+      close: () => Promise.resolve(),
+    };
+    return Promise.resolve({ kind: 'opened', body, size, start, end, etag: entry.etag });
   }
 
   delete(key: string): Promise<void> {

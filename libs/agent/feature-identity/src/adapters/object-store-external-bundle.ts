@@ -1,3 +1,4 @@
+import { checkS3BucketName } from '@podmin/util-names';
 import { hasCode } from '@podmin/util-errors';
 import type { GetOptions, StoredObject } from '@podmin/data-access-object-store';
 import { assertValidKey } from '@podmin/data-access-object-store';
@@ -25,10 +26,11 @@ export function parseS3Url(url: string): S3Location {
   const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
   const bucket = match?.[1] ?? '';
   const key = match?.[2] ?? '';
-  if (!match || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..')) {
+  const bucketProblem = checkS3BucketName(bucket);
+  if (!match || bucketProblem !== undefined) {
     throw new IdentityError(
       'INVALID_ARGUMENT',
-      `--workload-ca-publish ${JSON.stringify(url)}: must be s3://BUCKET/KEY with a valid bucket name`,
+      `--workload-ca-publish ${JSON.stringify(url)}: must be s3://BUCKET/KEY with a valid bucket name${match && bucketProblem !== undefined ? ` (the bucket name ${bucketProblem})` : ''}`,
       { fault: 'user' },
     );
   }

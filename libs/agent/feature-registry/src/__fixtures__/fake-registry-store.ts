@@ -1,14 +1,25 @@
 import { Readable } from 'node:stream';
+import {
+  DEFAULT_MAX_READ_BYTES,
+  md5Etag,
+  readableBody,
+  resolveRange,
+} from '@podmin/data-access-object-store';
+import type {
+  GetOptions,
+  ObjectHead,
+  OpenReadOptions,
+  OpenReadResult,
+  StoredObject,
+} from '@podmin/data-access-object-store';
 import { PodminError } from '@podmin/util-errors';
-import { readableBody } from '../object-body';
-import { resolveRange } from '../range';
-import type { ByteRange, OpenedObject, RegistryStore, UnsatisfiableRange } from '../registry.ports';
+import type { RegistryStore } from '../registry.ports';
 
-/** In-memory fake of the registry's bucket port that counts object reads per kind. */
+/** In-memory fake of the registry's bucket port that records object reads by kind. */
 export class FakeRegistryStore implements RegistryStore {
   /** Objects by key; tests may replace bytes to simulate tampering. */
   readonly objects = new Map<string, Buffer>();
-  /** Every read, in order, as `<method> <key>`. */
+  /** Every read, in order, as `<kind> <key>`: `readBounded` (get), `openRead`, `stat` (head). */
   readonly reads: string[] = [];
 
   /** Stores every `[key, bytes]` pair. */
@@ -17,22 +28,23 @@ export class FakeRegistryStore implements RegistryStore {
   }
 
   /** Reads a whole object, enforcing the bound like the real adapters. */
-  readBounded(key: string, maxBytes: number): Promise<Buffer> {
+  get(key: string, options: GetOptions = {}): Promise<StoredObject> {
     return attempt(() => {
       this.reads.push(`readBounded ${key}`);
-      const bytes = this.get(key);
-      if (bytes.length > maxBytes) {
+      const bytes = this.bytes(key);
+      if (bytes.length > (options.maxBytes ?? DEFAULT_MAX_READ_BYTES)) {
         throw new PodminError('OBJECT_TOO_LARGE', `reading ${key}: too large`);
       }
-      return bytes;
+      return { body: bytes, etag: md5Etag(bytes) };
     });
   }
 
   /** Streams an object or one range of it in small chunks. */
-  openRead(key: string, range?: ByteRange): Promise<OpenedObject | UnsatisfiableRange> {
-    return attempt((): OpenedObject | UnsatisfiableRange => {
+  openRead(key: string, options: OpenReadOptions = {}): Promise<OpenReadResult> {
+    return attempt((): OpenReadResult => {
       this.reads.push(`openRead ${key}`);
-      const bytes = this.get(key);
+      const bytes = this.bytes(key);
+      const { range } = options;
       const resolved =
         range === undefined
           ? { start: 0, end: bytes.length - 1 }
@@ -48,20 +60,21 @@ export class FakeRegistryStore implements RegistryStore {
         body: readableBody(Readable.from(chunks)),
         size: bytes.length,
         ...resolved,
-        etag: '"fake"',
+        etag: md5Etag(bytes),
       };
     });
   }
 
-  /** Size of an object. */
-  stat(key: string): Promise<{ size: number; etag: string }> {
+  /** Size and ETag of an object. */
+  head(key: string): Promise<ObjectHead> {
     return attempt(() => {
       this.reads.push(`stat ${key}`);
-      return { size: this.get(key).length, etag: '"fake"' };
+      const bytes = this.bytes(key);
+      return { size: bytes.length, etag: md5Etag(bytes), lastModified: new Date(0) };
     });
   }
 
-  private get(key: string): Buffer {
+  private bytes(key: string): Buffer {
     const bytes = this.objects.get(key);
     if (bytes === undefined) {
       throw new PodminError('OBJECT_NOT_FOUND', `reading ${key}: no such object`);

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { ObjectBody } from './registry.ports';
+import type { ObjectBody } from './object-store.port';
 
 /** An {@link ObjectBody} over a stream (an S3 response body): chunks are copied into `into`. */
 export function readableBody(stream: Readable): ObjectBody {

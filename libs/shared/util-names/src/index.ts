@@ -1,0 +1,2 @@
+/** The S3 bucket-name rule, defined once for every CLI and agent check. */
+export { checkS3BucketName, isS3BucketName, parseS3ObjectUrl } from './s3-bucket-name';
