@@ -10,7 +10,13 @@ import {
   type IdentityIssuer,
   type SecretSource,
 } from './staticpod.ports';
-import { STATICPOD_CONFIG, STATICPOD_LOGGER, StaticPodService } from './staticpod.service';
+import type { LoopTiming } from './reconcile-loop';
+import {
+  STATICPOD_CONFIG,
+  STATICPOD_LOGGER,
+  STATICPOD_TIMING,
+  StaticPodService,
+} from './staticpod.service';
 
 /** Adapters the process wires into the module. */
 export interface StaticPodAdapters {
@@ -19,6 +25,8 @@ export interface StaticPodAdapters {
   store: DesiredStateReader;
   secrets: SecretSource;
   identity: IdentityIssuer;
+  /** Overrides of the reconcile loop's timing, e.g. `passTimeoutMs` (defaults: DEFAULT_TIMING). */
+  timing?: Partial<LoopTiming>;
 }
 
 /** The agent-staticpod Nest module. */
@@ -35,6 +43,7 @@ export class StaticPodModule {
         { provide: DESIRED_STATE_READER, useValue: adapters.store },
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },
+        ...(adapters.timing ? [{ provide: STATICPOD_TIMING, useValue: adapters.timing }] : []),
         StaticPodService,
       ],
     };

@@ -1,13 +1,14 @@
 import {
   Inject,
   Injectable,
+  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
-import { runReconcileLoop, DEFAULT_TIMING } from './reconcile-loop';
+import { runReconcileLoop, DEFAULT_TIMING, type LoopTiming } from './reconcile-loop';
 import { StaticPodReconciler } from './reconciler';
 import {
   DESIRED_STATE_READER,
@@ -25,6 +26,8 @@ import type { AgentProcessConfig } from '@podmin/agent-util-config';
 export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
 /** Token of the structured logger. */
 export const STATICPOD_LOGGER = Symbol('STATICPOD_LOGGER');
+/** Token of optional reconcile-loop timing overrides (pass deadline, poll interval). */
+export const STATICPOD_TIMING = Symbol('STATICPOD_TIMING');
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -47,6 +50,7 @@ export class StaticPodService
     @Inject(DESIRED_STATE_READER) store: DesiredStateReader,
     @Inject(SECRET_SOURCE) secrets: SecretSource,
     @Inject(IDENTITY_ISSUER) identity: IdentityIssuer,
+    @Optional() @Inject(STATICPOD_TIMING) private readonly timing?: Partial<LoopTiming>,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -90,7 +94,8 @@ export class StaticPodService
 
   onApplicationBootstrap(): void {
     this.log.event('info', 'start reconcile loop', { nodegroup: this.config.nodegroup });
-    this.loop = runReconcileLoop(this.reconciler, this.abort.signal, DEFAULT_TIMING, (o) => {
+    const timing = { ...DEFAULT_TIMING, ...this.timing };
+    this.loop = runReconcileLoop(this.reconciler, this.abort.signal, timing, (o) => {
       if (o.ok)
         this.log.event(o.detail === 'unchanged' ? 'debug' : 'info', 'reconcile', {
           result: o.detail,
