@@ -5,8 +5,12 @@ import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
-import { INDEX_KEY, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
+import {
+  commitDesiredState,
+  freeLoopbackPort,
+  getAwsEmulator,
+  uniqueBucketName,
+} from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
   createClusterCa,
@@ -56,9 +60,7 @@ spec:
 `,
       { source: 'test' },
     );
-    const pod = podPayloadKey('workers', d.podYaml);
-    await objects.putIfAbsent(pod, d.podYaml);
-    await objects.putIfAbsent(INDEX_KEY, serializeIndex({ 'workers/api': { pod } }));
+    await commitDesiredState(objects, { deploy: [d] });
 
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-aws-node-'));
     const [health, registry] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);

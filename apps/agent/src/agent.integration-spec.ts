@@ -4,14 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
+import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import {
-  INDEX_KEY,
-  podPayloadKey,
-  serializeIndex,
-  servicePayloadKey,
-} from '@podmin/util-desired-state';
+import { podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
   createClusterCa,
@@ -139,11 +134,8 @@ describe('podmin-agent (built)', () => {
       // A committed deployment becomes a static Pod with its identity and secret files.
       const d = buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' });
       const objects = new LocalDirectoryObjectStore(bucket);
-      const pod = podPayloadKey('default', d.podYaml);
       const svc = servicePayloadKey('product', 'web', d.service!.yaml);
-      await objects.putIfAbsent(pod, d.podYaml);
-      await objects.putIfAbsent(svc, d.service!.yaml);
-      await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod, service: svc } }));
+      await commitDesiredState(objects, { deploy: [d] });
       const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
       const manifest = await waitFor(
         () =>
@@ -178,7 +170,7 @@ describe('podmin-agent (built)', () => {
       // A corrupt payload makes the reconciler, and so the agent's /healthz, unhealthy.
       const bad = podPayloadKey('default', 'kind: Pod\n');
       await objects.put(bad, 'kind: Pod\n# tampered\n');
-      await objects.put(INDEX_KEY, serializeIndex({ 'default/web': { pod: bad, service: svc } }));
+      await commitDesiredState(objects, { entries: { 'default/web': { pod: bad, service: svc } } });
       const unhealthy = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
         return res.status === 503

@@ -46,4 +46,42 @@ describe('runReconcileLoop', () => {
     );
     expect(errors[0]).toContain('deadline');
   });
+
+  it('cancels a pass at its deadline through its signal and never overlaps the next', async () => {
+    const controller = new AbortController();
+    const errors: string[] = [];
+    const signals: AbortSignal[] = [];
+    let running = 0;
+    let maxRunning = 0;
+    const reconciler = {
+      reconcileOnce: (signal: AbortSignal) => {
+        signals.push(signal);
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        if (signals.length >= 3) controller.abort();
+        // Honours the signal, but needs a while to unwind (like a write in flight).
+        return new Promise<never>((_, reject) => {
+          signal.addEventListener('abort', () =>
+            setTimeout(() => {
+              running--;
+              reject(signal.reason as Error);
+            }, 30),
+          );
+        });
+      },
+    };
+    await runReconcileLoop(
+      reconciler,
+      controller.signal,
+      { intervalMs: 1, backoffMs: 1, maxBackoffMs: 1, passTimeoutMs: 10, jitter: 0 },
+      (o) => {
+        if (!o.ok) errors.push(o.error);
+      },
+    );
+    expect(signals.slice(0, 2).map((s) => s.aborted)).toEqual([true, true]);
+    expect(errors[0]).toBe(
+      'reconciling static Pods: the pass exceeded its 10 ms deadline and was cancelled',
+    );
+    expect(maxRunning).toBe(1);
+  });
 });

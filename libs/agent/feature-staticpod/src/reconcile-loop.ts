@@ -1,3 +1,4 @@
+import { PodminError } from '@podmin/util-errors';
 import type { StaticPodReconciler } from './reconciler';
 
 /** Timing of the reconcile loop. */
@@ -7,18 +8,21 @@ export interface LoopTiming {
   /** First retry delay after a failure, doubling up to `maxBackoffMs`. */
   backoffMs: number;
   maxBackoffMs: number;
-  /** Deadline of one pass. */
+  /** Deadline of one pass; when it passes, the pass is cancelled through its AbortSignal. */
   passTimeoutMs: number;
   /** ± fraction of jitter applied to every wait. */
   jitter: number;
 }
 
-/** The spec's polling: every 5 s, jittered; failures back off from 1 s to 30 s; 60 s per pass. */
+/**
+ * The spec's polling: every 5 s, jittered; failures back off from 1 s to 30 s. A pass gets 3 s,
+ * well under the poll interval, so a stuck read cannot hold up convergence past one interval.
+ */
 export const DEFAULT_TIMING: LoopTiming = {
   intervalMs: 5_000,
   backoffMs: 1_000,
   maxBackoffMs: 30_000,
-  passTimeoutMs: 60_000,
+  passTimeoutMs: 3_000,
   jitter: 0.1,
 };
 
@@ -27,19 +31,39 @@ export type PassListener = (
   outcome: { ok: true; detail: string } | { ok: false; error: string; retryInMs: number },
 ) => void;
 
-/** Runs the reconciler serially until aborted: one pass at a time, bounded by a deadline. */
+/**
+ * Runs the reconciler serially until aborted. Each pass gets its own AbortSignal that fires at
+ * its deadline; the deadline is reported as a failure at once, and the next pass starts only
+ * after the cancelled one has settled, so passes never overlap.
+ */
 export async function runReconcileLoop(
-  reconciler: StaticPodReconciler,
+  reconciler: Pick<StaticPodReconciler, 'reconcileOnce'>,
   signal: AbortSignal,
   timing: LoopTiming = DEFAULT_TIMING,
   listener: PassListener = () => undefined,
   random: () => number = Math.random,
 ): Promise<void> {
   let failures = 0;
+  let previous: Promise<unknown> = Promise.resolve();
   while (!signal.aborted) {
+    await untilSettled(previous, signal);
+    if (signal.aborted) break;
     let wait: number;
+    const pass = new AbortController();
+    const timer = setTimeout(
+      () =>
+        pass.abort(
+          new PodminError(
+            'SERVICE_UNAVAILABLE',
+            `reconciling static Pods: the pass exceeded its ${timing.passTimeoutMs} ms deadline and was cancelled`,
+          ),
+        ),
+      timing.passTimeoutMs,
+    );
+    const running = reconciler.reconcileOnce(pass.signal);
+    previous = running.catch(() => undefined);
     try {
-      const result = await withDeadline(reconciler.reconcileOnce(), timing.passTimeoutMs);
+      const result = await Promise.race([running, rejectOnAbort(pass.signal)]);
       failures = 0;
       listener({
         ok: true,
@@ -57,21 +81,34 @@ export async function runReconcileLoop(
         error: err instanceof Error ? err.message : String(err),
         retryInMs: wait,
       });
+    } finally {
+      clearTimeout(timer);
     }
     const jittered = wait * (1 - timing.jitter + 2 * timing.jitter * random());
     await sleep(jittered, signal);
   }
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`reconcile pass exceeded its ${ms} ms deadline`)),
-      ms,
-    );
+/** Rejects with the signal's reason once it fires (never settles otherwise). */
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = (): void => reject(signal.reason as Error);
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Waits for `promise` to settle, or for `signal` (shutdown) to fire. */
+function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void promise.then(done, done);
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

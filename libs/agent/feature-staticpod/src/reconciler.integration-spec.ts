@@ -6,14 +6,8 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { LocalDirectoryObjectStore, type ObjectStore } from '@podmin/data-access-object-store';
 import { PodminError } from '@podmin/util-errors';
-import {
-  INDEX_KEY,
-  parseIndex,
-  podPayloadKey,
-  serializeIndex,
-  servicePayloadKey,
-  type IndexEntry,
-} from '@podmin/util-desired-state';
+import { commitDesiredState } from '@podmin/testing';
+import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
 import { StaticPodReconciler } from './reconciler';
@@ -51,7 +45,7 @@ ${opts.secrets ? `      annotations:\n        podmin.dev/aws-parameter-store: ${
           image: ${opts.image ?? 'hello:v1'}
 ${opts.service ? `---\napiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}-svc\n  namespace: product\nspec:\n  selector:\n    app: ${name}\n  ports:\n    - port: 80\n      targetPort: 8080\n` : ''}`;
 
-/** Commits a deployment the way the CLI does: payloads create-only, then the index. */
+/** Commits a deployment through the desired-state library, as the CLI does. */
 async function deploy(
   store: ObjectStore,
   name: string,
@@ -59,26 +53,7 @@ async function deploy(
   opts: Parameters<typeof manifest>[2] = {},
 ): Promise<void> {
   const d = buildDeployment(manifest(name, ng, opts), { source: 'test', name, nodegroup: ng });
-  const entry: IndexEntry = { pod: podPayloadKey(ng, d.podYaml) };
-  await store.put(entry.pod, d.podYaml);
-  if (d.service) {
-    entry.service = servicePayloadKey(d.service.namespace, d.service.name, d.service.yaml);
-    await store.put(entry.service, d.service.yaml);
-  }
-  await updateIndex(store, (index) => ({ ...index, [`${ng}/${name}`]: entry }));
-}
-
-async function updateIndex(
-  store: ObjectStore,
-  mutate: (i: Record<string, IndexEntry>) => Record<string, IndexEntry>,
-): Promise<void> {
-  let current: Record<string, IndexEntry> = {};
-  try {
-    current = { ...parseIndex((await store.get(INDEX_KEY)).body) };
-  } catch {
-    current = {};
-  }
-  await store.put(INDEX_KEY, serializeIndex(mutate(current)));
+  await commitDesiredState(store, { deploy: [d] });
 }
 
 /** Secret source fake backed by a map; can be made to fail. */
@@ -280,10 +255,7 @@ describe('StaticPodReconciler on a real filesystem and local bucket', () => {
     await deploy(store, 'api', 'workers');
     await reconciler.reconcileOnce();
     fs.writeFileSync(path.join(paths().manifests, 'stray.yaml'), 'kind: Pod\n');
-    await updateIndex(store, (i) => {
-      delete i['workers/web'];
-      return i;
-    });
+    await commitDesiredState(store, { remove: ['workers/web'] });
     const result = await reconciler.reconcileOnce();
     expect(result).toEqual({ status: 'published', changedFiles: 0, removedFiles: 2 });
     expect(fs.readdirSync(paths().manifests)).toEqual(['api.yaml']);

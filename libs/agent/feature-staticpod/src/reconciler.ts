@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { hasCode, PodminError } from '@podmin/util-errors';
+import { PodminError } from '@podmin/util-errors';
+import { parseDeploymentKey, type DesiredIndex } from '@podmin/util-desired-state';
 import {
-  INDEX_KEY,
-  MAX_INDEX_BYTES,
-  MAX_PAYLOAD_BYTES,
-  parseDeploymentKey,
-  parseIndex,
-  verifyPayload,
-  type DesiredIndex,
-} from '@podmin/util-desired-state';
+  entriesOf,
+  isIndexCurrent,
+  parsePodBytes,
+  parseServiceBytes,
+  readIndex,
+  readIndexIfChanged,
+  readPayload,
+  versionOf,
+  type IndexChange,
+  type IndexVersion,
+} from '@podmin/data-access-desired-state';
 import { stringifyCanonical } from '@podmin/util-manifest';
 import type { NodePaths } from './node-paths';
 import {
@@ -71,8 +74,10 @@ const TEMP_PREFIX = '.podmin-tmp-';
  * published state in place and marks the reconciler unhealthy.
  */
 export class StaticPodReconciler {
-  private indexEtag: string | null = null;
+  /** Index version the current state was read at; undefined until read (or after a failed fence). */
+  private indexVersion: IndexVersion | undefined = undefined;
   private index: DesiredIndex = {};
+  private running = false;
   private readonly payloads = new Map<string, Buffer>();
   /** Revision whose secrets are on disk, per Pod (empty after boot: fetch on first load). */
   private readonly secretRevisions = new Map<string, string>();
@@ -100,15 +105,26 @@ export class StaticPodReconciler {
     return { ...this.health, pods: [...this.health.pods] };
   }
 
-  /** Runs one reconciliation pass; throws (and reports unhealthy) on failure. */
-  async reconcileOnce(): Promise<PassResult> {
+  /**
+   * Runs one reconciliation pass; throws (and reports unhealthy) on failure. `signal` cancels
+   * it: every object read gets it and it is checked before every file write, so nothing is
+   * written once it fires. Passes never overlap: a call while one runs is refused.
+   */
+  async reconcileOnce(signal?: AbortSignal): Promise<PassResult> {
+    if (this.running) {
+      throw new PodminError(
+        'INTERNAL',
+        'reconciling static Pods: a pass is still running; passes never overlap',
+      );
+    }
+    this.running = true;
     try {
-      const result = await this.pass();
+      const result = await this.pass(signal ?? new AbortController().signal);
       this.health = {
         healthy: true,
         lastError: null,
         lastSuccess: this.now(),
-        indexEtag: this.indexEtag,
+        indexEtag: this.indexEtag(),
         pods: [...this.published.keys()].sort(),
       };
       this.needsPass = false;
@@ -121,46 +137,43 @@ export class StaticPodReconciler {
         lastError: err instanceof Error ? err.message : String(err),
       };
       throw err;
+    } finally {
+      this.running = false;
     }
   }
 
-  private async readIndex(): Promise<boolean> {
-    try {
-      if (this.indexEtag !== null) {
-        const result = await this.store.getIfChanged(INDEX_KEY, this.indexEtag, {
-          maxBytes: MAX_INDEX_BYTES,
-        });
-        if (result.status === 'unchanged') return false;
-        this.index = parseIndex(result.body);
-        this.indexEtag = result.etag;
-        return true;
-      }
-      const { body, etag } = await this.store.get(INDEX_KEY, { maxBytes: MAX_INDEX_BYTES });
-      this.index = parseIndex(body);
-      this.indexEtag = etag;
-      return true;
-    } catch (err) {
-      if (!hasCode(err, 'OBJECT_NOT_FOUND')) throw err;
-      // A missing index means empty desired state.
-      const changed = this.indexEtag !== '' || Object.keys(this.index).length > 0;
-      this.index = {};
-      this.indexEtag = '';
-      return changed;
-    }
+  /** The ETag health reports: '' for a missing index, null before the first read. */
+  private indexEtag(): string | null {
+    return this.indexVersion === undefined ? null : (this.indexVersion ?? '');
   }
 
-  private async fetchPayload(key: string): Promise<Buffer> {
+  /** Reads the index (conditionally once a version is known); true when desired state changed. */
+  private async readIndex(signal: AbortSignal): Promise<boolean> {
+    const seen = this.indexVersion;
+    const read: IndexChange =
+      typeof seen === 'string'
+        ? await readIndexIfChanged(this.store, seen, { signal })
+        : await readIndex(this.store, { signal });
+    if (read.status === 'unchanged') return false;
+    // A missing index means empty desired state; still missing is no change.
+    const version = versionOf(read);
+    const changed = !(seen === null && version === null);
+    this.index = entriesOf(read);
+    this.indexVersion = version;
+    return changed;
+  }
+
+  private async fetchPayload(key: string, signal: AbortSignal): Promise<Buffer> {
     const cached = this.payloads.get(key);
     if (cached) return cached;
-    const { body } = await this.store.get(key, { maxBytes: MAX_PAYLOAD_BYTES });
-    verifyPayload(key, body);
+    const body = await readPayload(this.store, key, { signal });
     this.payloads.set(key, body);
     return body;
   }
 
-  private async pass(): Promise<PassResult> {
-    const indexChanged = await this.readIndex();
-    const fenceEtag = this.indexEtag;
+  private async pass(signal: AbortSignal): Promise<PassResult> {
+    const indexChanged = await this.readIndex(signal);
+    const fenceVersion = this.indexVersion ?? null;
     const mine = Object.entries(this.index).filter(
       ([key]) => parseDeploymentKey(key).nodegroup === this.options.nodegroup,
     );
@@ -170,25 +183,21 @@ export class StaticPodReconciler {
 
     const staged: StagedPod[] = [];
     for (const [key, entry] of mine) {
-      const pod = parseYaml((await this.fetchPayload(entry.pod)).toString('utf8')) as PodObject;
-      if (typeof pod?.metadata?.name !== 'string' || !Array.isArray(pod.spec?.containers)) {
-        throw new PodminError(
-          'INVALID_MANIFEST',
-          `reading ${entry.pod}: not a Pod with metadata.name and spec.containers`,
-        );
-      }
-      const name = pod.metadata.name;
-      const namespace = pod.metadata.namespace ?? 'default';
+      // The same strict parser and validator the CLI deploys with; payloads are never trusted raw.
+      const payload = parsePodBytes(entry.pod, await this.fetchPayload(entry.pod, signal));
+      const pod = payload.pod as unknown as PodObject;
+      const { name, namespace } = payload;
       let service: DesiredService | undefined;
       if (entry.service) {
-        const object = parseYaml((await this.fetchPayload(entry.service)).toString('utf8')) as {
-          metadata: { name: string; namespace?: string };
-        };
+        const parsed = parseServiceBytes(
+          entry.service,
+          await this.fetchPayload(entry.service, signal),
+        );
         service = {
-          namespace: object.metadata.namespace ?? 'default',
-          name: object.metadata.name,
+          namespace: parsed.namespace,
+          name: parsed.name,
           owner: key,
-          object: object as unknown as Record<string, unknown>,
+          object: parsed.object,
         };
       }
       const revision = deploymentRevision(entry.pod, entry.service);
@@ -201,6 +210,7 @@ export class StaticPodReconciler {
               provider,
               `/${this.options.cluster}/${namespace}/${name}/${secretKey}`,
             );
+            signal.throwIfAborted();
             secrets.push({ provider, key: secretKey, value });
           }
         }
@@ -211,6 +221,7 @@ export class StaticPodReconciler {
         namespace,
         ...(serviceName ? { service: serviceName } : {}),
       });
+      signal.throwIfAborted();
       const transformed = transformPod({
         pod,
         revision,
@@ -231,28 +242,14 @@ export class StaticPodReconciler {
       );
 
     // Fence: publish only if the index we staged from is still the committed one.
-    if (fenceEtag) {
-      const check = await this.store.getIfChanged(INDEX_KEY, fenceEtag, {
-        maxBytes: MAX_INDEX_BYTES,
-      });
-      if (check.status !== 'unchanged') {
-        this.indexEtag = null;
-        throw new PodminError(
-          'PRECONDITION_FAILED',
-          'publishing static Pods: the desired-state index changed while staging; retrying',
-        );
-      }
-    } else {
-      try {
-        await this.store.get(INDEX_KEY, { maxBytes: MAX_INDEX_BYTES });
-        this.indexEtag = null;
-        throw new PodminError(
-          'PRECONDITION_FAILED',
-          'publishing static Pods: an index appeared while staging; retrying',
-        );
-      } catch (err) {
-        if (!hasCode(err, 'OBJECT_NOT_FOUND')) throw err;
-      }
+    if (!(await isIndexCurrent(this.store, fenceVersion, { signal }))) {
+      this.indexVersion = undefined;
+      throw new PodminError(
+        'PRECONDITION_FAILED',
+        fenceVersion === null
+          ? 'publishing static Pods: an index appeared while staging; retrying'
+          : 'publishing static Pods: the desired-state index changed while staging; retrying',
+      );
     }
 
     if (
@@ -262,11 +259,12 @@ export class StaticPodReconciler {
     ) {
       return { status: 'unchanged' };
     }
-    return this.publish(staged);
+    return this.publish(staged, signal);
   }
 
-  private async publish(staged: StagedPod[]): Promise<PassResult> {
+  private async publish(staged: StagedPod[], signal: AbortSignal): Promise<PassResult> {
     const { manifests, workloads } = this.options.paths;
+    signal.throwIfAborted();
     await fs.mkdir(manifests, { recursive: true, mode: 0o755 });
     let changedFiles = 0;
     // Secrets first (new revision directories), so a published Pod never names missing files.
@@ -279,8 +277,9 @@ export class StaticPodReconciler {
         written.push({ pod: pod.name, dir, previous: this.secretRevisions.get(pod.name) });
         for (const s of pod.secrets) {
           const providerDir = secretDir(workloads, pod.name, pod.revision, s.provider);
+          signal.throwIfAborted();
           await fs.mkdir(providerDir, { recursive: true, mode: 0o755 });
-          await writeAtomic(path.join(providerDir, s.key), s.value, 0o444);
+          await writeAtomic(path.join(providerDir, s.key), s.value, 0o444, signal);
         }
         this.secretRevisions.set(pod.name, pod.revision);
       }
@@ -288,7 +287,7 @@ export class StaticPodReconciler {
         const file = path.join(manifests, `${pod.name}.yaml`);
         next.set(pod.name, pod.yaml);
         if ((await readIfExists(file)) === pod.yaml) continue;
-        await writeAtomic(file, Buffer.from(pod.yaml), 0o644);
+        await writeAtomic(file, Buffer.from(pod.yaml), 0o644, signal);
         changedFiles++;
       }
     } catch (err) {
@@ -303,6 +302,7 @@ export class StaticPodReconciler {
       throw err;
     }
     // Podmin owns the directory: every other *.yaml is stale.
+    signal.throwIfAborted();
     let removedFiles = 0;
     for (const entry of await fs.readdir(manifests)) {
       const podName = entry.slice(0, -'.yaml'.length);
@@ -314,7 +314,9 @@ export class StaticPodReconciler {
       }
     }
     this.published = next;
+    signal.throwIfAborted();
     await this.cleanWorkloads(staged);
+    signal.throwIfAborted();
     await this.services.publish(staged.flatMap((s) => (s.service ? [s.service] : [])));
     return { status: 'published', changedFiles, removedFiles };
   }
@@ -358,17 +360,27 @@ async function readIfExists(file: string): Promise<string | undefined> {
   }
 }
 
-/** Same-directory temp file, fsync, rename: readers see the old or the new file, never a part. */
-async function writeAtomic(file: string, data: Buffer, mode: number): Promise<void> {
+/**
+ * Same-directory temp file, fsync, rename: readers see the old or the new file, never a part.
+ * A fired `signal` stops it before the live path changes.
+ */
+async function writeAtomic(
+  file: string,
+  data: Buffer,
+  mode: number,
+  signal: AbortSignal,
+): Promise<void> {
+  signal.throwIfAborted();
   const tmp = path.join(
     path.dirname(file),
     `${TEMP_PREFIX}${path.basename(file)}.${randomBytes(6).toString('hex')}`,
   );
   const handle = await fs.open(tmp, 'wx', mode);
   try {
-    await handle.writeFile(data);
+    await handle.writeFile(data, { signal });
     await handle.chmod(mode);
     await handle.sync();
+    signal.throwIfAborted();
   } catch (err) {
     await handle.close();
     await fs.rm(tmp, { force: true });

@@ -11,7 +11,13 @@ import {
   type IdentityIssuer,
   type SecretSource,
 } from './staticpod.ports';
-import { STATICPOD_CONFIG, STATICPOD_LOGGER, StaticPodService } from './staticpod.service';
+import type { LoopTiming } from './reconcile-loop';
+import {
+  STATICPOD_CONFIG,
+  STATICPOD_LOGGER,
+  STATICPOD_TIMING,
+  StaticPodService,
+} from './staticpod.service';
 
 /** Adapters the process wires into the module. */
 export interface StaticPodAdapters {
@@ -22,6 +28,8 @@ export interface StaticPodAdapters {
   store: DesiredStateReader;
   secrets: SecretSource;
   identity: IdentityIssuer;
+  /** Overrides of the reconcile loop's timing, e.g. `passTimeoutMs` (defaults: DEFAULT_TIMING). */
+  timing?: Partial<LoopTiming>;
 }
 
 /** The agent-staticpod Nest module. */
@@ -39,6 +47,7 @@ export class StaticPodModule {
         { provide: DESIRED_STATE_READER, useValue: adapters.store },
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },
+        ...(adapters.timing ? [{ provide: STATICPOD_TIMING, useValue: adapters.timing }] : []),
         StaticPodService,
       ],
     };

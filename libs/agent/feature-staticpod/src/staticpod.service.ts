@@ -1,6 +1,7 @@
 import {
   Inject,
   Injectable,
+  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
@@ -8,7 +9,7 @@ import { PROCESS_LIFECYCLE, type ProcessLifecycle } from '@podmin/agent-contract
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
-import { runReconcileLoop, DEFAULT_TIMING } from './reconcile-loop';
+import { runReconcileLoop, DEFAULT_TIMING, type LoopTiming } from './reconcile-loop';
 import { StaticPodReconciler } from './reconciler';
 import {
   DESIRED_STATE_READER,
@@ -26,6 +27,8 @@ import type { AgentProcessConfig } from '@podmin/agent-util-config';
 export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
 /** Token of the structured logger. */
 export const STATICPOD_LOGGER = Symbol('STATICPOD_LOGGER');
+/** Token of optional reconcile-loop timing overrides (pass deadline, poll interval). */
+export const STATICPOD_TIMING = Symbol('STATICPOD_TIMING');
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -49,6 +52,7 @@ export class StaticPodService
     @Inject(SECRET_SOURCE) secrets: SecretSource,
     @Inject(IDENTITY_ISSUER) identity: IdentityIssuer,
     @Inject(PROCESS_LIFECYCLE) private readonly lifecycle: ProcessLifecycle,
+    @Optional() @Inject(STATICPOD_TIMING) private readonly timing?: Partial<LoopTiming>,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -92,7 +96,8 @@ export class StaticPodService
 
   onApplicationBootstrap(): void {
     this.log.event('info', 'start reconcile loop', { nodegroup: this.config.nodegroup });
-    this.loop = runReconcileLoop(this.reconciler, this.abort.signal, DEFAULT_TIMING, (o) => {
+    const timing = { ...DEFAULT_TIMING, ...this.timing };
+    this.loop = runReconcileLoop(this.reconciler, this.abort.signal, timing, (o) => {
       if (o.ok)
         this.log.event(o.detail === 'unchanged' ? 'debug' : 'info', 'reconcile', {
           result: o.detail,

@@ -1,19 +1,20 @@
-import { hasCode, PodminError } from '@podmin/util-errors';
+import { PodminError } from '@podmin/util-errors';
 import {
-  INDEX_KEY,
-  MAX_INDEX_BYTES,
   deploymentKey,
-  parseIndex,
   podPayloadKey,
   sameEntry,
-  serializeIndex,
   servicePayloadKey,
   withDeployment,
   withoutDeployment,
   type DesiredIndex,
   type IndexEntry,
 } from '@podmin/util-desired-state';
-import { jitteredBackoff, type Backoff, type DesiredStateStore } from './desired-state.ports';
+import {
+  putPayload,
+  updateIndex as updateDesiredIndex,
+  type UpdateIndexOptions,
+} from '@podmin/data-access-desired-state';
+import type { Backoff, DesiredStateStore } from './desired-state.ports';
 
 /** The canonical payloads of one deployment, as produced by manifest extraction. */
 export interface DeploymentPayloads {
@@ -39,70 +40,16 @@ export interface CommitOptions {
   backoff?: Backoff;
 }
 
-const DEFAULT_MAX_ATTEMPTS = 64;
-
-/** The index and the ETag it was read at (undefined when there is no index yet). */
-interface IndexSnapshot {
-  index: DesiredIndex;
-  etag: string | undefined;
-}
-
-async function readIndex(store: DesiredStateStore): Promise<IndexSnapshot> {
-  try {
-    const { body, etag } = await store.get(INDEX_KEY, { maxBytes: MAX_INDEX_BYTES });
-    return { index: parseIndex(body), etag };
-  } catch (err) {
-    if (hasCode(err, 'OBJECT_NOT_FOUND')) return { index: {}, etag: undefined };
-    throw err;
-  }
-}
-
-/** Writes a content-addressed payload; an existing object with that digest is reused. */
-async function putPayload(store: DesiredStateStore, key: string, body: string): Promise<void> {
-  try {
-    await store.putIfAbsent(key, body);
-  } catch (err) {
-    if (!hasCode(err, 'PRECONDITION_FAILED')) throw err;
-  }
-}
-
 /**
  * Applies `mutate` to the index by ETag compare-and-swap, rereading and reapplying on
- * conflict, bounded by `maxAttempts`. `mutate` returns undefined when nothing needs writing.
+ * conflict, bounded by `maxAttempts` (the desired-state library's loop).
  */
-export async function updateIndex(
+export function updateIndex(
   store: DesiredStateStore,
   mutate: (index: DesiredIndex) => DesiredIndex | undefined,
-  options: CommitOptions & { beforeFirstWrite?: () => Promise<void> } = {},
+  options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'> = {},
 ): Promise<{ changed: boolean; attempts: number }> {
-  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  const backoff = options.backoff ?? jitteredBackoff;
-  let prepared = options.beforeFirstWrite === undefined;
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const { index, etag } = await readIndex(store);
-    const next = mutate(index);
-    if (next === undefined) return { changed: false, attempts: attempt };
-    if (!prepared) {
-      await options.beforeFirstWrite?.();
-      prepared = true;
-    }
-    const body = serializeIndex(next);
-    try {
-      if (etag === undefined) await store.putIfAbsent(INDEX_KEY, body);
-      else await store.putIfMatch(INDEX_KEY, body, etag);
-      return { changed: true, attempts: attempt };
-    } catch (err) {
-      if (!hasCode(err, 'PRECONDITION_FAILED')) throw err;
-      await backoff(attempt);
-    }
-  }
-  throw new PodminError(
-    'CONFLICT_RETRIES_EXHAUSTED',
-    `updating ${INDEX_KEY}: another writer changed it ${maxAttempts} times in a row`,
-    {
-      hint: 'retry the command; nothing was committed',
-    },
-  );
+  return updateDesiredIndex(store, mutate, options);
 }
 
 /**

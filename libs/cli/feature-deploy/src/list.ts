@@ -1,15 +1,7 @@
-import { parse as parseYaml } from 'yaml';
-import { recognizedOrigin } from '@podmin/util-manifest';
-import { hasCode, PodminError } from '@podmin/util-errors';
-import {
-  INDEX_KEY,
-  MAX_INDEX_BYTES,
-  MAX_PAYLOAD_BYTES,
-  parseDeploymentKey,
-  parseIndex,
-  parseServiceKey,
-  verifyPayload,
-} from '@podmin/util-desired-state';
+import { parseYamlStream, recognizedOrigin } from '@podmin/util-manifest';
+import { PodminError } from '@podmin/util-errors';
+import { parseDeploymentKey, parseServiceKey } from '@podmin/util-desired-state';
+import { entriesOf, readIndex, readPayload } from '@podmin/data-access-desired-state';
 import type { DesiredStateStore } from './desired-state.ports';
 
 /** One committed deployment as `podmin list` shows it. */
@@ -30,13 +22,7 @@ export async function listDeployments(
   store: Pick<DesiredStateStore, 'get'>,
   warn: (message: string) => void = () => undefined,
 ): Promise<DeploymentSummary[]> {
-  let index;
-  try {
-    index = parseIndex((await store.get(INDEX_KEY, { maxBytes: MAX_INDEX_BYTES })).body);
-  } catch (err) {
-    if (hasCode(err, 'OBJECT_NOT_FOUND')) return [];
-    throw err;
-  }
+  const index = entriesOf(await readIndex(store));
   const rows = await Promise.all(
     Object.entries(index).map(async ([key, entry]): Promise<DeploymentSummary> => {
       const { nodegroup, name } = parseDeploymentKey(key);
@@ -44,9 +30,12 @@ export async function listDeployments(
       let namespace = svc?.namespace ?? 'default';
       let origin: string | null = null;
       try {
-        const { body } = await store.get(entry.pod, { maxBytes: MAX_PAYLOAD_BYTES });
-        verifyPayload(entry.pod, body);
-        const pod = parseYaml(body.toString('utf8')) as { metadata?: { namespace?: string } };
+        const body = await readPayload(store, entry.pod);
+        // Strict YAML (duplicate keys, aliases, extra documents refused). The inventory reads
+        // only metadata, so it does not apply the agent's full Pod check.
+        const [document, ...rest] = parseYamlStream(body.toString('utf8'), entry.pod);
+        if (rest.length > 0) throw new Error('a payload holds exactly one YAML document');
+        const pod = (document ?? {}) as { metadata?: { namespace?: string } };
         namespace = pod.metadata?.namespace ?? 'default';
         origin = recognizedOrigin(pod) ?? null;
       } catch (err) {

@@ -74,8 +74,9 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     assertLocalKey(key);
     const doing = `reading ${this.describe(key)}`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
+    options.signal?.throwIfAborted();
     return this.withObjectFile(key, doing, async (handle, stats) => {
-      const body = await readBounded(handle, stats.size, maxBytes, doing);
+      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
       return { body, etag: this.etags.remember(stats, md5Etag(body)) };
     });
   }
@@ -88,6 +89,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     assertLocalKey(key);
     const doing = `reading ${this.describe(key)} if changed`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
+    options.signal?.throwIfAborted();
     return this.withObjectFile(key, doing, async (handle, stats) => {
       const known = this.etags.lookup(stats);
       if (known !== undefined && etagsEqual(known, etag)) {
@@ -101,7 +103,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
         }
         throw new ObjectTooLargeError(doing, maxBytes, stats.size);
       }
-      const body = await readBounded(handle, stats.size, maxBytes, doing);
+      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
       const current = this.etags.remember(stats, md5Etag(body));
       return etagsEqual(current, etag)
         ? { status: 'unchanged', etag: current }
@@ -432,7 +434,8 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       }
       return await fn(handle, stats);
     } catch (err) {
-      throw err instanceof PodminError ? err : this.fsError(err, doing);
+      // A cancelled read keeps the caller's abort reason rather than becoming a file-system failure.
+      throw err instanceof PodminError || isAbortError(err) ? err : this.fsError(err, doing);
     } finally {
       await handle.close();
     }
@@ -621,6 +624,7 @@ async function readBounded(
   size: number,
   maxBytes: number,
   doing: string,
+  signal?: AbortSignal,
 ): Promise<Buffer> {
   if (size > maxBytes) {
     throw new ObjectTooLargeError(doing, maxBytes, size);
@@ -629,6 +633,7 @@ async function readBounded(
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
+    signal?.throwIfAborted();
     const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, maxBytes - total + 1));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
     if (bytesRead === 0) {
@@ -640,6 +645,10 @@ async function readBounded(
       throw new ObjectTooLargeError(doing, maxBytes);
     }
   }
+}
+
+function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AbortError';
 }
 
 async function hashFile(handle: FileHandle): Promise<string> {

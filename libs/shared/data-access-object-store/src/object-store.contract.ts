@@ -176,6 +176,24 @@ export function describeObjectStoreContract(
       });
     });
 
+    it('cancels reads through an abort signal with its reason', async () => {
+      const key = 'cancel/object.json';
+      const etag = await store().put(key, '{"v":1}');
+      const reason = new PodminError('SERVICE_UNAVAILABLE', 'reading: pass deadline exceeded');
+      const aborted = new AbortController();
+      aborted.abort(reason);
+      await expect(store().get(key, { signal: aborted.signal })).rejects.toBe(reason);
+      await expect(store().getIfChanged(key, '"0"', { signal: aborted.signal })).rejects.toBe(
+        reason,
+      );
+      const live = new AbortController();
+      expect((await store().get(key, { signal: live.signal })).etag).toBe(etag);
+      expect(await store().getIfChanged(key, etag, { signal: live.signal })).toEqual({
+        status: 'unchanged',
+        etag,
+      });
+    });
+
     it('round-trips binary content exactly', async () => {
       const body = Buffer.concat([
         Buffer.from(Array.from({ length: 256 }, (_, i) => i)),

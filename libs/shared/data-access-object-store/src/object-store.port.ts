@@ -32,6 +32,8 @@ export interface ListPage {
 export interface GetOptions {
   /** Reject with OBJECT_TOO_LARGE when the object exceeds this many bytes (default 16 MiB). */
   maxBytes?: number;
+  /** Cancels the read; it then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** Result of a conditional read: unchanged when the current ETag equals the one given. */

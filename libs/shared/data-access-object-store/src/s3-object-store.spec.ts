@@ -64,6 +64,31 @@ describe('S3ObjectStore (fake client)', () => {
     await expect(store.get('k')).rejects.toMatchObject({ code: 'OBJECT_NOT_FOUND' });
   });
 
+  it('hands the read signal to the SDK and rejects with its reason once aborted', async () => {
+    const { client, send } = fakeClient();
+    const store = new S3ObjectStore({ client, bucket: 'b' });
+    const controller = new AbortController();
+    send.mockResolvedValueOnce({ ETag: '"e"', ContentLength: 1, Body: body('v') });
+    await expect(store.get('k', { signal: controller.signal })).resolves.toMatchObject({
+      etag: '"e"',
+    });
+    expect(send.mock.calls[0]?.[1]).toEqual({ abortSignal: controller.signal });
+    const reason = new Error('pass deadline exceeded');
+    controller.abort(reason);
+    const sdkAbort = Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+    send.mockRejectedValueOnce(sdkAbort);
+    await expect(store.get('k', { signal: controller.signal })).rejects.toBe(reason);
+    send.mockRejectedValueOnce(sdkAbort);
+    await expect(store.getIfChanged('k', '"e"', { signal: controller.signal })).rejects.toBe(
+      reason,
+    );
+    expect(send.mock.calls[2]?.[1]).toEqual({ abortSignal: controller.signal });
+    // Without a signal nothing changes: no per-request options, outages still mapped.
+    send.mockRejectedValueOnce(sdkAbort);
+    await expect(store.get('k')).rejects.toMatchObject({ code: 'BUCKET_UNAVAILABLE' });
+    expect(send.mock.calls[3]?.[1]).toEqual({});
+  });
+
   it('treats 304 from a conditional GET as unchanged', async () => {
     const { client, send } = fakeClient();
     send.mockRejectedValueOnce(s3Error('Unknown', 304));

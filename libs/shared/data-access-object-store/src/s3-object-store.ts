@@ -49,11 +49,14 @@ export class S3ObjectStore implements ObjectStore {
     const doing = `reading ${this.describe(key)}`;
     let response: GetObjectCommandOutput;
     try {
-      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+        sendOptions(options),
+      );
     } catch (err) {
-      throw translateS3Error(err, doing);
+      throw abortReason(options) ?? translateS3Error(err, doing);
     }
-    return this.readResponse(response, options.maxBytes ?? DEFAULT_MAX_READ_BYTES, doing);
+    return this.readResponse(response, options.maxBytes ?? DEFAULT_MAX_READ_BYTES, doing, options);
   }
 
   async getIfChanged(
@@ -67,17 +70,19 @@ export class S3ObjectStore implements ObjectStore {
     try {
       response = await this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: key, IfNoneMatch: etag }),
+        sendOptions(options),
       );
     } catch (err) {
       if (sdkErrorDetails(err).status === 304) {
         return { status: 'unchanged', etag };
       }
-      throw translateS3Error(err, doing);
+      throw abortReason(options) ?? translateS3Error(err, doing);
     }
     const object = await this.readResponse(
       response,
       options.maxBytes ?? DEFAULT_MAX_READ_BYTES,
       doing,
+      options,
     );
     return { status: 'changed', ...object };
   }
@@ -241,6 +246,7 @@ export class S3ObjectStore implements ObjectStore {
     response: GetObjectCommandOutput,
     maxBytes: number,
     doing: string,
+    options: GetOptions,
   ): Promise<StoredObject> {
     const stream = response.Body as
       (AsyncIterable<Uint8Array> & { destroy?: () => void }) | undefined;
@@ -264,7 +270,7 @@ export class S3ObjectStore implements ObjectStore {
         chunks.push(Buffer.from(chunk));
       }
     } catch (err) {
-      throw translateS3Error(err, doing);
+      throw abortReason(options) ?? translateS3Error(err, doing);
     }
     return { body: Buffer.concat(chunks, total), etag };
   }
@@ -287,6 +293,16 @@ function translatedBody(body: ObjectBody, doing: string): ObjectBody {
       }),
     close: () => body.close(),
   };
+}
+
+/** The SDK's per-request options: the read's abort signal, when it has one. */
+function sendOptions(options: GetOptions): { abortSignal?: AbortSignal } {
+  return options.signal === undefined ? {} : { abortSignal: options.signal };
+}
+
+// A cancelled read rejects with the caller's reason, not the SDK's AbortError mapped to an outage.
+function abortReason(options: GetOptions): Error | undefined {
+  return options.signal?.aborted === true ? (options.signal.reason as Error) : undefined;
 }
 
 function required<T>(value: T | undefined, field: string, doing: string): T {

@@ -6,6 +6,8 @@ export { emulatorBucket, type EmulatorBucket } from './emulator-bucket';
 export { makeTempDir, type TempDir } from './temp-dir';
 /** Unique, valid S3 bucket names for tests. */
 export { uniqueBucketName } from './bucket-name';
+/** Commits test desired state through the desired-state library (payloads, then index CAS). */
+export { commitDesiredState, type DesiredStateChange, type TestDeployment } from './desired-state';
 /** In-memory ObjectStore fake for unit tests. */
 export { InMemoryObjectStore } from './in-memory-object-store';
 /** Loopback ports and bounded polling for tests that drive real processes. */

@@ -67,6 +67,40 @@ describe('desired index', () => {
     expect(withoutDeployment(index, 'workers/web')).toEqual({});
   });
 
+  it('refuses, on read, an index another tool edited to give one Service two owners', () => {
+    const edited = JSON.stringify({
+      'workers/web': { pod, service: svc },
+      'edge/web2': {
+        pod: podPayloadKey('edge', 'y'),
+        service: servicePayloadKey('product', 'frontend', 'other'),
+      },
+      'edge/api': {
+        pod: podPayloadKey('edge', 'z'),
+        service: servicePayloadKey('product', 'api', 'z'),
+      },
+    });
+    let caught: unknown;
+    try {
+      parseIndex(edited);
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'INVALID_MANIFEST')).toBe(true);
+    expect(String(caught)).toContain(
+      'Service product/frontend is owned by edge/web2 and workers/web; exactly one index entry may own a namespaced Service',
+    );
+    expect(String(caught)).not.toContain('product/api');
+    // Distinct Services with the same name in different namespaces are different identities.
+    const twoNamespaces = serializeIndex({
+      'workers/web': { pod, service: svc },
+      'edge/web2': {
+        pod: podPayloadKey('edge', 'y'),
+        service: servicePayloadKey('staging', 'frontend', 'other'),
+      },
+    });
+    expect(Object.keys(parseIndex(twoNamespaces))).toEqual(['edge/web2', 'workers/web']);
+  });
+
   it('verifies payload bytes against the digest in the key', () => {
     expect(() => verifyPayload(pod, Buffer.from('kind: Pod\n'))).not.toThrow();
     expect(() => verifyPayload(pod, Buffer.from('kind: Pod\nx: 1\n'))).toThrow(

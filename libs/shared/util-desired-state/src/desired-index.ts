@@ -185,8 +185,31 @@ export function parseIndex(body: Buffer | string): DesiredIndex {
     }
     out[key] = service === undefined ? { pod } : { pod, service };
   }
+  problems.push(...serviceOwnershipProblems(out));
   if (problems.length > 0) throw new ValidationError('reading deployments/index.json', problems);
   return out;
+}
+
+// Every reader enforces one owner per namespaced Service, not only the write path: an index
+// edited by another tool must not make two deployments publish one Service identity.
+function serviceOwnershipProblems(index: DesiredIndex): FieldProblem[] {
+  const owners = new Map<string, string[]>();
+  for (const key of Object.keys(index).sort()) {
+    const service = index[key]?.service;
+    const parts = service === undefined ? undefined : parseServiceKey(service);
+    if (!parts) continue;
+    const identity = `${parts.namespace}/${parts.service}`;
+    owners.set(identity, [...(owners.get(identity) ?? []), key]);
+  }
+  const problems: FieldProblem[] = [];
+  for (const [identity, keys] of owners) {
+    if (keys.length < 2) continue;
+    problems.push({
+      field: `${keys.slice(1).join(', ')}.service`,
+      message: `Service ${identity} is owned by ${keys.join(' and ')}; exactly one index entry may own a namespaced Service`,
+    });
+  }
+  return problems;
 }
 
 /** Canonical index bytes: keys sorted, two-space JSON, trailing newline. */

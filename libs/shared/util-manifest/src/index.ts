@@ -13,6 +13,8 @@ export {
 } from './built-in-manifest';
 export type { BuiltInOnlyFlags, BuiltInOptions } from './built-in-manifest';
 export { buildDeployment } from './deployment';
+export { parsePodPayload, parseServicePayload } from './payload';
+export type { PodPayload, ServicePayload } from './payload';
 export type { BuildOptions, Deployment, DeploymentService } from './deployment';
 export { recognizedOrigin } from './origin';
 export { DNS1123_LABEL_RULE, isDns1123Label } from './names';

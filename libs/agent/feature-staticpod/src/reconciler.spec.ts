@@ -1,0 +1,254 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { commitDesiredState, InMemoryObjectStore } from '@podmin/testing';
+import { PodminError } from '@podmin/util-errors';
+import { INDEX_KEY, podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
+import { buildDeployment } from '@podmin/util-manifest';
+import { nodePaths } from './node-paths';
+import { StaticPodReconciler } from './reconciler';
+import type {
+  DesiredService,
+  IdentityIssuer,
+  IdentityRequest,
+  SecretProviderName,
+  SecretSource,
+  ServiceSink,
+} from './staticpod.ports';
+
+const manifest = (name: string, opts: { image?: string; service?: boolean } = {}) => `
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: ${name}, namespace: product }
+spec:
+  selector: { matchLabels: { app: ${name} } }
+  template:
+    metadata:
+      labels: { app: ${name} }
+      annotations: { podmin.dev/aws-parameter-store: token }
+    spec:
+      nodeSelector: { podmin.dev/nodegroup: workers }
+      containers: [{ name: app, image: ${opts.image ?? 'hello:v1'} }]
+${opts.service ? `---\napiVersion: v1\nkind: Service\nmetadata: { name: ${name}-svc, namespace: product }\nspec:\n  selector: { app: ${name} }\n  ports: [{ port: 80 }]\n` : ''}`;
+
+const deployment = (name: string, opts: Parameters<typeof manifest>[1] = {}) =>
+  buildDeployment(manifest(name, opts), { source: 'test', name });
+
+/** Secret source fake: every declared key resolves to a fixed value; records each fetch. */
+class FakeSecrets implements SecretSource {
+  readonly fetched: string[] = [];
+  fetch(provider: SecretProviderName, name: string): Promise<Buffer> {
+    this.fetched.push(`${provider}:${name}`);
+    return Promise.resolve(Buffer.from(`value of ${name}`));
+  }
+}
+
+/** Identity issuer fake: a stable fingerprint per Pod and a hook run while a pass stages. */
+class FakeIdentity implements IdentityIssuer {
+  readonly ensured: string[] = [];
+  readonly removed: string[] = [];
+  duringEnsure: (() => Promise<void>) | undefined;
+  async ensure(request: IdentityRequest): Promise<{ fingerprint: string }> {
+    this.ensured.push(request.pod);
+    await this.duringEnsure?.();
+    return { fingerprint: crypto.createHash('sha256').update(request.pod).digest('hex') };
+  }
+  remove(pod: string): Promise<void> {
+    this.removed.push(pod);
+    return Promise.resolve();
+  }
+}
+
+/** Service sink fake recording each hand-off. */
+class RecordingSink implements ServiceSink {
+  readonly published: DesiredService[][] = [];
+  publish(services: readonly DesiredService[]): Promise<void> {
+    this.published.push([...services]);
+    return Promise.resolve();
+  }
+}
+
+/** Clock fake: a fixed instant the test can move. */
+class FakeClock {
+  instant = new Date('2026-01-02T03:04:05Z');
+  readonly now = (): Date => this.instant;
+}
+
+describe('StaticPodReconciler decisions', () => {
+  let root: string;
+  let store: InMemoryObjectStore;
+  let secrets: FakeSecrets;
+  let identity: FakeIdentity;
+  let sink: RecordingSink;
+  let clock: FakeClock;
+  let reconciler: StaticPodReconciler;
+  const paths = () => nodePaths(root);
+  const manifests = () =>
+    fs.existsSync(paths().manifests) ? fs.readdirSync(paths().manifests).sort() : [];
+  const workloadFiles = () =>
+    fs.existsSync(paths().workloads)
+      ? fs.readdirSync(paths().workloads, { recursive: true }).map(String).sort()
+      : [];
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-reconciler-'));
+    store = new InMemoryObjectStore();
+    secrets = new FakeSecrets();
+    identity = new FakeIdentity();
+    sink = new RecordingSink();
+    clock = new FakeClock();
+    reconciler = new StaticPodReconciler(
+      { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
+      store,
+      secrets,
+      identity,
+      sink,
+      clock.now,
+    );
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('publishes a new deployment, its secrets and its Service, and records the clock', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web', { service: true })] });
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({
+      status: 'published',
+      changedFiles: 1,
+      removedFiles: 0,
+    });
+    expect(manifests()).toEqual(['web.yaml']);
+    expect(secrets.fetched).toEqual(['aws-parameter-store:/demo/product/web/token']);
+    expect(sink.published).toEqual([
+      [expect.objectContaining({ namespace: 'product', name: 'web-svc', owner: 'workers/web' })],
+    ]);
+    expect(reconciler.status()).toEqual({
+      healthy: true,
+      lastError: null,
+      lastSuccess: clock.instant,
+      indexEtag: store.objects.get(INDEX_KEY)!.etag,
+      pods: ['web'],
+    });
+  });
+
+  it('skips an unchanged index: one conditional read and the fence, no payload reads', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    const before = fs.statSync(path.join(paths().manifests, 'web.yaml')).mtimeMs;
+    store.calls.length = 0;
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
+    expect(store.calls).toEqual([`getIfChanged ${INDEX_KEY}`, `getIfChanged ${INDEX_KEY}`]);
+    expect(fs.statSync(path.join(paths().manifests, 'web.yaml')).mtimeMs).toBe(before);
+    expect(secrets.fetched).toHaveLength(1);
+    expect(sink.published).toHaveLength(1);
+  });
+
+  it('publishes nothing when the index changes between its read and the fence', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    identity.duringEnsure = async () => {
+      identity.duringEnsure = undefined;
+      await commitDesiredState(store, { deploy: [deployment('api')] });
+    };
+    await expect(reconciler.reconcileOnce()).rejects.toMatchObject({
+      code: 'PRECONDITION_FAILED',
+      message: expect.stringContaining('index changed while staging') as string,
+    });
+    expect(manifests()).toEqual([]);
+    expect(workloadFiles()).toEqual([]);
+    expect(sink.published).toEqual([]);
+    expect(reconciler.status()).toMatchObject({ healthy: false, lastSuccess: null });
+    // The next pass rereads the whole index and converges.
+    await reconciler.reconcileOnce();
+    expect(manifests()).toEqual(['api.yaml', 'web.yaml']);
+  });
+
+  it('removes departed Pods: manifest, workload files and identity', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web'), deployment('api')] });
+    await reconciler.reconcileOnce();
+    expect(workloadFiles()).toEqual(expect.arrayContaining(['api', 'web']));
+    await commitDesiredState(store, { remove: ['workers/web'] });
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({
+      status: 'published',
+      changedFiles: 0,
+      removedFiles: 1,
+    });
+    expect(manifests()).toEqual(['api.yaml']);
+    expect(identity.removed).toEqual(['web']);
+    expect(workloadFiles().some((f) => f.startsWith('web'))).toBe(false);
+    expect(reconciler.status().pods).toEqual(['api']);
+  });
+
+  it('stops at a cancelled deadline and writes no file after the abort', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web', { service: true })] });
+    const deadline = new AbortController();
+    const reason = new PodminError('SERVICE_UNAVAILABLE', 'the pass exceeded its deadline');
+    identity.duringEnsure = () => {
+      deadline.abort(reason);
+      return Promise.resolve();
+    };
+    await expect(reconciler.reconcileOnce(deadline.signal)).rejects.toBe(reason);
+    expect(manifests()).toEqual([]);
+    expect(workloadFiles()).toEqual([]);
+    expect(sink.published).toEqual([]);
+    expect(reconciler.status().lastError).toBe('the pass exceeded its deadline');
+    // An already-cancelled signal stops a pass before it publishes anything either.
+    identity.duringEnsure = undefined;
+    await expect(reconciler.reconcileOnce(deadline.signal)).rejects.toBe(reason);
+    expect(manifests()).toEqual([]);
+  });
+
+  it('refuses to start a pass while one runs', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    let release: () => void = () => undefined;
+    identity.duringEnsure = () => new Promise<void>((resolve) => (release = resolve));
+    const first = reconciler.reconcileOnce();
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(reconciler.reconcileOnce()).rejects.toThrow(/a pass is still running/);
+    release();
+    await expect(first).resolves.toMatchObject({ status: 'published' });
+  });
+
+  it('rejects a payload the strict parser refuses even though its digest matches', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    const published = fs.readFileSync(path.join(paths().manifests, 'web.yaml'), 'utf8');
+    // Raw yaml.parse would take the last of the duplicate keys; the strict parser refuses it.
+    const duplicate = `${deployment('web', { image: 'hello:v2' }).podYaml}kind: Pod\n`;
+    const key = podPayloadKey('workers', duplicate);
+    store.store(key, duplicate);
+    await commitDesiredState(store, { entries: { 'workers/web': { pod: key } } });
+    await expect(reconciler.reconcileOnce()).rejects.toMatchObject({
+      code: 'INVALID_MANIFEST',
+      message: expect.stringContaining('duplicate map key') as string,
+    });
+    // A Pod without containers is refused by the validator as well.
+    const shapeless = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec: {}\n';
+    const shapelessKey = podPayloadKey('workers', shapeless);
+    store.store(shapelessKey, shapeless);
+    await commitDesiredState(store, { entries: { 'workers/web': { pod: shapelessKey } } });
+    await expect(reconciler.reconcileOnce()).rejects.toThrow(/spec\.containers: is required/);
+    expect(fs.readFileSync(path.join(paths().manifests, 'web.yaml'), 'utf8')).toBe(published);
+  });
+
+  it('refuses an index another tool edited to give one Service two owners', async () => {
+    const web = deployment('web', { service: true });
+    await commitDesiredState(store, { deploy: [web] });
+    await reconciler.reconcileOnce();
+    const api = deployment('api');
+    const apiPod = podPayloadKey('workers', api.podYaml);
+    store.store(apiPod, api.podYaml);
+    const index = JSON.parse(store.objects.get(INDEX_KEY)!.body.toString()) as Record<
+      string,
+      unknown
+    >;
+    index['workers/api'] = {
+      pod: apiPod,
+      service: servicePayloadKey('product', 'web-svc', web.service!.yaml),
+    };
+    store.store(INDEX_KEY, JSON.stringify(index));
+    await expect(reconciler.reconcileOnce()).rejects.toThrow(
+      'Service product/web-svc is owned by workers/api and workers/web',
+    );
+    expect(manifests()).toEqual(['web.yaml']);
+    expect(sink.published).toHaveLength(1);
+  });
+});

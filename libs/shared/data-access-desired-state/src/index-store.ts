@@ -1,0 +1,89 @@
+import { hasCode } from '@podmin/util-errors';
+import {
+  INDEX_KEY,
+  MAX_INDEX_BYTES,
+  parseIndex,
+  type DesiredIndex,
+} from '@podmin/util-desired-state';
+import type { DesiredStateReader, SignalOptions } from './desired-state.port';
+
+/**
+ * The committed index as read: `absent` when there is no index object at all (distinct from
+ * an empty index, which is `present` with no entries), or the strictly parsed index and its ETag.
+ */
+export type IndexRead =
+  { status: 'absent' } | { status: 'present'; index: DesiredIndex; etag: string };
+
+/** A conditional index read: `unchanged` when the ETag still matches, else a fresh read. */
+export type IndexChange = IndexRead | { status: 'unchanged'; etag: string };
+
+/** Version of the index a reader saw: its ETag, or null when there was no index. */
+export type IndexVersion = string | null;
+
+/** The version of an index read. */
+export function versionOf(read: IndexRead): IndexVersion {
+  return read.status === 'present' ? read.etag : null;
+}
+
+/** The entries of an index read (none when absent). */
+export function entriesOf(read: IndexRead): DesiredIndex {
+  return read.status === 'present' ? read.index : {};
+}
+
+/** Reads and strictly parses `deployments/index.json` (bounded); a missing object is `absent`. */
+export async function readIndex(
+  store: Pick<DesiredStateReader, 'get'>,
+  options: SignalOptions = {},
+): Promise<IndexRead> {
+  try {
+    const { body, etag } = await store.get(INDEX_KEY, readOptions(options));
+    return { status: 'present', index: parseIndex(body), etag };
+  } catch (err) {
+    if (hasCode(err, 'OBJECT_NOT_FOUND')) return { status: 'absent' };
+    throw err;
+  }
+}
+
+/** Reads the index unless it is still at `etag` (conditional GET); a missing object is `absent`. */
+export async function readIndexIfChanged(
+  store: DesiredStateReader,
+  etag: string,
+  options: SignalOptions = {},
+): Promise<IndexChange> {
+  try {
+    const result = await store.getIfChanged(INDEX_KEY, etag, readOptions(options));
+    if (result.status === 'unchanged') return { status: 'unchanged', etag: result.etag };
+    return { status: 'present', index: parseIndex(result.body), etag: result.etag };
+  } catch (err) {
+    if (hasCode(err, 'OBJECT_NOT_FOUND')) return { status: 'absent' };
+    throw err;
+  }
+}
+
+/**
+ * The fence before publishing what was staged from an index: true only when the committed
+ * index is still the version seen (same ETag, or still absent). Costs one conditional read.
+ */
+export async function isIndexCurrent(
+  store: DesiredStateReader,
+  seen: IndexVersion,
+  options: SignalOptions = {},
+): Promise<boolean> {
+  try {
+    if (seen === null) {
+      await store.get(INDEX_KEY, readOptions(options));
+      return false;
+    }
+    const result = await store.getIfChanged(INDEX_KEY, seen, readOptions(options));
+    return result.status === 'unchanged';
+  } catch (err) {
+    if (hasCode(err, 'OBJECT_NOT_FOUND')) return seen === null;
+    throw err;
+  }
+}
+
+function readOptions(options: SignalOptions): { maxBytes: number; signal?: AbortSignal } {
+  return options.signal === undefined
+    ? { maxBytes: MAX_INDEX_BYTES }
+    : { maxBytes: MAX_INDEX_BYTES, signal: options.signal };
+}

@@ -1,0 +1,178 @@
+import { ValidationError } from '@podmin/util-errors';
+import type { FieldProblem } from '@podmin/util-errors';
+import {
+  ProblemSink,
+  checkKeys,
+  childPath,
+  describeType,
+  expectDnsLabel,
+  expectList,
+  expectRecord,
+  expectStringMap,
+  isRecord,
+} from './checks';
+import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
+import { checkNamespace, checkService } from './service';
+import { parseYamlDocuments } from './yaml';
+
+/** A content-addressed Pod payload read back from the bucket, validated. */
+export interface PodPayload {
+  name: string;
+  namespace: string;
+  /** The Pod object exactly as parsed. */
+  pod: Record<string, unknown>;
+}
+
+/** A content-addressed Service payload read back from the bucket, validated. */
+export interface ServicePayload {
+  name: string;
+  namespace: string;
+  /** The Service object as the validator returns it (namespace, protocol, targetPort filled in). */
+  object: Record<string, unknown>;
+}
+
+// Fields `buildDeployment` never emits in a Pod: a payload carrying them was not written by podmin.
+const NOT_IN_PAYLOADS = [
+  'nodeSelector',
+  'nodeName',
+  'affinity',
+  'schedulerName',
+  'topologySpreadConstraints',
+  'ephemeralContainers',
+];
+
+/**
+ * Strictly parses a Pod payload (one YAML document, same strict YAML rules as manifests) and
+ * checks the shape `buildDeployment` emits: `v1` Pod, known PodSpec and Container fields,
+ * DNS-1123 names, string images, no scheduling fields.
+ */
+export function parsePodPayload(text: string, source: string): PodPayload {
+  const problems: FieldProblem[] = [];
+  const value = singleDocument(text, source, problems);
+  const sink = new ProblemSink(problems, 'Pod');
+  let name: string | undefined;
+  let namespace: string | undefined = 'default';
+  if (value !== undefined) {
+    checkKeys(value, ['apiVersion', 'kind', 'metadata', 'spec'], '', sink);
+    expectKind(value, 'Pod', sink);
+    const metadata = expectRecord(value.metadata, 'metadata', sink);
+    if (metadata !== undefined) {
+      checkKeys(metadata, ['name', 'namespace', 'labels', 'annotations'], 'metadata', sink);
+      name = expectDnsLabel(metadata.name, 'metadata.name', sink);
+      if (metadata.namespace !== undefined) {
+        namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
+      }
+      if (metadata.labels !== undefined) {
+        expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
+      }
+      if (metadata.annotations !== undefined) {
+        expectStringMap(metadata.annotations, 'metadata.annotations', sink, 'annotations');
+      }
+    }
+    const spec = expectRecord(value.spec, 'spec', sink);
+    if (spec !== undefined) checkPayloadPodSpec(spec, sink);
+  }
+  if (problems.length > 0 || value === undefined || name === undefined || namespace === undefined) {
+    throw new ValidationError(`reading Pod payload ${source}`, problems);
+  }
+  return { name, namespace, pod: value };
+}
+
+/**
+ * Strictly parses a Service payload (one YAML document) and validates it with the same
+ * Service-subset rules `buildDeployment` applies to manifests.
+ */
+export function parseServicePayload(text: string, source: string): ServicePayload {
+  const problems: FieldProblem[] = [];
+  const value = singleDocument(text, source, problems);
+  const sink = new ProblemSink(problems, 'Service');
+  let checked: ReturnType<typeof checkService> = undefined;
+  if (value !== undefined) {
+    expectKind(value, 'Service', sink);
+    // Read without its DaemonSet, so the selector-subset check (done at deploy) is vacuous here.
+    const spec = isRecord(value.spec) ? value.spec : {};
+    const ownSelector = isRecord(spec.selector) ? stringEntries(spec.selector) : {};
+    checked = checkService(value, undefined, ownSelector, sink);
+  }
+  if (problems.length > 0 || checked === undefined) {
+    throw new ValidationError(`reading Service payload ${source}`, problems);
+  }
+  return checked;
+}
+
+function stringEntries(map: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(map)) {
+    if (typeof item === 'string') {
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true });
+    }
+  }
+  return out;
+}
+
+function singleDocument(
+  text: string,
+  source: string,
+  problems: FieldProblem[],
+): Record<string, unknown> | undefined {
+  const documents = parseYamlDocuments(text, source);
+  const [only] = documents;
+  if (documents.length !== 1 || only === undefined) {
+    problems.push({
+      field: source,
+      message: `holds ${documents.length} YAML documents; a payload is exactly one`,
+    });
+    return undefined;
+  }
+  if (!isRecord(only.value)) {
+    problems.push({ field: source, message: `is ${describeType(only.value)}, not a mapping` });
+    return undefined;
+  }
+  return only.value;
+}
+
+function expectKind(value: Record<string, unknown>, kind: string, sink: ProblemSink): void {
+  if (value.apiVersion !== 'v1' || value.kind !== kind) {
+    sink.add(
+      'kind',
+      `must be apiVersion v1 with kind ${kind}, not ${JSON.stringify(value.apiVersion ?? null)} ${JSON.stringify(value.kind ?? null)}`,
+    );
+  }
+}
+
+function checkPayloadPodSpec(spec: Record<string, unknown>, sink: ProblemSink): void {
+  checkKeys(spec, POD_SPEC_FIELDS, 'spec', sink, 'is not a Kubernetes v1 PodSpec field');
+  for (const field of NOT_IN_PAYLOADS) {
+    if (spec[field] !== undefined) {
+      sink.add(childPath('spec', field), 'is never part of a podmin Pod payload');
+    }
+  }
+  for (const list of ['containers', 'initContainers'] as const) {
+    const listPath = childPath('spec', list);
+    if (spec[list] === undefined) {
+      if (list === 'containers') sink.add(listPath, 'is required; list at least one container');
+      continue;
+    }
+    const items = expectList(spec[list], listPath, sink);
+    if (items !== undefined && list === 'containers' && items.length === 0) {
+      sink.add(listPath, 'must list at least one container');
+    }
+    items?.forEach((item, index) => {
+      const path = `${listPath}[${index}]`;
+      const container = expectRecord(item, path, sink);
+      if (container === undefined) return;
+      checkKeys(container, CONTAINER_FIELDS, path, sink, 'is not a Kubernetes v1 Container field');
+      expectDnsLabel(container.name, childPath(path, 'name'), sink);
+      if (typeof container.image !== 'string' || container.image === '') {
+        sink.add(childPath(path, 'image'), 'must be a non-empty image reference');
+      }
+    });
+  }
+  if (spec.volumes !== undefined) {
+    expectList(spec.volumes, 'spec.volumes', sink)?.forEach((item, index) => {
+      const path = `spec.volumes[${index}]`;
+      const volume = expectRecord(item, path, sink);
+      if (volume !== undefined) expectDnsLabel(volume.name, childPath(path, 'name'), sink);
+    });
+  }
+}
