@@ -9,6 +9,7 @@ export type PodminErrorCode =
   | 'ALREADY_EXISTS'
   | 'OBJECT_NOT_FOUND'
   | 'PRECONDITION_FAILED'
+  | 'CONFLICT'
   | 'OBJECT_TOO_LARGE'
   | 'ACCESS_DENIED'
   | 'BUCKET_UNAVAILABLE'
