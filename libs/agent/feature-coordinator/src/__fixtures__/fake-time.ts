@@ -15,6 +15,8 @@ export interface FakeProcess {
   readonly timer: ElectionTimer;
   /** While true, this process's timers do not fire (its clock keeps counting, as CLOCK_MONOTONIC does). */
   frozen: boolean;
+  /** Timers fire this many ms early (libuv's coarse loop time against performance.now()). */
+  earlyMs: number;
 }
 
 /** A hand-written fake of time shared by several simulated processes; advanced only by the test. */
@@ -30,6 +32,7 @@ export class FakeTime {
     const proc: FakeProcess = {
       name,
       frozen: false,
+      earlyMs: 0,
       monotonic: { nowMs: () => this.nowMs },
       wall: { now: () => new Date(this.wallBaseMs + wallSkewMs + this.nowMs) },
       timer: {
@@ -41,7 +44,8 @@ export class FakeTime {
               resolve();
             };
             const sleeper: Sleeper = {
-              dueMs: this.nowMs + Math.max(0, ms),
+              // Early only for waits longer than the error, as a real timer is never due in the past.
+              dueMs: this.nowMs + Math.max(0, ms > proc.earlyMs ? ms - proc.earlyMs : ms),
               seq: this.seq++,
               owner: proc,
               resolve: () => {

@@ -258,6 +258,19 @@ describe('Elector (fake bucket, fake clocks)', () => {
     expect(a.elector.leader()?.id).toBe('b');
   });
 
+  it('deposes on time even when its timers fire a little early', async () => {
+    const a = node('a');
+    a.proc.earlyMs = 1;
+    start(a);
+    await settle();
+    a.client.unavailable = true;
+    await time.advance(LEASE);
+    expect(a.timeline).toEqual([
+      { atMs: 0, event: 'elected' },
+      { atMs: LEASE - MARGIN, event: 'deposed', reason: 'renew-deadline' },
+    ]);
+  });
+
   it('retries a write answered with 409 ConditionalRequestConflict after a short jitter', async () => {
     const a = node('a');
     a.client.conflictsNext = 2;

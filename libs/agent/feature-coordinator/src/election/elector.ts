@@ -408,11 +408,19 @@ export class Elector implements LeadershipSource {
     leading.deadline.abort();
     const deadline = new AbortController();
     leading.deadline = deadline;
-    void this.timer
-      .sleep(leading.validUntilMs - this.monotonic.nowMs(), deadline.signal)
-      .then(() => {
-        if (!deadline.signal.aborted) this.checkDeadline();
-      });
+    const wait = async (): Promise<void> => {
+      // Timers may fire a little early against performance.now() (libuv's coarse loop time),
+      // so wait again until the deadline has really passed.
+      while (!deadline.signal.aborted && this.leading === leading) {
+        const remaining = leading.validUntilMs - this.monotonic.nowMs();
+        if (remaining <= 0) {
+          this.checkDeadline();
+          return;
+        }
+        await this.timer.sleep(Math.max(1, remaining), deadline.signal);
+      }
+    };
+    void wait();
   }
 
   private checkDeadline(): void {
