@@ -420,7 +420,8 @@ export class Elector implements LeadershipSource {
         await this.timer.sleep(Math.max(1, remaining), deadline.signal);
       }
     };
-    void wait();
+    // Nothing in wait() rejects short of a throwing logger; never leave that unhandled.
+    void wait().catch(() => undefined);
   }
 
   private checkDeadline(): void {
