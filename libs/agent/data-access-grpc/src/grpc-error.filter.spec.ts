@@ -6,6 +6,7 @@ describe('grpcStatusOf', () => {
     ['INVALID_MANIFEST', status.INVALID_ARGUMENT],
     ['OBJECT_NOT_FOUND', status.NOT_FOUND],
     ['PRECONDITION_FAILED', status.FAILED_PRECONDITION],
+    ['CONFLICT', status.ABORTED],
     ['SERVICE_UNAVAILABLE', status.UNAVAILABLE],
     ['ACCESS_DENIED', status.PERMISSION_DENIED],
     ['INTERNAL', status.INTERNAL],

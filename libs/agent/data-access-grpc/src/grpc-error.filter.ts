@@ -20,6 +20,7 @@ export function grpcStatusOf(code: PodminErrorCode): status {
     case 'PRECONDITION_FAILED':
     case 'NO_CONTEXT':
       return status.FAILED_PRECONDITION;
+    case 'CONFLICT':
     case 'CONFLICT_RETRIES_EXHAUSTED':
       return status.ABORTED;
     case 'OBJECT_TOO_LARGE':

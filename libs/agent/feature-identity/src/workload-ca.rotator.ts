@@ -104,7 +104,8 @@ export class WorkloadCaRotator {
         await this.write(next.state, current?.etag);
         steps.push(next.label);
       } catch (err) {
-        if (!hasCode(err, 'PRECONDITION_FAILED')) throw err;
+        // A lost compare-and-swap or S3's 409 "retry": reread and reconcile again.
+        if (!hasCode(err, 'PRECONDITION_FAILED') && !hasCode(err, 'CONFLICT')) throw err;
         steps.push('conflict');
       }
     }
@@ -181,7 +182,7 @@ export class WorkloadCaRotator {
     try {
       await external.write(bundle, content?.etag);
     } catch (err) {
-      if (hasCode(err, 'PRECONDITION_FAILED')) return false;
+      if (hasCode(err, 'PRECONDITION_FAILED') || hasCode(err, 'CONFLICT')) return false;
       throw err;
     }
     return this.observed(bundle);

@@ -1,4 +1,5 @@
 import { InMemoryObjectStore } from '@podmin/testing';
+import { PodminError } from '@podmin/util-errors';
 import { INDEX_KEY, parseIndex, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
 import { commitDeployment, deleteDeployment } from './commit';
 import { listDeployments } from './list';
@@ -58,6 +59,20 @@ describe('commitDeployment', () => {
       'default/other',
       'default/web',
     ]);
+  });
+
+  it('retries the index write after an S3 409 ConditionalRequestConflict (CONFLICT)', async () => {
+    const store = new InMemoryObjectStore();
+    store.store(INDEX_KEY, serializeIndex({}));
+    let conflicts = 0;
+    store.beforeConditionalWrite = (key) => {
+      if (key === INDEX_KEY && conflicts++ === 0) {
+        throw new PodminError('CONFLICT', `replacing ${key}: a concurrent write was in progress`);
+      }
+    };
+    const result = await commitDeployment(store, web, { backoff: noWait });
+    expect(result.attempts).toBe(2);
+    expect(Object.keys(parseIndex(store.objects.get(INDEX_KEY)!.body))).toEqual(['default/web']);
   });
 
   it('gives up after the bounded number of conflicts and commits nothing', async () => {

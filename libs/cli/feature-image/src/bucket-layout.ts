@@ -141,7 +141,8 @@ export async function mergeIndex(
       else await bucket.putIfMatch(key, next, etag);
       return true;
     } catch (err) {
-      if (!hasCode(err, 'PRECONDITION_FAILED')) throw err;
+      // CONFLICT (S3's 409) asks for the same reread and retry as a lost compare-and-swap.
+      if (!hasCode(err, 'PRECONDITION_FAILED') && !hasCode(err, 'CONFLICT')) throw err;
       if (attempt < attempts) await backoff(attempt);
     }
   }

@@ -96,6 +96,23 @@ describe('pushImage', () => {
     expect((await bucket.get('apps/hello/index.json')).body).toEqual(before);
   });
 
+  it('retries index.json after an S3 409 ConditionalRequestConflict (CONFLICT)', async () => {
+    const bucket = new InMemoryObjectStore();
+    await pushImage(deps, bucket, { source: 'hello:v1' });
+    let conflicts = 0;
+    bucket.beforeConditionalWrite = (key) => {
+      if (key.endsWith('index.json') && conflicts++ === 0)
+        throw new PodminError('CONFLICT', `replacing ${key}: a concurrent write was in progress`);
+    };
+    await pushImage(deps, bucket, {
+      source: 'hello:v1',
+      destination: 'hello:v4',
+      backoff: () => Promise.resolve(),
+    });
+    expect(conflicts).toBe(2);
+    expect(await tagsIn(bucket, 'apps/hello')).toEqual(['v1', 'v4']);
+  });
+
   it('gives up after bounded conflicts', async () => {
     const bucket = new InMemoryObjectStore();
     await pushImage(deps, bucket, { source: 'hello:v1' });

@@ -62,7 +62,8 @@ export async function updateIndex(
       else await store.putIfMatch(INDEX_KEY, body, read.etag);
       return { changed: true, attempts: attempt };
     } catch (err) {
-      if (!hasCode(err, 'PRECONDITION_FAILED')) throw err;
+      // CONFLICT (S3's 409) asks for the same reread and retry as a lost compare-and-swap.
+      if (!hasCode(err, 'PRECONDITION_FAILED') && !hasCode(err, 'CONFLICT')) throw err;
       await backoff(attempt);
     }
   }

@@ -88,8 +88,9 @@ export type OpenReadResult = OpenedObject | UnsatisfiableRange;
 /**
  * The object-storage port every podmin component uses. Errors are PodminErrors:
  * OBJECT_NOT_FOUND for a missing key, PRECONDITION_FAILED for a failed create-only or
- * if-match write, OBJECT_TOO_LARGE for a read over its bound, BUCKET_UNAVAILABLE or
- * ACCESS_DENIED when the store cannot be reached or used.
+ * if-match write, CONFLICT when a concurrent conditional write to the key was in flight (S3's
+ * 409: retry; says nothing about whether the key exists), OBJECT_TOO_LARGE for a read over its
+ * bound, BUCKET_UNAVAILABLE or ACCESS_DENIED when the store cannot be reached or used.
  */
 export interface ObjectStore {
   /** Reads a whole object (bounded) with its ETag; OBJECT_NOT_FOUND when absent. */

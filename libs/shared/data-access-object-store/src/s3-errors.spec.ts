@@ -31,11 +31,8 @@ describe('translateS3Error', () => {
     ['bare 404', serviceError('Unknown', 404), 'OBJECT_NOT_FOUND'],
     ['PreconditionFailed', serviceError('PreconditionFailed', 412), 'PRECONDITION_FAILED'],
     ['bare 412', serviceError('Unknown', 412), 'PRECONDITION_FAILED'],
-    [
-      'ConditionalRequestConflict',
-      serviceError('ConditionalRequestConflict', 409),
-      'PRECONDITION_FAILED',
-    ],
+    ['BucketNotEmpty', serviceError('BucketNotEmpty', 409), 'PRECONDITION_FAILED'],
+    ['ConditionalRequestConflict', serviceError('ConditionalRequestConflict', 409), 'CONFLICT'],
     ['AccessDenied', serviceError('AccessDenied', 403), 'ACCESS_DENIED'],
     ['bare 403', serviceError('Unknown', 403), 'ACCESS_DENIED'],
     ['InvalidAccessKeyId', serviceError('InvalidAccessKeyId', 403), 'ACCESS_DENIED'],

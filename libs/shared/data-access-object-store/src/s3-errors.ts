@@ -66,7 +66,8 @@ export function sdkErrorDetails(err: unknown): {
 /**
  * Translates an S3 (AWS SDK v3) or network error into a PodminError, once, in the adapter:
  * NoSuchKey/NotFound/404 → OBJECT_NOT_FOUND (or PRECONDITION_FAILED for if-match writes),
- * PreconditionFailed/412 and ConditionalRequestConflict/409 → PRECONDITION_FAILED,
+ * PreconditionFailed/412 and other 409s → PRECONDITION_FAILED, ConditionalRequestConflict (409)
+ * → CONFLICT (a concurrent conditional write was in flight: S3 says retry; it is not "exists"),
  * AccessDenied/403 → ACCESS_DENIED, NoSuchBucket, network and server errors → BUCKET_UNAVAILABLE.
  * The original error is kept as `cause`.
  */
@@ -101,8 +102,15 @@ function classify(
   if (name === 'PreconditionFailed' || status === 412) {
     return { code: 'PRECONDITION_FAILED', why: 'its current version does not match the condition' };
   }
-  if (name === 'ConditionalRequestConflict' || status === 409) {
-    return { code: 'PRECONDITION_FAILED', why: 'a concurrent write to the same key won' };
+  if (name === 'ConditionalRequestConflict') {
+    return {
+      code: 'CONFLICT',
+      why: 'a concurrent conditional write to the same key was in progress (retry)',
+    };
+  }
+  // Other 409s (BucketNotEmpty, OperationAborted) are a state that does not allow the request.
+  if (status === 409) {
+    return { code: 'PRECONDITION_FAILED', why: `the current state conflicts (${detail})` };
   }
   if ((name !== undefined && ACCESS_DENIED_NAMES.has(name)) || status === 403) {
     return { code: 'ACCESS_DENIED', why: `access denied (${detail})` };

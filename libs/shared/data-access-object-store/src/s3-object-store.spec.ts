@@ -56,8 +56,10 @@ describe('S3ObjectStore (fake client)', () => {
     });
     send.mockRejectedValueOnce(s3Error('ConditionalRequestConflict', 409));
     await expect(store.putIfMatch('k', 'v', '"e"')).rejects.toMatchObject({
-      code: 'PRECONDITION_FAILED',
+      code: 'CONFLICT',
     });
+    send.mockRejectedValueOnce(s3Error('ConditionalRequestConflict', 409));
+    await expect(store.putIfAbsent('k', 'v')).rejects.toMatchObject({ code: 'CONFLICT' });
     send.mockRejectedValueOnce(
       new NoSuchKey({ message: 'gone', $metadata: { httpStatusCode: 404 } }),
     );
