@@ -8,6 +8,7 @@ import {
   parseDeploymentKey,
   parseIndex,
   parseServiceKey,
+  serviceVip,
   verifyPayload,
 } from '@podmin/util-desired-state';
 import type { DesiredStateStore } from './desired-state.ports';
@@ -23,12 +24,18 @@ export interface DeploymentSummary {
   origin: string | null;
   pod: string;
   servicePath: string | null;
+  /** The Service's VIP in `cluster` (null without a Service or without a cluster name). */
+  vip: string | null;
 }
 
-/** Reads the index and each referenced Pod payload (verified) into inventory rows, sorted. */
+/**
+ * Reads the index and each referenced Pod payload (verified) into inventory rows, sorted;
+ * `cluster` (the current context's) names each Service's VIP.
+ */
 export async function listDeployments(
   store: Pick<DesiredStateStore, 'get'>,
   warn: (message: string) => void = () => undefined,
+  cluster?: string,
 ): Promise<DeploymentSummary[]> {
   let index;
   try {
@@ -61,6 +68,7 @@ export async function listDeployments(
         origin,
         pod: entry.pod,
         servicePath: entry.service ?? null,
+        vip: svc && cluster ? serviceVip(cluster, svc.namespace, svc.service) : null,
       };
     }),
   );
