@@ -133,12 +133,12 @@ fs.writeFileSync(
   `const lib = require(${JSON.stringify(libFile)});
 const services = ${JSON.stringify(services)};
 let generation = 1;
-const build = () => lib.DnsZone.build({ cluster: ${JSON.stringify(CLUSTER)}, generation: generation++, services });
+const build = (previous) => lib.DnsZone.build({ cluster: ${JSON.stringify(CLUSTER)}, generation: generation++, services }, previous);
 const server = new lib.DnsServer(build(), { port: ${agentPort} });
 let timer;
 process.on('SIGUSR2', () => {
   if (timer) { clearInterval(timer); timer = undefined; return; }
-  timer = setInterval(() => server.replaceZone(build()), 1000);
+  timer = setInterval(() => server.replaceZone(build(server.currentZone)), 1000);
 });
 process.on('SIGTERM', () => server.close().then(() => {
   process.stdout.write(JSON.stringify({ generation, counters: server.counters() }) + '\\n');

@@ -92,6 +92,21 @@ describe('DnsZone answers', () => {
     expect(reply.authorities).toEqual([]);
   });
 
+  it('keeps each ID, question and EDNS apart when the same reply is served again', () => {
+    for (const [id, name, edns] of [
+      [1, 'web.default.svc.cluster.local', false],
+      [2, 'WEB.default.svc.cluster.local', false],
+      [3, 'web.DEFAULT.svc.cluster.local', true],
+      [4, 'web.default.svc.cluster.local', true],
+    ] as const) {
+      const reply = ask(query(name, { id, edns: edns ? {} : false }));
+      expect(reply.id).toBe(id);
+      expect(reply.questions?.[0]?.name).toBe(name);
+      expect(reply.answers?.[0]).toMatchObject({ data: WEB_VIP });
+      expect(optOf(reply) !== undefined).toBe(edns);
+    }
+  });
+
   it('gives the AAAA content for ANY and with class ANY', () => {
     expect(ask(query('web.default.svc.cluster.local', { type: 'ANY' })).answers).toEqual([
       expect.objectContaining({ type: 'AAAA', data: WEB_VIP }),
@@ -470,6 +485,28 @@ describe('DnsZone.build', () => {
     expect(zone.vipOf('Default', 'WEB')).toBe(WEB_VIP);
     expect(zone.vipOf('default', 'nope')).toBeUndefined();
     expect(zone.generation).toBe(42);
+  });
+
+  it('reuses the records of a previous zone of the same cluster only', () => {
+    const next = DnsZone.build(
+      {
+        cluster: 'podmin',
+        generation: 43,
+        services: [
+          { namespace: 'default', name: 'web' },
+          { namespace: 'default', name: 'api' },
+        ],
+      },
+      zone,
+    );
+    expect(next.vipOf('default', 'web')).toBe(WEB_VIP);
+    expect(next.vipOf('default', 'api')).toBe(serviceVip('podmin', 'default', 'api'));
+    expect(next.vipOf('product', 'database')).toBeUndefined();
+    const other = DnsZone.build(
+      { cluster: 'other', generation: 1, services: [{ namespace: 'default', name: 'web' }] },
+      zone,
+    );
+    expect(other.vipOf('default', 'web')).toBe(serviceVip('other', 'default', 'web'));
   });
 
   it('takes the SOA serial modulo 2^32', () => {

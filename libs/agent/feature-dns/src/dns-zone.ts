@@ -78,6 +78,7 @@ const CLASS_IN = 1;
 const CLASS_ANY = 255;
 const TCP_LIMIT = 65535;
 const NO_QUESTION = Buffer.alloc(0);
+const MAX_CACHED_BODIES = 50_000;
 
 /**
  * Encodes a reply with dns-packet, putting the query's own question bytes in it so the ID,
@@ -188,8 +189,13 @@ export class DnsZone {
     return new DnsZone('', 0, new Map(), new Set(), false);
   }
 
-  /** Builds the zone for a snapshot; throws a ValidationError naming every invalid Service. */
-  static build(snapshot: ZoneSnapshot): DnsZone {
+  /**
+   * Builds the zone for a snapshot; throws a ValidationError naming every invalid Service.
+   * Records of `previous` (same cluster) are reused, so a new snapshot costs no hashing for
+   * unchanged Services and does not stall answering.
+   */
+  static build(snapshot: ZoneSnapshot, previous?: DnsZone): DnsZone {
+    const reusable = previous?.cluster === snapshot.cluster ? previous.records : undefined;
     const problems: FieldProblem[] = [];
     if (snapshot.cluster.length === 0) {
       problems.push({ field: 'cluster', message: 'must not be empty' });
@@ -209,6 +215,12 @@ export class DnsZone {
         return;
       }
       const name = `${service.name}.${service.namespace}`;
+      const known = reusable?.get(name);
+      if (known !== undefined) {
+        records.set(name, known);
+        namespaces.add(service.namespace);
+        return;
+      }
       records.set(name, {
         type: 'AAAA',
         name: `${name}.${DNS_ZONE_APEX}`,
@@ -227,6 +239,8 @@ export class DnsZone {
   }
 
   private readonly soa: Answer;
+  /** Encoded replies without question (ID 0), per reply kind and flags; bounded. */
+  private readonly bodies = new Map<string, Buffer>();
   private readonly ns: Answer;
 
   private constructor(
@@ -313,36 +327,59 @@ export class DnsZone {
     if (opt !== undefined && opt.ednsVersion > 0) {
       return encodeReply({ ...parts, rcode: 'BADVERS' }, question.bytes, limit);
     }
-    return encodeReply(this.lookup(question, parts), question.bytes, limit);
+    const reply = this.lookup(question, parts);
+    // Replies differ only in ID and question: reuse the encoded rest (dns-packet's bytes).
+    const key = `${reply.cacheKey}|${reply.flags}|${parts.edns ? Number(parts.edns.flagDo) : 2}`;
+    const body = this.bodies.get(key);
+    if (body !== undefined && body.length + question.bytes.length <= limit) {
+      const bytes = spliceQuestion(body, question.bytes);
+      bytes.writeUInt16BE(parts.id, 0);
+      return { kind: 'reply', bytes, rcode: reply.rcode, truncated: false };
+    }
+    const result = encodeReply(reply, question.bytes, limit);
+    if (body === undefined && this.bodies.size < MAX_CACHED_BODIES) {
+      this.bodies.set(key, encodeParts(reply, reply.answers, reply.authorities, 0));
+    }
+    return result;
   }
 
-  private lookup(q: RawQuestion, parts: ReplyParts): ReplyParts {
+  private lookup(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
+    const { cacheKey, ...reply } = this.classify(q, parts);
+    return { ...reply, cacheKey };
+  }
+
+  /** The reply for a question, with a key naming it apart from ID, question and flags. */
+  private classify(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
     const { labels } = q;
     const n = labels.length;
     const inZone =
       n >= 3 && labels[n - 1] === 'local' && labels[n - 2] === 'cluster' && labels[n - 3] === 'svc';
     const supportedClass = q.qclass === CLASS_IN || q.qclass === CLASS_ANY;
-    if (!inZone || !supportedClass) return { ...parts, rcode: 'REFUSED' };
-    if (!this.ready) return { ...parts, rcode: 'SERVFAIL' };
-    if (q.qtype === TYPE_AXFR || q.qtype === TYPE_IXFR) return { ...parts, rcode: 'REFUSED' };
+    if (!inZone || !supportedClass) return { ...parts, rcode: 'REFUSED', cacheKey: 'refused' };
+    if (!this.ready) return { ...parts, rcode: 'SERVFAIL', cacheKey: 'servfail' };
+    if (q.qtype === TYPE_AXFR || q.qtype === TYPE_IXFR) {
+      return { ...parts, rcode: 'REFUSED', cacheKey: 'refused' };
+    }
     const authoritative = { ...parts, flags: parts.flags | AA };
-    const nodata = { ...authoritative, authorities: [this.soa] };
+    const nodata = { ...authoritative, authorities: [this.soa], cacheKey: 'nodata' };
     const depth = n - 3;
     if (depth === 0) {
       const answers: Answer[] = [];
       if (q.qtype === TYPE_SOA || q.qtype === TYPE_ANY) answers.push(this.soa);
       if (q.qtype === TYPE_NS || q.qtype === TYPE_ANY) answers.push(this.ns);
-      return answers.length > 0 ? { ...authoritative, answers } : nodata;
+      return answers.length > 0
+        ? { ...authoritative, answers, cacheKey: `apex:${q.qtype}` }
+        : nodata;
     }
     if (depth === 1) {
       const label = labels[0] ?? '';
       const exists = this.namespaces.has(label) || `${label}.${DNS_ZONE_APEX}` === DNS_ZONE_NS;
-      return exists ? nodata : { ...nodata, rcode: 'NXDOMAIN' };
+      return exists ? nodata : { ...nodata, rcode: 'NXDOMAIN', cacheKey: 'nxdomain' };
     }
     const record = depth === 2 ? this.records.get(`${labels[0]}.${labels[1]}`) : undefined;
-    if (record === undefined) return { ...nodata, rcode: 'NXDOMAIN' };
+    if (record === undefined) return { ...nodata, rcode: 'NXDOMAIN', cacheKey: 'nxdomain' };
     if (q.qtype === TYPE_AAAA || q.qtype === TYPE_ANY) {
-      return { ...authoritative, answers: [record] };
+      return { ...authoritative, answers: [record], cacheKey: `aaaa:${record.name}` };
     }
     return nodata;
   }
