@@ -10,7 +10,7 @@
 # Usage: tools/setup/apt-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-readonly PACKAGES=(skopeo containerd protobuf-compiler bats shellcheck kmod bind9-dnsutils gcc binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+readonly PACKAGES=(skopeo containerd protobuf-compiler bats shellcheck kmod bind9-dnsutils nsd dnsperf gcc binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

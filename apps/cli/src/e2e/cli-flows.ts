@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { sha512Hex } from '@podmin/util-desired-state';
+import { serviceVip, sha512Hex } from '@podmin/util-desired-state';
 import type { CliSandbox } from './cli-harness';
 import { BAD_MANIFESTS, DAEMONSET_WITH_SERVICE } from './fixtures';
 
@@ -89,8 +89,10 @@ export function describeCliFlows(
           nodegroup: 'default',
           service: 'web',
           origin: null,
+          vip: serviceVip('demo', 'default', 'web'),
         }),
       ]);
+      expect(json[0]?.['vip']).toMatch(/^fd50:6f64:6d69:/);
 
       const removed = await podmin('delete', 'web', '-g', 'default');
       expect(removed.code).toBe(0);

@@ -125,6 +125,27 @@ describe('deleteDeployment and listDeployments', () => {
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it("shows each Service's VIP in the context's cluster, and none without a Service", async () => {
+    const store = new InMemoryObjectStore();
+    await commitDeployment(store, web, { backoff: noWait });
+    await commitDeployment(
+      store,
+      { name: 'worker', nodegroup: 'default', podYaml: 'metadata:\n  name: worker\n' },
+      { backoff: noWait },
+    );
+    const rows = await listDeployments(store, undefined, 'podmin');
+    // printf 'podmin\0product\0frontend' | openssl dgst -sha512 → 5a319f633f300da1…
+    expect(rows.map((r) => [r.name, r.vip])).toEqual([
+      ['web', 'fd50:6f64:6d69:0:5a31:9f63:3f30:da1'],
+      ['worker', null],
+    ]);
+    expect(JSON.parse(JSON.stringify(rows))[0]).toHaveProperty(
+      'vip',
+      'fd50:6f64:6d69:0:5a31:9f63:3f30:da1',
+    );
+    expect((await listDeployments(store))[0]?.vip).toBeNull();
+  });
+
   it('warns about a tampered payload instead of trusting it', async () => {
     const store = new InMemoryObjectStore();
     const { entry } = await commitDeployment(store, web, { backoff: noWait });

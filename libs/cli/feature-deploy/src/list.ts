@@ -1,6 +1,6 @@
 import { parseYamlStream, recognizedOrigin } from '@podmin/util-manifest';
 import { PodminError } from '@podmin/util-errors';
-import { parseDeploymentKey, parseServiceKey } from '@podmin/util-desired-state';
+import { parseDeploymentKey, parseServiceKey, serviceVip } from '@podmin/util-desired-state';
 import { entriesOf, readIndex, readPayload } from '@podmin/data-access-desired-state';
 import type { DesiredStateStore } from './desired-state.ports';
 
@@ -15,12 +15,18 @@ export interface DeploymentSummary {
   origin: string | null;
   pod: string;
   servicePath: string | null;
+  /** The Service's VIP in `cluster` (null without a Service or without a cluster name). */
+  vip: string | null;
 }
 
-/** Reads the index and each referenced Pod payload (verified) into inventory rows, sorted. */
+/**
+ * Reads the index and each referenced Pod payload (verified) into inventory rows, sorted;
+ * `cluster` (the current context's) names each Service's VIP.
+ */
 export async function listDeployments(
   store: Pick<DesiredStateStore, 'get'>,
   warn: (message: string) => void = () => undefined,
+  cluster?: string,
 ): Promise<DeploymentSummary[]> {
   const index = entriesOf(await readIndex(store));
   const rows = await Promise.all(
@@ -50,6 +56,7 @@ export async function listDeployments(
         origin,
         pod: entry.pod,
         servicePath: entry.service ?? null,
+        vip: svc && cluster ? serviceVip(cluster, svc.namespace, svc.service) : null,
       };
     }),
   );

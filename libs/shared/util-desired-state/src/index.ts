@@ -1,1 +1,2 @@
 export * from './desired-index';
+export * from './service-vip';

@@ -17,11 +17,11 @@ export function listCommand(ctx: CliContext): CommandModule<object, { output: st
           describe: 'Output format',
         })
         .example('$0 list', 'NAME, NAMESPACE, NODEGROUP, SERVICE, ORIGIN')
-        .example('$0 list -o json', 'The same as JSON'),
+        .example('$0 list -o json', "The same as JSON, with each Service's VIP"),
     handler: async (args) => {
-      const { store } = await ctx.currentBucket();
+      const { context, store } = await ctx.currentBucket();
       const { listDeployments } = await import('@podmin/cli-feature-deploy');
-      const rows = await listDeployments(store, (m) => ctx.reporter.warn(m));
+      const rows = await listDeployments(store, (m) => ctx.reporter.warn(m), context.cluster);
       if (args.output === 'json') {
         ctx.reporter.result(JSON.stringify(rows, null, 2));
         return;

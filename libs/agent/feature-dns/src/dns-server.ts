@@ -1,0 +1,285 @@
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { DnsError } from './dns-error';
+import type { DnsRcodeName, DnsResult, DnsTransport } from './dns-zone';
+
+/** What the server answers from: a DnsZone, or anything resolving packets the same way. */
+export interface DnsAnswerer {
+  resolve(packet: Buffer, transport: DnsTransport): DnsResult;
+}
+
+/** Where and how the server listens. */
+export interface DnsServerOptions {
+  /** A loopback address (127.0.0.0/8 or ::1); default 127.0.0.1. */
+  host?: string;
+  /** UDP and TCP port; 0 picks one free for both. Default 1053. */
+  port?: number;
+  /** A TCP connection with no complete query for this long is closed. Default 10 s. */
+  tcpIdleTimeoutMs?: number;
+  /** Open TCP connections beyond this are refused. Default 128. */
+  maxTcpConnections?: number;
+  /** SO_RCVBUF of the UDP socket, for bursts (capped by net.core.rmem_max). Default 1 MiB. */
+  udpReceiveBufferBytes?: number;
+}
+
+/** What the server has seen since it started. */
+export interface DnsCounters {
+  /** Packets received (UDP datagrams and TCP messages). */
+  received: number;
+  /** Replies sent, by rcode. */
+  responses: Record<DnsRcodeName, number>;
+  /** UDP replies sent with TC=1. */
+  truncated: number;
+  /** Packets dropped because they do not parse. */
+  malformed: number;
+  /** Packets dropped because they are responses (QR=1). */
+  notQueries: number;
+  /** Packets whose handling threw (a bug; the packet is dropped, the server keeps running). */
+  failed: number;
+  /** TCP connections accepted, and those refused over the limit. */
+  tcpAccepted: number;
+  tcpRefused: number;
+  /** Socket errors (send failures, resets). */
+  socketErrors: number;
+}
+
+/** The bound address: UDP and TCP share the port. */
+export interface DnsServerAddress {
+  host: string;
+  port: number;
+}
+
+const DEFAULT_PORT = 1053;
+const PORT_ATTEMPTS = 20;
+
+function emptyCounters(): DnsCounters {
+  return {
+    received: 0,
+    responses: {
+      NOERROR: 0,
+      FORMERR: 0,
+      SERVFAIL: 0,
+      NXDOMAIN: 0,
+      NOTIMP: 0,
+      REFUSED: 0,
+      BADVERS: 0,
+    },
+    truncated: 0,
+    malformed: 0,
+    notQueries: 0,
+    failed: 0,
+    tcpAccepted: 0,
+    tcpRefused: 0,
+    socketErrors: 0,
+  };
+}
+
+const LOOPBACK = new net.BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** True for 127.0.0.0/8 and ::1 in any spelling: the server must never be reachable off the node. */
+export function isLoopbackAddress(host: string): boolean {
+  const family = net.isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * The agent's authoritative DNS listeners: one UDP socket and one TCP server on the same
+ * loopback port. The zone is swapped by `replaceZone` without touching the sockets (recreating
+ * them on reconfiguration loses queries, aardvark-dns#389); a packet that fails is counted and
+ * dropped, never fatal.
+ */
+export class DnsServer {
+  private zone: DnsAnswerer;
+  private readonly options: Required<DnsServerOptions>;
+  private readonly stats = emptyCounters();
+  private udp: dgram.Socket | undefined;
+  private tcp: net.Server | undefined;
+  private readonly connections = new Set<net.Socket>();
+  private bound: DnsServerAddress | undefined;
+
+  constructor(zone: DnsAnswerer, options: DnsServerOptions = {}) {
+    this.zone = zone;
+    this.options = {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? DEFAULT_PORT,
+      tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
+      maxTcpConnections: options.maxTcpConnections ?? 128,
+      udpReceiveBufferBytes: options.udpReceiveBufferBytes ?? 1024 * 1024,
+    };
+    if (!isLoopbackAddress(this.options.host)) {
+      throw new DnsError(
+        'INVALID_ARGUMENT',
+        `starting the Service DNS server: ${this.options.host} is not a loopback address`,
+      );
+    }
+  }
+
+  /** The zone currently answered. */
+  get currentZone(): DnsAnswerer {
+    return this.zone;
+  }
+
+  /** Answers from `zone` from the next packet on; sockets stay as they are. */
+  replaceZone(zone: DnsAnswerer): void {
+    this.zone = zone;
+  }
+
+  /** A copy of the counters. */
+  counters(): DnsCounters {
+    return { ...this.stats, responses: { ...this.stats.responses } };
+  }
+
+  /** The bound address (after `listen`). */
+  address(): DnsServerAddress {
+    if (this.bound === undefined) {
+      throw new DnsError('INTERNAL', 'reading the DNS server address: not listening');
+    }
+    return this.bound;
+  }
+
+  /** Binds UDP and TCP on the configured port (a shared free one for port 0). */
+  async listen(): Promise<DnsServerAddress> {
+    if (this.bound !== undefined) return this.bound;
+    const { host, port } = this.options;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < (port === 0 ? PORT_ATTEMPTS : 1); attempt++) {
+      const udp = await this.bindUdp(host, port).catch((err: unknown) => {
+        lastError = err;
+        return undefined;
+      });
+      if (udp === undefined) continue;
+      const udpPort = udp.address().port;
+      const tcp = await this.bindTcp(host, udpPort).catch((err: unknown) => {
+        lastError = err;
+        return undefined;
+      });
+      if (tcp === undefined) {
+        await new Promise<void>((resolve) => udp.close(() => resolve()));
+        continue;
+      }
+      this.udp = udp;
+      this.tcp = tcp;
+      this.bound = { host, port: udpPort };
+      return this.bound;
+    }
+    throw new DnsError('IO_ERROR', `binding the Service DNS server to ${host} port ${port}`, {
+      cause: lastError,
+    });
+  }
+
+  /** Stops listening, closes every TCP connection and waits until both sockets are closed. */
+  async close(): Promise<void> {
+    const { udp, tcp } = this;
+    this.udp = undefined;
+    this.tcp = undefined;
+    this.bound = undefined;
+    for (const socket of this.connections) socket.destroy();
+    this.connections.clear();
+    await Promise.all([
+      udp ? new Promise<void>((resolve) => udp.close(() => resolve())) : undefined,
+      tcp ? new Promise<void>((resolve) => tcp.close(() => resolve())) : undefined,
+    ]);
+  }
+
+  /** Answers one packet from the current zone, counting the outcome; never throws. */
+  private handle(packet: Buffer, transport: DnsTransport): Buffer | undefined {
+    this.stats.received++;
+    try {
+      const result = this.zone.resolve(packet, transport);
+      if (result.kind === 'drop') {
+        if (result.reason === 'malformed') this.stats.malformed++;
+        else this.stats.notQueries++;
+        return undefined;
+      }
+      this.stats.responses[result.rcode]++;
+      if (result.truncated) this.stats.truncated++;
+      return result.bytes;
+    } catch {
+      this.stats.failed++;
+      return undefined;
+    }
+  }
+
+  private bindUdp(host: string, port: number): Promise<dgram.Socket> {
+    return new Promise((resolve, reject) => {
+      const socket = dgram.createSocket({
+        type: net.isIPv6(host) ? 'udp6' : 'udp4',
+        recvBufferSize: this.options.udpReceiveBufferBytes,
+      });
+      const onBindError = (err: Error) => {
+        socket.close();
+        reject(err);
+      };
+      socket.once('error', onBindError);
+      socket.on('message', (msg, peer) => {
+        const reply = this.handle(msg, 'udp');
+        if (reply !== undefined) {
+          socket.send(reply, peer.port, peer.address, (err) => {
+            if (err) this.stats.socketErrors++;
+          });
+        }
+      });
+      socket.bind({ address: host, port, exclusive: true }, () => {
+        socket.off('error', onBindError);
+        socket.on('error', () => {
+          this.stats.socketErrors++;
+        });
+        resolve(socket);
+      });
+    });
+  }
+
+  private bindTcp(host: string, port: number): Promise<net.Server> {
+    return new Promise((resolve, reject) => {
+      const server = net.createServer((socket) => this.serveConnection(socket));
+      server.maxConnections = this.options.maxTcpConnections;
+      server.on('drop', () => {
+        this.stats.tcpRefused++;
+      });
+      server.once('error', reject);
+      server.listen({ host, port, exclusive: true }, () => {
+        server.off('error', reject);
+        server.on('error', () => {
+          this.stats.socketErrors++;
+        });
+        resolve(server);
+      });
+    });
+  }
+
+  /** RFC 7766 framing: 2-byte length prefix, any number of (pipelined) queries per connection. */
+  private serveConnection(socket: net.Socket): void {
+    this.stats.tcpAccepted++;
+    this.connections.add(socket);
+    socket.setNoDelay(true);
+    socket.setTimeout(this.options.tcpIdleTimeoutMs, () => socket.destroy());
+    socket.on('error', () => {
+      this.stats.socketErrors++;
+    });
+    socket.on('close', () => this.connections.delete(socket));
+    let pending: Buffer = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      let offset = 0;
+      while (pending.length - offset >= 2) {
+        const length = pending.readUInt16BE(offset);
+        if (pending.length - offset - 2 < length) break;
+        const message = pending.subarray(offset + 2, offset + 2 + length);
+        offset += 2 + length;
+        const reply = this.handle(message, 'tcp');
+        if (reply === undefined || socket.destroyed) continue;
+        const framed = Buffer.allocUnsafe(2 + reply.length);
+        framed.writeUInt16BE(reply.length, 0);
+        reply.copy(framed, 2);
+        // A client that does not read its replies stops being read from: memory stays bounded.
+        if (!socket.write(framed) && !socket.isPaused()) {
+          socket.pause();
+          socket.once('drain', () => socket.resume());
+        }
+      }
+      pending = offset === pending.length ? Buffer.alloc(0) : pending.subarray(offset);
+    });
+  }
+}

@@ -1,0 +1,386 @@
+import * as dnsPacket from 'dns-packet';
+import type { Answer } from 'dns-packet';
+import { ValidationError, type FieldProblem } from '@podmin/util-errors';
+import { serviceVip } from '@podmin/util-desired-state';
+import { isDns1123Label } from '@podmin/util-manifest';
+
+/** The zone the agent is authoritative for. */
+export const DNS_ZONE_APEX = 'svc.cluster.local';
+/** TTL of every record, and the SOA minimum (negative TTL): a new Service is visible within 5 s. */
+export const DNS_TTL_SECONDS = 5;
+/** The EDNS(0) UDP payload size this server advertises and caps clients at (DNS flag day 2020). */
+export const DNS_SERVER_UDP_PAYLOAD = 1232;
+/** The UDP limit without EDNS, and the floor of an advertised size (RFC 6891 §6.2.5). */
+export const DNS_CLASSIC_UDP_PAYLOAD = 512;
+/** Name server of the zone, also its SOA MNAME; it has no address records (NODATA). */
+export const DNS_ZONE_NS = `ns.${DNS_ZONE_APEX}`;
+/** SOA RNAME of the zone (`hostmaster@svc.cluster.local`). */
+export const DNS_ZONE_HOSTMASTER = `hostmaster.${DNS_ZONE_APEX}`;
+
+/** How a query arrived; it decides the size limit of the reply. */
+export type DnsTransport = 'udp' | 'tcp';
+
+/** One Service identity of the snapshot. */
+export interface ZoneService {
+  namespace: string;
+  name: string;
+}
+
+/** What a zone is built from: the snapshot's cluster-wide Service identities. */
+export interface ZoneSnapshot {
+  cluster: string;
+  /** Snapshot generation; becomes the SOA serial (mod 2^32). */
+  generation: number;
+  services: readonly ZoneService[];
+}
+
+/** Response codes this server sends (BADVERS is the EDNS extended code 16). */
+export type DnsRcodeName =
+  'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED' | 'BADVERS';
+
+/** The outcome of one packet: a reply to send, or a reason it is dropped silently. */
+export type DnsResult =
+  | { kind: 'reply'; bytes: Buffer; rcode: DnsRcodeName; truncated: boolean }
+  | { kind: 'drop'; reason: 'malformed' | 'response' };
+
+/** The sections and flags of a reply before encoding (exported for the truncation tests). */
+export interface ReplyParts {
+  id: number;
+  /** Header bits below QR: opcode, AA, RD, CD; rcode and TC are added on encoding. */
+  flags: number;
+  rcode: DnsRcodeName;
+  answers: Answer[];
+  authorities: Answer[];
+  /** The query's OPT, when it had one: the reply then carries an OPT too. */
+  edns: { flagDo: boolean } | undefined;
+}
+
+const RCODE_VALUE: Readonly<Record<DnsRcodeName, number>> = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  BADVERS: 16,
+};
+const QR = 0x8000;
+const AA = dnsPacket.AUTHORITATIVE_ANSWER;
+const TC = dnsPacket.TRUNCATED_RESPONSE;
+const COPIED_FLAGS = dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED;
+const TYPE_NS = 2;
+const TYPE_SOA = 6;
+const TYPE_AAAA = 28;
+const TYPE_IXFR = 251;
+const TYPE_AXFR = 252;
+const TYPE_ANY = 255;
+const CLASS_IN = 1;
+const CLASS_ANY = 255;
+const TCP_LIMIT = 65535;
+const NO_QUESTION = Buffer.alloc(0);
+const MAX_CACHED_BODIES = 50_000;
+
+/**
+ * Encodes a reply with dns-packet, putting the query's own question bytes in it so the ID,
+ * the 0x20 letter case and any odd label bytes come back exactly as asked; over `limit` bytes
+ * it sends TC=1 with the question and OPT only (RFC 2181 §9), so the client retries over TCP.
+ */
+export function encodeReply(parts: ReplyParts, question: Buffer, limit: number): DnsResult {
+  const full = spliceQuestion(encodeParts(parts, parts.answers, parts.authorities, 0), question);
+  if (full.length <= limit) {
+    return { kind: 'reply', bytes: full, rcode: parts.rcode, truncated: false };
+  }
+  const bytes = spliceQuestion(encodeParts(parts, [], [], TC), question);
+  return { kind: 'reply', bytes, rcode: parts.rcode, truncated: true };
+}
+
+function encodeParts(parts: ReplyParts, answers: Answer[], authorities: Answer[], extra: number) {
+  const rcode = RCODE_VALUE[parts.rcode];
+  const additionals: Answer[] = parts.edns
+    ? [
+        {
+          type: 'OPT',
+          name: '.',
+          udpPayloadSize: DNS_SERVER_UDP_PAYLOAD,
+          extendedRcode: rcode >> 4,
+          ednsVersion: 0,
+          flags: parts.edns.flagDo ? dnsPacket.DNSSEC_OK : 0,
+          flag_do: parts.edns.flagDo,
+          options: [],
+        },
+      ]
+    : [];
+  return dnsPacket.encode({
+    id: parts.id,
+    type: 'response',
+    flags: parts.flags | extra | (rcode & 0xf),
+    questions: [],
+    answers,
+    authorities,
+    additionals,
+  });
+}
+
+function spliceQuestion(body: Buffer, question: Buffer): Buffer {
+  if (question.length === 0) return body;
+  const out = Buffer.allocUnsafe(body.length + question.length);
+  body.copy(out, 0, 0, 12);
+  out.writeUInt16BE(1, 4);
+  question.copy(out, 12);
+  body.copy(out, 12 + question.length, 12);
+  return out;
+}
+
+/** The UDP reply limit: 512 without EDNS, else the client's size floored at 512, capped at ours. */
+export function udpReplyLimit(clientPayload: number | undefined): number {
+  if (clientPayload === undefined) return DNS_CLASSIC_UDP_PAYLOAD;
+  return Math.min(DNS_SERVER_UDP_PAYLOAD, Math.max(DNS_CLASSIC_UDP_PAYLOAD, clientPayload));
+}
+
+/** The first question read from raw bytes: lowercased labels, type, class and its byte range. */
+interface RawQuestion {
+  labels: string[];
+  qtype: number;
+  qclass: number;
+  bytes: Buffer;
+}
+
+/**
+ * Reads the first question's labels straight from the packet (dns-packet has validated it
+ * already but exposes neither section offsets nor the raw label bytes, and joins labels with
+ * dots, so a label containing a dot would be mistaken for two). Only ASCII letters fold:
+ * latin1 keeps one character per byte, and no folded non-ASCII byte can become ASCII.
+ * Returns undefined for a compression pointer, which in the first question could only
+ * point into the header.
+ */
+function readQuestion(query: Buffer): RawQuestion | undefined {
+  const labels: string[] = [];
+  let offset = 12;
+  for (;;) {
+    const length = query[offset];
+    if (length === undefined || (length & 0xc0) !== 0) return undefined;
+    if (length === 0) break;
+    labels.push(query.toString('latin1', offset + 1, offset + 1 + length).toLowerCase());
+    offset += 1 + length;
+  }
+  offset += 1;
+  if (offset + 4 > query.length) return undefined;
+  return {
+    labels,
+    qtype: query.readUInt16BE(offset),
+    qclass: query.readUInt16BE(offset + 2),
+    bytes: query.subarray(12, offset + 4),
+  };
+}
+
+/**
+ * The authoritative data of `svc.cluster.local` for one snapshot, immutable, and the answering
+ * logic over it: AAAA (and AAAA for ANY) with TTL 5 per Service, NODATA with the SOA for other
+ * types of an existing name (a Service, a namespace that has one — an empty non-terminal —, the
+ * apex, the NS host), NXDOMAIN with the SOA for everything else in the zone, REFUSED outside it
+ * (`. NS`, CoreDNS's health probe, included: REFUSED is an answer, and it is never dropped).
+ * Packets that are not queries (QR=1) or do not parse are dropped; a parsed header with zero or
+ * several questions, several OPT records or trailing bytes gets FORMERR, an opcode other than
+ * QUERY NOTIMP, EDNS version above 0 BADVERS.
+ */
+export class DnsZone {
+  /** A zone before the first snapshot: SERVFAIL in the zone, so nothing negative gets cached. */
+  static pending(): DnsZone {
+    return new DnsZone('', 0, new Map(), new Set(), false);
+  }
+
+  /**
+   * Builds the zone for a snapshot; throws a ValidationError naming every invalid Service.
+   * Records of `previous` (same cluster) are reused, so a new snapshot costs no hashing for
+   * unchanged Services and does not stall answering.
+   */
+  static build(snapshot: ZoneSnapshot, previous?: DnsZone): DnsZone {
+    const reusable = previous?.cluster === snapshot.cluster ? previous.records : undefined;
+    const problems: FieldProblem[] = [];
+    if (snapshot.cluster.length === 0) {
+      problems.push({ field: 'cluster', message: 'must not be empty' });
+    }
+    if (!Number.isSafeInteger(snapshot.generation) || snapshot.generation < 0) {
+      problems.push({ field: 'generation', message: 'must be a non-negative integer' });
+    }
+    const records = new Map<string, Answer>();
+    const namespaces = new Set<string>();
+    snapshot.services.forEach((service, i) => {
+      const bad = [service.namespace, service.name].filter((label) => !isDns1123Label(label));
+      if (bad.length > 0) {
+        problems.push({
+          field: `services[${i}]`,
+          message: `${JSON.stringify(bad)} is not a DNS-1123 label`,
+        });
+        return;
+      }
+      const name = `${service.name}.${service.namespace}`;
+      const known = reusable?.get(name);
+      if (known !== undefined) {
+        records.set(name, known);
+        namespaces.add(service.namespace);
+        return;
+      }
+      records.set(name, {
+        type: 'AAAA',
+        name: `${name}.${DNS_ZONE_APEX}`,
+        ttl: DNS_TTL_SECONDS,
+        data: serviceVip(snapshot.cluster, service.namespace, service.name),
+      });
+      namespaces.add(service.namespace);
+    });
+    if (problems.length > 0) {
+      throw new ValidationError('building the Service DNS zone', problems, {
+        code: 'INVALID_ARGUMENT',
+        fault: 'system',
+      });
+    }
+    return new DnsZone(snapshot.cluster, snapshot.generation, records, namespaces, true);
+  }
+
+  private readonly soa: Answer;
+  /** Encoded replies without question (ID 0), per reply kind and flags; bounded. */
+  private readonly bodies = new Map<string, Buffer>();
+  private readonly ns: Answer;
+
+  private constructor(
+    /** The cluster whose VIPs this zone serves ('' while pending). */
+    readonly cluster: string,
+    /** The snapshot generation (the SOA serial modulo 2^32). */
+    readonly generation: number,
+    private readonly records: ReadonlyMap<string, Answer>,
+    private readonly namespaces: ReadonlySet<string>,
+    /** False for the pending zone. */
+    readonly ready: boolean,
+  ) {
+    this.soa = {
+      type: 'SOA',
+      name: DNS_ZONE_APEX,
+      ttl: DNS_TTL_SECONDS,
+      data: {
+        mname: DNS_ZONE_NS,
+        rname: DNS_ZONE_HOSTMASTER,
+        serial: generation % 2 ** 32,
+        refresh: 3600,
+        retry: 600,
+        expire: 86400,
+        minimum: DNS_TTL_SECONDS,
+      },
+    };
+    this.ns = { type: 'NS', name: DNS_ZONE_APEX, ttl: DNS_TTL_SECONDS, data: DNS_ZONE_NS };
+  }
+
+  /** Number of Service names. */
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** The VIP served for `<name>.<namespace>.svc.cluster.local`, if any (case-insensitive). */
+  vipOf(namespace: string, name: string): string | undefined {
+    const record = this.records.get(`${name}.${namespace}`.toLowerCase());
+    return record?.type === 'AAAA' ? record.data : undefined;
+  }
+
+  /** The reply bytes for one query packet, or undefined when it is dropped. */
+  answer(query: Buffer, transport: DnsTransport): Buffer | undefined {
+    const result = this.resolve(query, transport);
+    return result.kind === 'reply' ? result.bytes : undefined;
+  }
+
+  /** The reply to one query packet with its rcode, or why it is dropped; never throws. */
+  resolve(query: Buffer, transport: DnsTransport): DnsResult {
+    if (query.length < 12) return { kind: 'drop', reason: 'malformed' };
+    const header = query.readUInt16BE(2);
+    // Never answer a response: two servers could otherwise bounce packets forever.
+    if ((header & QR) !== 0) return { kind: 'drop', reason: 'response' };
+    let packet: dnsPacket.DecodedPacket;
+    try {
+      packet = dnsPacket.decode(query);
+    } catch {
+      return { kind: 'drop', reason: 'malformed' };
+    }
+    const trailing = dnsPacket.decode.bytes !== query.length;
+    const parts: ReplyParts = {
+      id: query.readUInt16BE(0),
+      flags: (header & 0x7800) | (header & COPIED_FLAGS),
+      rcode: 'NOERROR',
+      answers: [],
+      authorities: [],
+      edns: undefined,
+    };
+    const opts = (packet.additionals ?? []).filter((a) => a.type === 'OPT');
+    const [opt] = opts;
+    if (opts.length > 1 || (opt !== undefined && opt.name !== '.')) {
+      return encodeReply({ ...parts, rcode: 'FORMERR' }, NO_QUESTION, DNS_CLASSIC_UDP_PAYLOAD);
+    }
+    if (opt !== undefined) parts.edns = { flagDo: opt.flag_do };
+    const limit =
+      transport === 'tcp' ? TCP_LIMIT : udpReplyLimit(opt ? opt.udpPayloadSize : undefined);
+    const question = packet.questions?.length === 1 ? readQuestion(query) : undefined;
+    // Other opcodes (NOTIFY, UPDATE, …) give their sections other meanings: NOTIMP first.
+    if ((header & 0x7800) !== 0) {
+      return encodeReply({ ...parts, rcode: 'NOTIMP' }, question?.bytes ?? NO_QUESTION, limit);
+    }
+    if (question === undefined || trailing) {
+      return encodeReply({ ...parts, rcode: 'FORMERR' }, NO_QUESTION, limit);
+    }
+    if (opt !== undefined && opt.ednsVersion > 0) {
+      return encodeReply({ ...parts, rcode: 'BADVERS' }, question.bytes, limit);
+    }
+    const reply = this.lookup(question, parts);
+    // Replies differ only in ID and question: reuse the encoded rest (dns-packet's bytes).
+    const key = `${reply.cacheKey}|${reply.flags}|${parts.edns ? Number(parts.edns.flagDo) : 2}`;
+    const body = this.bodies.get(key);
+    if (body !== undefined && body.length + question.bytes.length <= limit) {
+      const bytes = spliceQuestion(body, question.bytes);
+      bytes.writeUInt16BE(parts.id, 0);
+      return { kind: 'reply', bytes, rcode: reply.rcode, truncated: false };
+    }
+    const result = encodeReply(reply, question.bytes, limit);
+    if (body === undefined && this.bodies.size < MAX_CACHED_BODIES) {
+      this.bodies.set(key, encodeParts(reply, reply.answers, reply.authorities, 0));
+    }
+    return result;
+  }
+
+  private lookup(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
+    const { cacheKey, ...reply } = this.classify(q, parts);
+    return { ...reply, cacheKey };
+  }
+
+  /** The reply for a question, with a key naming it apart from ID, question and flags. */
+  private classify(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
+    const { labels } = q;
+    const n = labels.length;
+    const inZone =
+      n >= 3 && labels[n - 1] === 'local' && labels[n - 2] === 'cluster' && labels[n - 3] === 'svc';
+    const supportedClass = q.qclass === CLASS_IN || q.qclass === CLASS_ANY;
+    if (!inZone || !supportedClass) return { ...parts, rcode: 'REFUSED', cacheKey: 'refused' };
+    if (!this.ready) return { ...parts, rcode: 'SERVFAIL', cacheKey: 'servfail' };
+    if (q.qtype === TYPE_AXFR || q.qtype === TYPE_IXFR) {
+      return { ...parts, rcode: 'REFUSED', cacheKey: 'refused' };
+    }
+    const authoritative = { ...parts, flags: parts.flags | AA };
+    const nodata = { ...authoritative, authorities: [this.soa], cacheKey: 'nodata' };
+    const depth = n - 3;
+    if (depth === 0) {
+      const answers: Answer[] = [];
+      if (q.qtype === TYPE_SOA || q.qtype === TYPE_ANY) answers.push(this.soa);
+      if (q.qtype === TYPE_NS || q.qtype === TYPE_ANY) answers.push(this.ns);
+      return answers.length > 0
+        ? { ...authoritative, answers, cacheKey: `apex:${q.qtype}` }
+        : nodata;
+    }
+    if (depth === 1) {
+      const label = labels[0] ?? '';
+      const exists = this.namespaces.has(label) || `${label}.${DNS_ZONE_APEX}` === DNS_ZONE_NS;
+      return exists ? nodata : { ...nodata, rcode: 'NXDOMAIN', cacheKey: 'nxdomain' };
+    }
+    const record = depth === 2 ? this.records.get(`${labels[0]}.${labels[1]}`) : undefined;
+    if (record === undefined) return { ...nodata, rcode: 'NXDOMAIN', cacheKey: 'nxdomain' };
+    if (q.qtype === TYPE_AAAA || q.qtype === TYPE_ANY) {
+      return { ...authoritative, answers: [record], cacheKey: `aaaa:${record.name}` };
+    }
+    return nodata;
+  }
+}

@@ -1,0 +1,13 @@
+import type { DnsZone } from './dns-zone';
+
+/**
+ * Where zones come from (the coordinator's snapshot stream, implemented by the later wiring):
+ * `subscribe` calls `listener` with the current zone, if there is one, and with every new zone
+ * after it; the returned function stops the calls.
+ */
+export interface ZoneSource {
+  subscribe(listener: (zone: DnsZone) => void): () => void;
+}
+
+/** Injection token of the ZoneSource port. */
+export const ZONE_SOURCE = Symbol('ZONE_SOURCE');
