@@ -1,5 +1,5 @@
 import { checkPodPrefix, parseAgentConfig } from './agent-config';
-import { formatIpv6, parseIpv6 } from './ipv6';
+import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 
 const good = {
   provider: 'aws',

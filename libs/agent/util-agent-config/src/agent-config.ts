@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { checkS3BucketName } from '@podmin/util-names';
-import { formatIpv6, parseIpv6 } from './ipv6';
+import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 
 /** Providers the agent runs on. */
 export type AgentProvider = 'aws' | 'local';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatIpv6Groups, serviceVip } from './service-vip';
+import { serviceVip } from './service-vip';
 
 /** An independent canonical form: the WHATWG URL serializer compresses IPv6 per RFC 5952. */
 function canonicalByUrl(address: string): string {
@@ -33,27 +33,5 @@ describe('serviceVip', () => {
   it('separates the three parts, so moving a character between them changes the VIP', () => {
     expect(serviceVip('a', 'bc', 'd')).not.toBe(serviceVip('ab', 'c', 'd'));
     expect(serviceVip('a', 'b', 'cd')).not.toBe(serviceVip('a', 'bc', 'd'));
-  });
-});
-
-describe('formatIpv6Groups', () => {
-  it.each([
-    [[0, 0, 0, 0, 0, 0, 0, 0], '::'],
-    [[0, 0, 0, 0, 0, 0, 0, 1], '::1'],
-    [[1, 0, 0, 0, 0, 0, 0, 0], '1::'],
-    [[0x2001, 0xdb8, 0, 1, 0, 0, 0, 1], '2001:db8:0:1::1'],
-    [[0x2001, 0xdb8, 0, 0, 1, 0, 0, 1], '2001:db8::1:0:0:1'],
-    [[0x2001, 0xdb8, 0, 1, 1, 1, 1, 1], '2001:db8:0:1:1:1:1:1'],
-    [[0xfd50, 0xabcd, 0xef, 0, 0xa, 0xb, 0xc, 0xd], 'fd50:abcd:ef:0:a:b:c:d'],
-  ])('formats %j as %s', (groups, text) => {
-    expect(formatIpv6Groups(groups)).toBe(text);
-    expect(formatIpv6Groups(groups)).toBe(
-      canonicalByUrl(groups.map((g) => g.toString(16)).join(':')),
-    );
-  });
-
-  it('rejects anything but eight 16-bit groups', () => {
-    expect(() => formatIpv6Groups([0, 0, 0])).toThrow(RangeError);
-    expect(() => formatIpv6Groups([0, 0, 0, 0, 0, 0, 0, 0x10000])).toThrow(RangeError);
   });
 });

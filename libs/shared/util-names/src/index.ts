@@ -1,2 +1,3 @@
 /** The S3 bucket-name rule, defined once for every CLI and agent check. */
 export { checkS3BucketName, isS3BucketName, parseS3ObjectUrl } from './s3-bucket-name';
+export { formatIpv6, parseIpv6 } from './ipv6';

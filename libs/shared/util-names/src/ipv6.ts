@@ -20,6 +20,9 @@ export function parseIpv6(text: string): number[] | undefined {
 
 /** RFC 5952 canonical text of eight groups: lowercase, no leading zeros, longest zero run (≥2) compressed. */
 export function formatIpv6(groups: readonly number[]): string {
+  if (groups.length !== 8 || groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)) {
+    throw new RangeError('an IPv6 address has eight 16-bit groups');
+  }
   let bestStart = -1;
   let bestLen = 0;
   for (let i = 0; i < 8;) {
