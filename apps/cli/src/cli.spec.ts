@@ -32,6 +32,32 @@ describe('run (in process)', () => {
     ]);
   });
 
+  it('warns when a Service selects no Pod of its DaemonSet, and refuses spec.type', async () => {
+    const ctx = createCliContext(reporter, env());
+    const file = path.join(home, 'app.yaml');
+    expect(
+      await run(
+        ['init', 'web', '-g', 'default', '--image', 'hello:v1', '--service', '-f', file],
+        ctx,
+      ),
+    ).toBe(0);
+    const manifest = fs.readFileSync(file, 'utf8');
+    const blueGreen = manifest.replace(
+      /(kind: Service[\s\S]*selector:\n\s+)app\.kubernetes\.io\/name: web/,
+      '$1track: blue',
+    );
+    expect(blueGreen).not.toBe(manifest);
+    fs.writeFileSync(file, blueGreen);
+    expect(await run(['validate', '-f', file], ctx)).toBe(0);
+    expect(reporter.warnings.join('\n')).toContain('selects no Pod of this DaemonSet');
+    fs.writeFileSync(
+      file,
+      manifest.replace(/(kind: Service\n[\s\S]*spec:\n)/, '$1  type: ClusterIP\n'),
+    );
+    expect(await run(['validate', '-f', file], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toContain('spec.type: is not supported');
+  });
+
   it('prints message and hint, not a stack, for a missing context', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['list'], ctx)).toBe(1);

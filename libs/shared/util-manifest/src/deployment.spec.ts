@@ -77,7 +77,6 @@ spec:
       targetPort: 8443
     - port: 53
       protocol: UDP
-      name: dns
 `;
 
 const MINIMAL = `apiVersion: apps/v1
@@ -239,7 +238,7 @@ describe('buildDeployment', () => {
             selector: { app: 'web' },
             ports: [
               { port: 443, protocol: 'TCP', targetPort: 8443 },
-              { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
+              { port: 53, protocol: 'UDP', targetPort: 53 },
             ],
           },
         },
@@ -1002,14 +1001,10 @@ describe('buildDeployment', () => {
       });
     });
 
-    it('accepts type ClusterIP, a different name, and the same port on TCP and UDP', () => {
+    it('accepts a different name and the same port on TCP and UDP', () => {
       const text = withService([
         ['metadata.name', 'other'],
-        ['spec.type', 'ClusterIP'],
-        [
-          'spec.ports',
-          [{ port: 53 }, { port: 53, protocol: 'UDP', targetPort: 5353, name: 'dns' }],
-        ],
+        ['spec.ports', [{ port: 53 }, { port: 53, protocol: 'UDP', targetPort: 5353 }]],
       ]);
       const deployment = build(text);
       expect(deployment.service?.name).toBe('other');
@@ -1017,10 +1012,19 @@ describe('buildDeployment', () => {
         selector: { 'app.kubernetes.io/name': 'app' },
         ports: [
           { port: 53, protocol: 'TCP', targetPort: 53 },
-          { name: 'dns', port: 53, protocol: 'UDP', targetPort: 5353 },
+          { port: 53, protocol: 'UDP', targetPort: 5353 },
         ],
       });
-      expect(deployment.service?.object).not.toHaveProperty('spec.type');
+      expect(deployment.warnings).toEqual([]);
+    });
+
+    it('warns, not fails, when the selector matches no Pod of its own DaemonSet', () => {
+      const deployment = build(withService([['spec.selector', { app: 'other' }]]));
+      expect(deployment.service?.object.spec).toMatchObject({ selector: { app: 'other' } });
+      expect(deployment.warnings).toEqual([
+        expect.stringContaining('selects no Pod of this DaemonSet') as unknown,
+      ]);
+      expect(deployment.warnings[0]).toContain('app: "other"');
     });
 
     it('requires the DaemonSet namespace', () => {
@@ -1052,7 +1056,13 @@ describe('buildDeployment', () => {
       ['invalid name', [['metadata.name', 'My_Svc']], 'Service metadata.name', 'DNS-1123 label'],
       ['missing spec', [['spec', undefined]], 'Service spec', 'is required'],
       ['clusterIP', [['spec.clusterIP', 'None']], 'Service spec.clusterIP', 'is not supported'],
-      ['NodePort type', [['spec.type', 'NodePort']], 'Service spec.type', 'only ClusterIP'],
+      ['NodePort type', [['spec.type', 'NodePort']], 'Service spec.type', 'is not supported'],
+      [
+        'even type ClusterIP',
+        [['spec.type', 'ClusterIP']],
+        'Service spec.type',
+        'podmin supports only Service metadata.name, metadata.namespace, spec.selector and spec.ports',
+      ],
       ['missing selector', [['spec.selector', undefined]], 'Service spec.selector', 'is required'],
       ['empty selector', [['spec.selector', {}]], 'Service spec.selector', 'must not be empty'],
       ['selector list', [['spec.selector', ['a']]], 'Service spec.selector', 'must be a mapping'],
@@ -1061,12 +1071,6 @@ describe('buildDeployment', () => {
         [['spec.selector', { app: 1 }]],
         'Service spec.selector["app"]',
         'must be a string',
-      ],
-      [
-        'foreign selector',
-        [['spec.selector', { app: 'other' }]],
-        'Service spec.selector["app"]',
-        'does not select this DaemonSet',
       ],
       ['missing ports', [['spec.ports', undefined]], 'Service spec.ports', 'is required'],
       ['empty ports', [['spec.ports', []]], 'Service spec.ports', 'at least one port'],
@@ -1131,18 +1135,10 @@ describe('buildDeployment', () => {
         'TCP/80 is already used by spec.ports[0]',
       ],
       [
-        'duplicate port names',
-        [
-          [
-            'spec.ports',
-            [
-              { port: 80, name: 'web' },
-              { port: 81, name: 'web' },
-            ],
-          ],
-        ],
-        'Service spec.ports[1].name',
-        'port names must be unique',
+        'a port name',
+        [['spec.ports', [{ port: 80, name: 'web' }]]],
+        'Service spec.ports[0].name',
+        'podmin has no named ports',
       ],
       [
         'port entry not a map',

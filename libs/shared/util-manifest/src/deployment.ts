@@ -56,6 +56,8 @@ export interface Deployment {
   /** `stringifyCanonical(pod)`, the content-addressed payload. */
   podYaml: string;
   service?: DeploymentService;
+  /** Findings that do not stop validation or a deploy; the CLI shows them on stderr. */
+  warnings: string[];
 }
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -175,9 +177,15 @@ function assemble(
     nodegroup,
     pod,
     podYaml: stringifyCanonical(pod),
+    warnings: service?.warnings ?? [],
   };
   if (service !== undefined) {
-    deployment.service = { ...service, yaml: stringifyCanonical(service.object) };
+    deployment.service = {
+      name: service.name,
+      namespace: service.namespace,
+      object: service.object,
+      yaml: stringifyCanonical(service.object),
+    };
   }
   return deployment;
 }

@@ -17,10 +17,14 @@ export interface CheckedService {
   name: string;
   namespace: string;
   object: Record<string, unknown>;
+  /** Findings that do not stop a deploy (a selector matching no Pod of its own DaemonSet). */
+  warnings: string[];
 }
 
+// DESIGN §6.11: exactly the spec's subset; even `type: ClusterIP` and port names are refused
+// rather than accepted and ignored.
 const SERVICE_SUBSET =
-  'podmin supports only Service metadata.name, metadata.namespace, spec.selector, spec.ports and spec.type: ClusterIP';
+  'podmin supports only Service metadata.name, metadata.namespace, spec.selector and spec.ports';
 
 /** Validates a namespace value: a DNS-1123 label that is not the reserved `_system`. */
 export function checkNamespace(
@@ -66,6 +70,7 @@ export function checkService(
   templateLabels: Record<string, string> | undefined,
   sink: ProblemSink,
 ): CheckedService | undefined {
+  const warnings: string[] = [];
   checkKeys(
     service,
     ['apiVersion', 'kind', 'metadata', 'spec'],
@@ -114,20 +119,19 @@ export function checkService(
   let selector: Record<string, string> | undefined;
   let ports: Record<string, unknown>[] | undefined;
   if (spec !== undefined) {
-    checkKeys(
-      spec,
-      ['selector', 'ports', 'type'],
-      'spec',
-      sink,
-      `is not supported; ${SERVICE_SUBSET}`,
-    );
-    if (spec.type !== undefined && spec.type !== 'ClusterIP') {
-      sink.add(
-        'spec.type',
-        `${describeType(spec.type)} is not supported; only ClusterIP (the default) is allowed`,
-      );
+    checkKeys(spec, ['selector', 'ports'], 'spec', sink, `is not supported; ${SERVICE_SUBSET}`);
+    selector = checkServiceSelector(spec.selector, sink);
+    if (selector !== undefined && templateLabels !== undefined) {
+      // Endpoints are chosen by namespace and selector across every deployment, so a Service
+      // may deliberately select other deployments' Pods (blue/green): a warning, not an error.
+      const missing = Object.entries(selector).filter(([k, v]) => templateLabels[k] !== v);
+      if (missing.length > 0)
+        warnings.push(
+          `Service spec.selector selects no Pod of this DaemonSet (spec.template.metadata.labels lack ${missing
+            .map(([k, v]) => `${k}: "${v}"`)
+            .join(', ')}); it will select only other deployments' Pods in its namespace`,
+        );
     }
-    selector = checkServiceSelector(spec.selector, templateLabels, sink);
     ports = checkPorts(spec.ports, sink);
   }
 
@@ -148,12 +152,12 @@ export function checkService(
       metadata: { name, namespace },
       spec: { selector, ports },
     },
+    warnings,
   };
 }
 
 function checkServiceSelector(
   value: unknown,
-  templateLabels: Record<string, string> | undefined,
   sink: ProblemSink,
 ): Record<string, string> | undefined {
   const path = 'spec.selector';
@@ -169,14 +173,13 @@ function checkServiceSelector(
     sink.add(path, 'must not be empty: a Service selects Pods by at least one label');
     return undefined;
   }
-  checkSelectorSubset(selector, templateLabels, path, sink, 'does not select this DaemonSet');
   return selector;
 }
 
 function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[] | undefined {
   const path = 'spec.ports';
   if (value === undefined) {
-    sink.add(path, 'is required: a non-empty list of {port, targetPort?, protocol?, name?}');
+    sink.add(path, 'is required: a non-empty list of {port, targetPort?, protocol?}');
     return undefined;
   }
   const items = expectList(value, path, sink);
@@ -189,7 +192,6 @@ function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[
   }
   const out: Record<string, unknown>[] = [];
   const pairs = new Map<string, string>();
-  const names = new Map<string, string>();
   let valid = true;
   items.forEach((item, index) => {
     const itemPath = `${path}[${index}]`;
@@ -200,10 +202,10 @@ function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[
     }
     checkKeys(
       port,
-      ['port', 'targetPort', 'protocol', 'name'],
+      ['port', 'targetPort', 'protocol'],
       itemPath,
       sink,
-      'is not supported; a Service port has only port, targetPort, protocol and name',
+      'is not supported; a Service port has only port, targetPort and protocol (podmin has no named ports)',
     );
     const number = expectInteger(port.port, childPath(itemPath, 'port'), sink, 1, 65535);
     let targetPort: number | undefined = number;
@@ -231,22 +233,6 @@ function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[
       valid = false;
       return;
     }
-    let name: string | undefined;
-    if (port.name !== undefined) {
-      name = expectDnsLabel(port.name, childPath(itemPath, 'name'), sink);
-      const other = name === undefined ? undefined : names.get(name);
-      if (other !== undefined) {
-        sink.add(
-          childPath(itemPath, 'name'),
-          `"${name}" is already used by ${other}; port names must be unique`,
-        );
-      } else if (name !== undefined) {
-        names.set(name, itemPath);
-      }
-      if (name === undefined) {
-        valid = false;
-      }
-    }
     if (number === undefined || targetPort === undefined) {
       valid = false;
       return;
@@ -262,7 +248,7 @@ function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[
       return;
     }
     pairs.set(pair, itemPath);
-    out.push({ ...(name === undefined ? {} : { name }), port: number, protocol, targetPort });
+    out.push({ port: number, protocol, targetPort });
   });
   return valid ? out : undefined;
 }

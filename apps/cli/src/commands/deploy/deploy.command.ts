@@ -44,6 +44,7 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
         ...(args.cpu !== undefined ? { cpu: args.cpu } : {}),
         ...(args.memory !== undefined ? { memory: args.memory } : {}),
       });
+      for (const warning of deployment.warnings) ctx.reporter.warn(warning);
       const { context, store } = await ctx.currentBucket();
       const { commitDeployment } = await import('@podmin/cli-feature-deploy');
       const result = await commitDeployment(store, {

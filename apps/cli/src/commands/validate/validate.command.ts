@@ -43,6 +43,7 @@ export function validateCommand(ctx: CliContext): CommandModule<object, Validate
         images: args.image,
         ...(args.service ? { service: true } : {}),
       });
+      for (const warning of deployment.warnings) ctx.reporter.warn(warning);
       ctx.reporter.result(`valid: ${describeDeployment(deployment)}`);
     },
   };
