@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { serviceVip } from '@podmin/util-desired-state';
 import { nodeReport, servicePayload } from '../__fixtures__/snapshot-fixtures';
 import { computeSnapshot, type NodeEndpoints, type SnapshotInput } from './compute-snapshot';
-import { encodeSnapshot } from './snapshot-codec';
+import { decodeSnapshot, encodeSnapshot } from './snapshot-codec';
 
 const CLUSTER = 'prod';
 
@@ -107,6 +107,7 @@ describe('computeSnapshot', () => {
     expect(result.snapshot.services[0]?.backends).toEqual([
       { address: '2600:1f14:abc:1201:1::1', nodeId: 'node-1' },
     ]);
+    expect(decodeSnapshot(encodeSnapshot(result.snapshot))).toEqual(result.snapshot);
     expect(result.refused).toEqual([
       { nodeId: 'node-1', address: '2600:1f14:abc:1202:1::1', reason: 'outside-prefix' },
       { nodeId: 'node-1', address: '2600:1f14:abc:1201:2::1', reason: 'outside-prefix' },
@@ -278,6 +279,10 @@ describe('computeSnapshot', () => {
     });
     expect(base.snapshot.services.some((s) => s.backends.length > 1)).toBe(true);
     expect(encodeSnapshot(again.snapshot).equals(encodeSnapshot(base.snapshot))).toBe(true);
+    // computeSnapshot skips the encoder's checks: its output must pass the strict decoder.
+    expect(decodeSnapshot(encodeSnapshot(base.snapshot), { cluster: CLUSTER })).toEqual(
+      base.snapshot,
+    );
     const later = computeSnapshot({ cluster: CLUSTER, services, nodes, generation: 9 });
     expect(later.snapshot.revision).toBe(base.snapshot.revision);
     expect(base.snapshot.revision).toMatch(/^[0-9a-f]{64}$/);

@@ -6,7 +6,7 @@ import {
   compareServices,
   comparePorts,
   compareText,
-  encodeServices,
+  sealBuiltServices,
   type ServiceSnapshot,
   type SnapshotBackend,
   type SnapshotPort,
@@ -111,7 +111,8 @@ export function computeSnapshot(input: SnapshotInput): ComputedSnapshot {
     ports: service.ports,
     backends: selectBackends(service, byLabel),
   }));
-  const { revision } = encodeServices(services);
+  // Sealed: the list is frozen and its bytes kept, so writing it does not encode it again.
+  const { revision } = sealBuiltServices(services);
   return {
     snapshot: { generation: input.generation ?? 0, revision, services },
     refused,

@@ -141,6 +141,19 @@ describe('snapshot codec', () => {
     expectRejected(bytes, /not the VIP of .* in cluster staging/, { cluster: 'staging' });
   });
 
+  it('freezes computed and decoded Services, whose encoding it keeps', () => {
+    const value = sample();
+    const decoded = decodeSnapshot(encodeSnapshot(value));
+    for (const services of [value.services, decoded.services]) {
+      expect(Object.isFrozen(services)).toBe(true);
+      expect(Object.isFrozen(services[0])).toBe(true);
+      expect(Object.isFrozen(services[0]?.backends[0])).toBe(true);
+      expect(Object.isFrozen(services[0]?.ports[0])).toBe(true);
+      expect(() => (services as unknown[]).push(services[0])).toThrow(TypeError);
+    }
+    expect(encodeSnapshot(decoded).equals(encodeSnapshot(value))).toBe(true);
+  });
+
   it('rejects an oversized object before parsing it', () => {
     expectRejected(Buffer.alloc(MAX_SNAPSHOT_BYTES + 1), /exceed the 16777216-byte limit/);
   });

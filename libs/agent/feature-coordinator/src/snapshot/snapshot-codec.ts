@@ -105,17 +105,52 @@ function digest(servicesBytes: Uint8Array): string {
   return createHash('sha256').update(servicesBytes).digest('hex');
 }
 
+// Services lists known to be canonical, with their encoding. Only `remember` adds entries,
+// after deep-freezing the list, so a cached list cannot change after it was checked and encoded:
+// computeSnapshot's and decodeSnapshot's output is encoded once however often it is written.
+const encodedServices = new WeakMap<readonly SnapshotService[], EncodedServices>();
+
+/** The canonical bytes of a Services list and their digest. */
+export interface EncodedServices {
+  readonly bytes: Buffer;
+  readonly revision: string;
+}
+
 /**
  * The canonical encoding of a snapshot's `services` field alone and its revision (SHA-256 hex of
- * those bytes). `computeSnapshot` uses it so the revision depends on content only.
+ * those bytes). INTERNAL when the list is not well formed (unsorted, duplicates, bad addresses).
  */
-export function encodeServices(services: readonly SnapshotService[]): {
-  bytes: Buffer;
-  revision: string;
-} {
+export function encodeServices(services: readonly SnapshotService[]): EncodedServices {
+  const known = encodedServices.get(services);
+  if (known !== undefined) return known;
   assertValid(services, 'encoding the Service snapshot');
   const bytes = encodeWire(wireServices(services));
   return { bytes, revision: digest(bytes) };
+}
+
+/**
+ * Deep-freezes a Services list built canonical by construction (`computeSnapshot`'s; its specs
+ * decode what it encodes strictly) and remembers its encoding, so writing it does not encode it
+ * again; the list becomes immutable. Skips `encodeServices`' check, which would parse every
+ * address a second time.
+ */
+export function sealBuiltServices(services: SnapshotService[]): EncodedServices {
+  const bytes = encodeWire(wireServices(services));
+  const encoded = { bytes, revision: digest(bytes) };
+  remember(services, encoded);
+  return encoded;
+}
+
+function remember(services: SnapshotService[], encoded: EncodedServices): void {
+  for (const service of services) {
+    for (const port of service.ports) Object.freeze(port);
+    for (const backend of service.backends) Object.freeze(backend);
+    Object.freeze(service.ports);
+    Object.freeze(service.backends);
+    Object.freeze(service);
+  }
+  Object.freeze(services);
+  encodedServices.set(services, encoded);
 }
 
 /**
@@ -208,7 +243,6 @@ export function decodeSnapshot(bytes: Uint8Array, options: DecodeOptions = {}): 
       `${doing}: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`,
     );
   }
-  const decoded: ServiceSnapshot = { generation, revision: raw.revision, services };
   const body = encodeWire(wireServices(services));
   const canonical = Buffer.concat([encodeHeader(generation, raw.revision), body]);
   if (!canonical.equals(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
@@ -224,7 +258,9 @@ export function decodeSnapshot(bytes: Uint8Array, options: DecodeOptions = {}): 
       `${doing}: revision ${JSON.stringify(raw.revision)} is not the digest ${revision} of its Services`,
     );
   }
-  return decoded;
+  // Checked above and canonical: remember the encoding instead of checking it again on write.
+  remember(services, { bytes: body, revision });
+  return { generation, revision, services };
 }
 
 interface RawSnapshot {
