@@ -132,7 +132,7 @@ export function encodeServices(services: readonly SnapshotService[]): EncodedSer
  * Deep-freezes a Services list built canonical by construction (`computeSnapshot`'s; its specs
  * decode what it encodes strictly) and remembers its encoding, so writing it does not encode it
  * again; the list becomes immutable. Skips `encodeServices`' check, which would parse every
- * address a second time.
+ * address a second time. Internal: the library index does not export it.
  */
 export function sealBuiltServices(services: SnapshotService[]): EncodedServices {
   const bytes = encodeWire(wireServices(services));
