@@ -7,6 +7,8 @@ export * as staticpod from './generated/podmin/agent/v1/staticpod';
 export * as identity from './generated/podmin/agent/v1/identity';
 /** Generated types, controllers and clients of agent-registry. */
 export * as registry from './generated/podmin/agent/v1/registry';
+/** Generated types of the Service snapshot `dns/services.pb` (a message schema, no service). */
+export * as snapshot from './generated/podmin/agent/v1/snapshot';
 
 export * from './services';
 export * from './supervisor-messages';
@@ -24,6 +26,8 @@ export const PROTO_FILES = {
   staticpod: 'podmin/agent/v1/staticpod.proto',
   identity: 'podmin/agent/v1/identity.proto',
   registry: 'podmin/agent/v1/registry.proto',
+  /** The Service snapshot `dns/services.pb` (message `ServiceSnapshot`). */
+  snapshot: 'podmin/agent/v1/snapshot.proto',
   /** kubelet's Pods API (package `v1alpha1`, service `Pods`). */
   kubeletPods: 'k8s/kubelet/pods/v1alpha1/api.proto',
   /** The v1.Pod subset (package `k8s.io.api.core.v1`, message `Pod`). */

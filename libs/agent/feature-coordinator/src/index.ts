@@ -10,3 +10,29 @@ export * from './election/elector';
 export * from './election/duty-gate';
 /** System clocks and timer for the election ports. */
 export * from './adapters/system-clocks';
+/** The Service snapshot's canonical protobuf codec and its types (not the unchecked sealing computeSnapshot uses). */
+export {
+  MAX_SNAPSHOT_BYTES,
+  compareServices,
+  comparePorts,
+  compareText,
+  decodeSnapshot,
+  encodeServices,
+  encodeSnapshot,
+  type DecodeOptions,
+  type EncodedServices,
+  type ServiceSnapshot,
+  type SnapshotBackend,
+  type SnapshotPort,
+  type SnapshotService,
+} from './snapshot/snapshot-codec';
+/** Computing the snapshot: backend selection by namespace and equality selector. */
+export * from './snapshot/compute-snapshot';
+/** Reading and fenced writing of `dns/services.pb`; identities for DNS at startup. */
+export * from './snapshot/snapshot-store';
+/** Reading every Service payload of the desired state. */
+export * from './snapshot/read-desired-services';
+/** The snapshot's object-store port. */
+export * from './snapshot/snapshot.ports';
+/** SnapshotError, SnapshotCorruptError. */
+export * from './snapshot/snapshot-error';
