@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { bundleLibraries } from './lib/bundle-libraries.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const flag = (name, fallback) => {
@@ -50,26 +50,10 @@ const freePort = () =>
 
 // The library under test, as agent-dns would load it.
 const libFile = path.join(dir, 'agent-dns-lib.cjs');
-await build({
-  stdin: {
-    contents: [
-      "import 'reflect-metadata';",
-      "export { DnsServer, DnsZone } from '@podmin/agent-feature-dns';",
-      "export { serviceVip } from '@podmin/util-desired-state';",
-    ].join('\n'),
-    resolveDir: root,
-    loader: 'ts',
-  },
-  outfile: libFile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  tsconfig: path.join(root, 'tsconfig.base.json'),
-  external: ['@nestjs/microservices', '@nestjs/websockets', 'class-transformer', 'class-validator'],
-  logLevel: 'warning',
-});
-const lib = (await import(libFile)).default;
+const lib = await bundleLibraries(libFile, [
+  "export { DnsServer, DnsZone } from '@podmin/agent-feature-dns';",
+  "export { serviceVip } from '@podmin/util-desired-state';",
+]);
 
 const services = Array.from({ length: SERVICES }, (_, i) => ({
   namespace: `ns${i % 20}`,

@@ -18,11 +18,10 @@
 import { spawn, execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { build } from 'esbuild';
+import { bundleLibraries } from './lib/bundle-libraries.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'dist/bin/agent-registry.cjs');
@@ -40,27 +39,11 @@ let exitCode = 0;
 
 // The registry's own bucket adapters, so the direct read is the registry's read minus HTTP.
 const adaptersFile = path.join(dir, 'adapters.cjs');
-await build({
-  stdin: {
-    contents: [
-      "import 'reflect-metadata';",
-      "export { openBucketStore } from '@podmin/agent-data-access-node';",
-      "export { parseAgentProcessConfig } from '@podmin/agent-util-config';",
-      "export { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
-    ].join('\n'),
-    resolveDir: root,
-    loader: 'ts',
-  },
-  outfile: adaptersFile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  tsconfig: path.join(root, 'tsconfig.base.json'),
-  external: ['@nestjs/microservices', '@nestjs/websockets', 'class-transformer', 'class-validator'],
-  logLevel: 'warning',
-});
-const adapters = createRequire(import.meta.url)(adaptersFile);
+const adapters = await bundleLibraries(adaptersFile, [
+  "export { openBucketStore } from '@podmin/agent-data-access-node';",
+  "export { parseAgentProcessConfig } from '@podmin/agent-util-config';",
+  "export { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
+]);
 
 /** Writes `bytes` random bytes to `file` in 4 MiB chunks (never all in memory); returns the hex sha256. */
 function writeRandomBlob(file, bytes) {
@@ -377,7 +360,7 @@ async function s3Provider() {
     console.log(
       `s3 provider (emulator ${endpoint}): ${s3Mib} MiB blob, ${rounds} rounds, median (min–max)`,
     );
-    line('direct object read (S3RegistryStore)', s.direct.text);
+    line('direct object read (S3ObjectStore)', s.direct.text);
     line('registry blob pull, curl (verifies sha256)', s.registry.text);
     budget('ratio pull / direct read', s.registry.median / s.direct.median, 'registry', 'direct');
   } finally {

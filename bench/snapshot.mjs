@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { build } from 'esbuild';
+import { bundleLibraries } from './lib/bundle-libraries.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const runs = Number(process.argv[2] ?? 7);
@@ -24,29 +24,13 @@ const NODES = 100;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-snapshot-'));
 try {
   const libFile = path.join(dir, 'snapshot-lib.cjs');
-  await build({
-    stdin: {
-      contents: [
-        'export { computeSnapshot, encodeSnapshot, decodeSnapshot } from',
-        "  '@podmin/agent-feature-coordinator';",
-      ].join('\n'),
-      resolveDir: root,
-      loader: 'ts',
-    },
-    outfile: libFile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    tsconfig: path.join(root, 'tsconfig.base.json'),
-    external: ['@nestjs/*', 'class-transformer', 'class-validator'],
-    logLevel: 'warning',
-  });
   // protoRoot() looks for proto/ beside the bundle, as in a built agent.
   fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), path.join(dir, 'proto'), {
     recursive: true,
   });
-  const lib = (await import(libFile)).default;
+  const lib = await bundleLibraries(libFile, [
+    "export { computeSnapshot, encodeSnapshot, decodeSnapshot } from '@podmin/agent-feature-coordinator';",
+  ]);
 
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);

@@ -1,0 +1,36 @@
+// Bundles what a benchmark needs from the workspace's libraries into one CommonJS file and
+// loads it, so benchmarks run the same code the bundled agent and CLI do.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * `lines` are the export statements of the entry (e.g. `export { DnsServer } from
+ * '@podmin/agent-feature-dns';`); the bundle is written to `outfile` and required.
+ */
+export async function bundleLibraries(outfile, lines) {
+  await build({
+    stdin: {
+      contents: ["import 'reflect-metadata';", ...lines].join('\n'),
+      resolveDir: root,
+      loader: 'ts',
+    },
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    tsconfig: path.join(root, 'tsconfig.base.json'),
+    // Optional NestJS peers the benchmarked code never loads.
+    external: [
+      '@nestjs/microservices',
+      '@nestjs/websockets',
+      'class-transformer',
+      'class-validator',
+    ],
+    logLevel: 'warning',
+  });
+  return createRequire(import.meta.url)(outfile);
+}
