@@ -274,7 +274,7 @@ s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H);print(s.server_address[1]);
   console.log(
     `local provider: ${mib} MiB blob (sha256:${hex.slice(0, 12)}…), ${rounds} rounds, median (min–max)`,
   );
-  line('direct object read (LocalDirectoryRegistryStore)', s.direct.text);
+  line('direct object read (LocalDirectoryObjectStore)', s.direct.text);
   line('registry blob pull, curl (verifies sha256)', s.registry.text);
   budget('ratio pull / direct read', s.registry.median / s.direct.median, 'registry', 'direct');
   line('reference: direct read + sha256', s.directSha256.text);
