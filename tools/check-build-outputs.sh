@@ -26,6 +26,12 @@ snapshot() {
   done)
 }
 
+# Both builds use a cache and workspace data of their own, empty at first: the first must then
+# run every task for real and store it (a --skip-nx-cache run stores nothing, and the cache
+# shared in the home directory may already hold these tasks), and the second must restore
+# every task from it.
+export NX_CACHE_DIRECTORY=$work/nx-cache NX_WORKSPACE_DATA_DIRECTORY=$work/nx-data
+
 build() {
   if ! npx nx run-many -t build --output-style=static "$@" >"$work/build.log" 2>&1; then
     cat "$work/build.log" >&2
@@ -34,7 +40,14 @@ build() {
   fi
 }
 
-build --skip-nx-cache "$@"
+# Without dist/, Nx cannot call outputs already on disk a cache hit either.
+rm -rf dist
+build "$@"
+if ! grep -Eq 'Cache: +0/[0-9]+ hit' "$work/build.log"; then
+  cat "$work/build.log" >&2
+  echo "check-build-outputs: the first build was served from a cache; it must run every task" >&2
+  exit 1
+fi
 snapshot >"$work/fresh.txt"
 mv dist "$work/dist"
 
