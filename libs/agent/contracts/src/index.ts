@@ -7,6 +7,12 @@ export * as staticpod from './generated/podmin/agent/v1/staticpod';
 export * as identity from './generated/podmin/agent/v1/identity';
 /** Generated types, controllers and clients of agent-registry. */
 export * as registry from './generated/podmin/agent/v1/registry';
+/** Generated types, controllers and clients of agent-coordinator (local Unix socket). */
+export * as coordinator from './generated/podmin/agent/v1/coordinator';
+/** Generated types, controllers and clients of node-to-node coordination (mTLS, port 8081). */
+export * as coordination from './generated/podmin/agent/v1/coordination';
+/** Generated types, controllers and clients of agent-dns. */
+export * as dns from './generated/podmin/agent/v1/dns';
 /** Generated types of the Service snapshot `dns/services.pb` (a message schema, no service). */
 export * as snapshot from './generated/podmin/agent/v1/snapshot';
 
@@ -26,6 +32,10 @@ export const PROTO_FILES = {
   staticpod: 'podmin/agent/v1/staticpod.proto',
   identity: 'podmin/agent/v1/identity.proto',
   registry: 'podmin/agent/v1/registry.proto',
+  coordinator: 'podmin/agent/v1/coordinator.proto',
+  /** Node-to-node coordination (package `podmin.agent.v1`, service `Coordination`). */
+  coordination: 'podmin/agent/v1/coordination.proto',
+  dns: 'podmin/agent/v1/dns.proto',
   /** The Service snapshot `dns/services.pb` (message `ServiceSnapshot`). */
   snapshot: 'podmin/agent/v1/snapshot.proto',
   /** kubelet's Pods API (package `v1alpha1`, service `Pods`). */

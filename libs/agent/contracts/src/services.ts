@@ -1,3 +1,5 @@
+import type { CoordinatorClient } from './generated/podmin/agent/v1/coordinator';
+import type { DnsClient } from './generated/podmin/agent/v1/dns';
 import type { IdentityClient } from './generated/podmin/agent/v1/identity';
 import type { RegistryClient } from './generated/podmin/agent/v1/registry';
 import type { StaticPodClient } from './generated/podmin/agent/v1/staticpod';
@@ -34,6 +36,18 @@ export const AGENT_SERVICES = {
     service: 'Registry',
     healthName: 'podmin.agent.v1.Registry',
   },
+  coordinator: {
+    name: 'coordinator',
+    protoFile: 'podmin/agent/v1/coordinator.proto',
+    service: 'Coordinator',
+    healthName: 'podmin.agent.v1.Coordinator',
+  },
+  dns: {
+    name: 'dns',
+    protoFile: 'podmin/agent/v1/dns.proto',
+    service: 'Dns',
+    healthName: 'podmin.agent.v1.Dns',
+  },
 } as const satisfies Record<string, AgentServiceContract>;
 
 /** Names of the agent service processes. */
@@ -44,4 +58,6 @@ export interface AgentClients {
   staticpod: StaticPodClient;
   identity: IdentityClient;
   registry: RegistryClient;
+  coordinator: CoordinatorClient;
+  dns: DnsClient;
 }

@@ -5,11 +5,25 @@ import { systemSecretName } from '@podmin/data-access-secrets';
 import { parseClusterCaSecret, parseWorkloadCaSecret, systemClock } from '@podmin/util-pki';
 import { ObjectStoreExternalBundle, parseS3Url } from './adapters/object-store-external-bundle';
 import { IdentityModule } from './identity.process';
+import type { LeadershipCheck } from './identity.ports';
+import type { AgentClient } from '@podmin/agent-data-access-grpc';
 
 /** Secret-store names of the two CA secrets `podmin setup` stores create-only. */
 export const WORKLOAD_CA_KEY_SECRET = 'workload-ca-key';
 /** Secret-store key of the cluster coordination CA. */
 export const CLUSTER_CA_SECRET = 'cluster-ca';
+
+/** Leadership as the local coordinator judges it (the lease is its alone). */
+export function coordinatorLeadership(
+  coordinator: Pick<AgentClient<'coordinator'>, 'getLeadership'>,
+): LeadershipCheck {
+  return {
+    async leading(minValidMs) {
+      const view = await coordinator.getLeadership({}, { timeoutMs: 2000 });
+      return view.leader && view.validForMs >= minValidMs;
+    },
+  };
+}
 
 /**
  * The agent-identity process: reads the workload CA key and cluster CA from the secret store
@@ -17,7 +31,7 @@ export const CLUSTER_CA_SECRET = 'cluster-ca';
  */
 export const identityProcess: AgentProcessDefinition = {
   service: 'identity',
-  module: async ({ config, env, logger }) => {
+  module: async ({ config, env, logger, client }) => {
     const secrets = openSecretStores(config, env)['aws-parameter-store'];
     let workloadCaKey;
     let clusterCa;
@@ -47,12 +61,13 @@ export const identityProcess: AgentProcessDefinition = {
       nodegroup: config.nodegroup,
       nodeRoot: config.nodeRoot,
       nodeAddress: config.nodeAddress,
+      nodeId: config.nodeId,
       objects: openBucketStore(config, env),
       workloadCaKey,
       clusterCa,
       clock: systemClock,
       logger,
-      leader: true,
+      leadership: coordinatorLeadership(client('coordinator')),
       ...(external ? { external } : {}),
     });
   },

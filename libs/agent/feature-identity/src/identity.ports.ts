@@ -43,3 +43,12 @@ export const EXTERNAL_BUNDLE = Symbol('EXTERNAL_BUNDLE');
 export const IDENTITY_CLOCK = Symbol('IDENTITY_CLOCK');
 /** Injection token of the in-memory `WorkloadCaKey` (from `@podmin/util-pki`). */
 export const WORKLOAD_CA_KEY = Symbol('WORKLOAD_CA_KEY');
+
+/**
+ * Whether this node leads now, asked before every leader-only duty (CA rotation, the external
+ * bundle). The coordinator answers it; the writes are fenced by their own conditional writes.
+ */
+export interface LeadershipCheck {
+  /** True while this node holds the lease with at least `minValidMs` of its duties left. */
+  leading(minValidMs: number): Promise<boolean>;
+}

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import {
   Controller,
@@ -14,7 +13,7 @@ import { identity } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
-import type { CaStateObjects, ExternalBundle } from './identity.ports';
+import type { CaStateObjects, ExternalBundle, LeadershipCheck } from './identity.ports';
 import { WorkloadCaRotator } from './workload-ca.rotator';
 import { WorkloadCaTrust } from './workload-ca.trust';
 import {
@@ -30,13 +29,14 @@ export interface IdentityProcessDeps {
   nodegroup: string;
   nodeRoot: string;
   nodeAddress: string;
+  nodeId: string;
   objects: CaStateObjects;
   workloadCaKey: WorkloadCaKey;
   clusterCa: ClusterCa;
   clock: Clock;
   logger: StructuredLogger;
-  /** Whether this node rotates `identity/ca.json` (the leader; a lone node is its own leader). */
-  leader: boolean;
+  /** Whether this node leads now: only the leader rotates `identity/ca.json`. */
+  leadership: LeadershipCheck;
   /** The `--workload-ca-publish` destination, when configured. */
   external?: ExternalBundle;
 }
@@ -44,6 +44,10 @@ export interface IdentityProcessDeps {
 const DEPS = Symbol('IDENTITY_PROCESS_DEPS');
 const MAX_ROTATION_WAIT_MS = 60 * 60 * 1000;
 const ROTATION_RETRY_MS = 30 * 1000;
+// A follower checks again this often, so a new leader takes over rotation within seconds.
+const FOLLOWER_CHECK_MS = 5 * 1000;
+// A rotation pass (a few conditional writes) must fit in what is left of the leader's term.
+const MIN_DUTY_MS = 5 * 1000;
 
 /** Identity services of one node: CA trust, leader rotation, workload generations, node leaves. */
 @Injectable()
@@ -70,7 +74,7 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
       {
         cluster: deps.cluster,
         nodegroup: deps.nodegroup,
-        nodeId: os.hostname(),
+        nodeId: deps.nodeId,
         ipv6: deps.nodeAddress,
       },
       deps.clock,
@@ -79,9 +83,13 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
 
   /** Runs one rotation pass and schedules the next (leader only). */
   async rotate(): Promise<void> {
-    if (!this.deps.leader || this.stopped) return;
+    if (this.stopped) return;
     let waitMs = ROTATION_RETRY_MS;
     try {
+      if (!(await this.leading())) {
+        waitMs = FOLLOWER_CHECK_MS;
+        return;
+      }
       const report = await this.rotator.reconcile();
       if (report.steps.length > 0)
         this.deps.logger.event('info', 'rotate workload CA', { steps: report.steps.join(', ') });
@@ -100,8 +108,21 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
         error: err instanceof Error ? err.message : String(err),
         retryInMs: waitMs,
       });
+    } finally {
+      if (!this.stopped) this.timer = setTimeout(() => void this.rotate(), waitMs);
     }
-    if (!this.stopped) this.timer = setTimeout(() => void this.rotate(), waitMs);
+  }
+
+  /** Whether leader duties may run now; an unreachable coordinator counts as not leading. */
+  private async leading(): Promise<boolean> {
+    try {
+      return await this.deps.leadership.leading(MIN_DUTY_MS);
+    } catch (err) {
+      this.deps.logger.event('warn', 'leadership unknown; skipping leader duties', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return false;
+    }
   }
 
   /** Ensures a Pod's workload identity generation; creates the CA first on a new cluster. */
@@ -114,7 +135,7 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
     try {
       trusted = await this.trust.load();
     } catch (err) {
-      if (!this.deps.leader || !hasCode(err, 'OBJECT_NOT_FOUND')) throw err;
+      if (!hasCode(err, 'OBJECT_NOT_FOUND') || !(await this.leading())) throw err;
       await this.rotator.reconcile();
       trusted = await this.trust.load();
     }

@@ -30,7 +30,18 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly healthAddress: LoopbackAddress;
   /** Where agent-registry listens (PODMIN_AGENT_REGISTRY_LISTEN). */
   readonly registryListen: LoopbackAddress;
+  /** Where agent-dns answers, UDP and TCP (PODMIN_AGENT_DNS_LISTEN). */
+  readonly dnsListen: LoopbackAddress;
+  /** The node's ID in the cluster (PODMIN_NODE_ID; the host name by default). */
+  readonly nodeId: string;
+  /** TCP port of the coordination gRPC on the node address (PODMIN_AGENT_COORDINATION_PORT). */
+  readonly coordinationPort: number;
+  /** kubelet's Pods API socket (PODMIN_KUBELET_PODS_SOCKET). */
+  readonly kubeletPodsSocket: string;
 }
+
+// A node ID goes into a SPIFFE URI path segment and into dns/leader.json.
+const NODE_ID = /^[A-Za-z0-9._-]{1,63}$/;
 
 /** What an invocation of an agent program asks for. */
 export type AgentInvocation =
@@ -42,6 +53,12 @@ export type AgentInvocation =
 export const DEFAULT_HEALTH_ADDRESS = '127.0.0.1:9440';
 /** Default loopback address of the node registry. */
 export const DEFAULT_REGISTRY_LISTEN = '127.0.0.1:5000';
+/** Default loopback address of the Service DNS server. */
+export const DEFAULT_DNS_LISTEN = '127.0.0.1:1053';
+/** Default port of the coordination gRPC on `[node IPv6]`. */
+export const DEFAULT_COORDINATION_PORT = 8081;
+/** kubelet's Pods API socket below the node root. */
+export const KUBELET_PODS_SOCKET = 'var/lib/kubelet/pods-api/pods-api.sock';
 
 /** Environment variables the agent's processes read, besides the AWS SDK's own. */
 export const AGENT_ENVIRONMENT = [
@@ -51,6 +68,10 @@ export const AGENT_ENVIRONMENT = [
   'PODMIN_WORKLOAD_CA_PUBLISH',
   'PODMIN_AGENT_HEALTH_ADDRESS',
   'PODMIN_AGENT_REGISTRY_LISTEN',
+  'PODMIN_AGENT_DNS_LISTEN',
+  'PODMIN_NODE_ID',
+  'PODMIN_AGENT_COORDINATION_PORT',
+  'PODMIN_KUBELET_PODS_SOCKET',
 ] as const;
 
 /** First global or unique-local IPv6 address of this host, else the loopback address. */
@@ -108,7 +129,29 @@ export function parseAgentInvocation(
     env['PODMIN_AGENT_REGISTRY_LISTEN'] ?? DEFAULT_REGISTRY_LISTEN,
     problems,
   );
+  const dnsListen = loopbackAddress(
+    'PODMIN_AGENT_DNS_LISTEN',
+    env['PODMIN_AGENT_DNS_LISTEN'] ?? DEFAULT_DNS_LISTEN,
+    problems,
+  );
   const nodeAddress = env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress();
+  const nodeId = env['PODMIN_NODE_ID'] ?? os.hostname();
+  if (!NODE_ID.test(nodeId))
+    problems.push({
+      field: 'PODMIN_NODE_ID',
+      message: `must be 1-63 characters of a-z, A-Z, 0-9, '.', '_' or '-', not ${JSON.stringify(nodeId)}`,
+    });
+  const portText = env['PODMIN_AGENT_COORDINATION_PORT'] ?? String(DEFAULT_COORDINATION_PORT);
+  const coordinationPort = Number(portText);
+  if (!/^\d{1,5}$/.test(portText) || coordinationPort < 1 || coordinationPort > 65535)
+    problems.push({
+      field: 'PODMIN_AGENT_COORDINATION_PORT',
+      message: `must be a TCP port 1-65535, not ${JSON.stringify(portText)}`,
+    });
+  const kubeletPodsSocket =
+    env['PODMIN_KUBELET_PODS_SOCKET'] ?? path.join(nodeRoot || '/', KUBELET_PODS_SOCKET);
+  if (!path.isAbsolute(kubeletPodsSocket))
+    problems.push({ field: 'PODMIN_KUBELET_PODS_SOCKET', message: 'must be an absolute path' });
   if (problems.length > 0)
     throw new ValidationError('podmin-agent configuration', problems, {
       code: 'INVALID_ARGUMENT',
@@ -126,6 +169,10 @@ export function parseAgentInvocation(
         : undefined),
     healthAddress: Object.freeze(healthAddress),
     registryListen: Object.freeze(registryListen),
+    dnsListen: Object.freeze(dnsListen),
+    nodeId,
+    coordinationPort,
+    kubeletPodsSocket,
   };
   return { kind: 'run', config: Object.freeze(config) };
 }
