@@ -36,3 +36,5 @@ export * from './snapshot/read-desired-services';
 export * from './snapshot/snapshot.ports';
 /** SnapshotError, SnapshotCorruptError. */
 export * from './snapshot/snapshot-error';
+/** Ports of the coordinator process: readiness, coordination peers and Hello, the node leaf. */
+export * from './coordinator.ports';

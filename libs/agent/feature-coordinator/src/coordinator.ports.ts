@@ -1,0 +1,88 @@
+import type { ServiceSnapshot } from './snapshot/snapshot-codec';
+import type { ReadyEndpoint } from './snapshot/compute-snapshot';
+
+/** One of this node's Pods that kubelet reports Ready (PodReady true) with an IPv6 address. */
+export interface LocalReadyPod extends ReadyEndpoint {
+  /** The Pod's name (for logs; selection is by namespace and labels). */
+  readonly pod: string;
+}
+
+/** What the readiness watch can say about itself, for the coordinator's health. */
+export interface ReadinessHealth {
+  /** True while the watch is connected and synced (or deliberately off). */
+  readonly ok: boolean;
+  /** `watching`, `no-kubelet` (no Pods API socket: no endpoints), `reconnecting`. */
+  readonly state: 'watching' | 'no-kubelet' | 'reconnecting';
+  /** Why, in words (e.g. the socket path that is missing, the last error). */
+  readonly detail: string;
+}
+
+/**
+ * The node's Ready Pods as kubelet's Pods API reports them: a current set plus a coalesced
+ * change signal. `run` keeps the watch alive (reconnects, periodic full resync) until aborted.
+ */
+export interface ReadinessSource {
+  /** The current Ready Pods, sorted by address. */
+  current(): readonly LocalReadyPod[];
+  /** Calls `listener` after the set changed (bursts coalesced); returns an unsubscribe. */
+  onChange(listener: () => void): () => void;
+  health(): ReadinessHealth;
+  run(signal: AbortSignal): Promise<void>;
+}
+/** Injection token of {@link ReadinessSource}. */
+export const READINESS_SOURCE = Symbol('READINESS_SOURCE');
+
+/** A coordination peer as its verified certificate names it (never from fields it sends). */
+export interface CoordinationPeer {
+  /** From the SPIFFE URI `spiffe://<cluster>.podmin.internal/nodegroup/<ng>/node/<id>`. */
+  readonly cluster: string;
+  readonly nodegroup: string;
+  readonly nodeId: string;
+  /** The certificate's IPv6 IP SANs, canonical RFC 5952 text. */
+  readonly addresses: readonly string[];
+  /** The address the connection came from, canonical, without port. */
+  readonly remoteAddress: string;
+}
+
+/** A follower's report as the leader receives it (the contract's HelloRequest). */
+export interface HelloReport {
+  readonly nodeId: string;
+  readonly nodegroup: string;
+  readonly prefix: string;
+  readonly endpoints: readonly LocalReadyPod[];
+  readonly knownRevision: string;
+  readonly leaving: boolean;
+}
+
+/** The leader's answer to a Hello. */
+export interface HelloAnswer {
+  /** Omitted when the caller already holds `knownRevision`. */
+  readonly snapshot: ServiceSnapshot | undefined;
+  readonly leaderId: string;
+  readonly refused: readonly { readonly address: string; readonly reason: string }[];
+}
+
+/**
+ * Handles one authenticated Hello on the leader. Throws PodminError PRECONDITION_FAILED when
+ * this node does not lead, ACCESS_DENIED when the report does not match the peer.
+ */
+export interface HelloHandler {
+  hello(peer: CoordinationPeer, report: HelloReport): Promise<HelloAnswer>;
+}
+
+/** The node's in-memory coordination leaf (agent-identity's GetNodeCertificate). */
+export interface NodeLeaf {
+  readonly certificatePem: string;
+  readonly privateKeyPem: string;
+  /** The cluster CA certificate peers are verified against. */
+  readonly caPem: string;
+  readonly notAfter: Date;
+}
+
+/** Where the coordinator gets (and renews) its leaf. */
+export interface NodeLeafSource {
+  /** A leaf valid now; a new one once the previous one is past its renewal point. */
+  leaf(): Promise<NodeLeaf>;
+}
+/** Injection token of {@link NodeLeafSource}. */
+export const NODE_LEAF_SOURCE = Symbol('NODE_LEAF_SOURCE');
