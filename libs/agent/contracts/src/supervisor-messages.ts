@@ -7,7 +7,7 @@ export interface ReadyMessage {
 export interface HealthMessage {
   readonly type: 'health';
   readonly healthy: boolean;
-  /** Why it is unhealthy; absent when healthy. */
+  /** Why it is unhealthy, or a note a healthy process wants shown (e.g. no kubelet). */
   readonly detail?: string;
 }
 
@@ -29,7 +29,7 @@ export function isChildMessage(value: unknown): value is ChildMessage {
  * domain service calls `process.send` or `process.exit` itself.
  */
 export interface ProcessLifecycle {
-  /** Reports the process's own health (aggregated into podmin-agent's /healthz). */
+  /** Reports the process's own health and an optional note (aggregated into /healthz). */
   reportHealth(healthy: boolean, detail?: string): void;
   /** A long-running loop died: log it and exit non-zero so the supervisor restarts the process. */
   fail(what: string, err: unknown): void;

@@ -101,7 +101,10 @@ export function agentClient<N extends AgentServiceName>(
     includeDirs: [root],
     keepCase: false,
     defaults: true,
-    longs: String,
+    // As the generated types say: ts-proto's uint64 is a number (generations stay far below
+    // 2^53) and its enums are their names (stringEnums).
+    longs: Number,
+    enums: String,
   });
   let node: unknown = loadPackageDefinition(definition);
   for (const part of [...AGENT_PROTO_PACKAGE.split('.'), contract.service])

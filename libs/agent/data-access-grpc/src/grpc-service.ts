@@ -67,7 +67,15 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
     options: {
       package: AGENT_PROTO_PACKAGE,
       protoPath: options.protoFiles.map((f) => path.join(root, f)),
-      loader: { includeDirs: [root], keepCase: false },
+      // Decoded as the generated types say: absent fields as their defaults, uint64 as a number,
+      // enums by name (ts-proto's stringEnums); agent-client.ts decodes replies the same way.
+      loader: {
+        includeDirs: [root],
+        keepCase: false,
+        defaults: true,
+        longs: Number,
+        enums: String,
+      },
       url: `unix://${options.socketPath}`,
       onLoadPackageDefinition: (
         _pkg: unknown,

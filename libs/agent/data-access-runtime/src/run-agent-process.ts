@@ -141,11 +141,7 @@ export async function runAgentProcess(
   };
   const lifecycle: ProcessLifecycle = {
     reportHealth: (healthy, detail) =>
-      channel.send(
-        healthy
-          ? { type: 'health', healthy }
-          : { type: 'health', healthy, ...(detail ? { detail } : {}) },
-      ),
+      channel.send({ type: 'health', healthy, ...(detail ? { detail } : {}) }),
     fail: (what, err) => {
       // A dead loop must not leave a process that looks alive: exit so the supervisor restarts it.
       logger.event('error', what, { error: messageOf(err) });

@@ -1,5 +1,5 @@
 import type { ServiceSnapshot } from './snapshot/snapshot-codec';
-import type { ReadyEndpoint } from './snapshot/compute-snapshot';
+import type { NodeEndpoints, ReadyEndpoint } from './snapshot/compute-snapshot';
 
 /** One of this node's Pods that kubelet reports Ready (PodReady true) with an IPv6 address. */
 export interface LocalReadyPod extends ReadyEndpoint {
@@ -86,3 +86,39 @@ export interface NodeLeafSource {
 }
 /** Injection token of {@link NodeLeafSource}. */
 export const NODE_LEAF_SOURCE = Symbol('NODE_LEAF_SOURCE');
+
+/** A running coordination server. */
+export interface CoordinationServing {
+  /** `[host]:port` it is bound to. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The mTLS coordination transport: serves this node's Hello handler on `[node IPv6]:port` and
+ * calls the leader's. Certificates come from the {@link NodeLeafSource}.
+ */
+export interface CoordinationTransport {
+  /** Starts serving `handler`; resolves once bound. */
+  serve(handler: HelloHandler): Promise<CoordinationServing>;
+  /** One Hello to the leader at `addr` (`[ipv6]:port`); PodminError on failure or refusal. */
+  hello(addr: string, report: HelloReport, timeoutMs: number): Promise<HelloAnswer>;
+  /** Closes client channels. */
+  close(): void;
+}
+/** Injection token of {@link CoordinationTransport}. */
+export const COORDINATION_TRANSPORT = Symbol('COORDINATION_TRANSPORT');
+
+/** What the leader keeps of the followers' reports (the helper's EndpointTable fits). */
+export interface EndpointRegistry {
+  /**
+   * Records a report from an authenticated peer; ACCESS_DENIED when it does not match the peer.
+   * Returns the refused endpoints and whether the kept set changed.
+   */
+  accept(
+    peer: CoordinationPeer,
+    report: HelloReport,
+  ): { readonly changed: boolean; readonly refused: HelloAnswer['refused'] };
+  /** Every live node's endpoints (expired nodes dropped). */
+  nodes(): readonly NodeEndpoints[];
+}

@@ -169,14 +169,15 @@ export class Supervisor {
         slot.status.ready = true;
         this.log.event('info', 'service ready', { service: slot.spec.name });
       } else {
-        if (slot.status.healthy !== m.healthy)
+        if (slot.status.healthy !== m.healthy || slot.status.detail !== (m.detail ?? null))
           this.log.event('info', 'service health', {
             service: slot.spec.name,
             healthy: m.healthy,
             detail: m.detail ?? null,
           });
         slot.status.healthy = m.healthy;
-        slot.status.detail = m.healthy ? null : (m.detail ?? null);
+        // A healthy process may still say something worth knowing (no kubelet: no endpoints).
+        slot.status.detail = m.detail ?? null;
       }
     });
     for (const stream of [child.stdout, child.stderr]) {

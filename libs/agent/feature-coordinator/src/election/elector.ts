@@ -163,6 +163,12 @@ export class Elector implements LeadershipSource {
     return this.leading !== undefined && this.monotonic.nowMs() < this.leading.validUntilMs;
   }
 
+  /** How long this node's duties stay valid without another renew (0 when not leading). */
+  validForMs(): number {
+    if (this.leading === undefined) return 0;
+    return Math.max(0, this.leading.validUntilMs - this.monotonic.nowMs());
+  }
+
   /** The leader named by the last record read (undefined when absent, resigned or unreadable). */
   leader(): LeaderView | undefined {
     return this.view === undefined ? undefined : { ...this.view };

@@ -1,0 +1,308 @@
+// Three coordinators in one process sharing a local-directory bucket, with real elections and
+// fenced snapshot writes; the mTLS transport and the kubelet watch are replaced by in-memory
+// stand-ins here (each has its own real-part tests), so what is checked is the coordination
+// logic: one leader, followers' endpoints in the leader's snapshot, failover, expiry.
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import { commitDesiredState, makeTempDir, waitFor, type TempDir } from '@podmin/testing';
+import { PodminError } from '@podmin/util-errors';
+import { RecordingLog } from '../__fixtures__/recording-log';
+import { serviceYaml } from '../__fixtures__/snapshot-fixtures';
+import {
+  systemElectionTimer,
+  systemMonotonicClock,
+  systemWallClock,
+} from '../adapters/system-clocks';
+import type {
+  CoordinationPeer,
+  CoordinationTransport,
+  EndpointRegistry,
+  HelloAnswer,
+  HelloHandler,
+  HelloReport,
+  LocalReadyPod,
+  ReadinessSource,
+} from '../coordinator.ports';
+import { Elector } from '../election/elector';
+import type { NodeEndpoints } from '../snapshot/compute-snapshot';
+import { readSnapshot } from '../snapshot/snapshot-store';
+import { Coordinator } from './coordinator';
+import { ViewSource } from './services-view';
+
+const CLUSTER = 'demo';
+const TIMING = { leaseMs: 1500, pollMs: 250, renewMarginMs: 500 };
+
+/** Routes Hello by address between the coordinators of this test; a node can be cut off. */
+class Network {
+  readonly handlers = new Map<string, { handler: HelloHandler; peer: CoordinationPeer }>();
+  readonly cut = new Set<string>();
+
+  transport(addr: string, peer: CoordinationPeer): CoordinationTransport {
+    return {
+      serve: (handler) => {
+        this.handlers.set(addr, { handler, peer });
+        return Promise.resolve({
+          address: addr,
+          close: () => Promise.resolve(void this.handlers.delete(addr)),
+        });
+      },
+      hello: async (to: string, report: HelloReport): Promise<HelloAnswer> => {
+        const target = this.handlers.get(to);
+        if (!target || this.cut.has(to) || this.cut.has(addr))
+          throw new PodminError('SERVICE_UNAVAILABLE', `no route to ${to}`);
+        return target.handler.hello(peer, report);
+      },
+      close: () => undefined,
+    };
+  }
+}
+
+/** Keeps every report as sent (the real table's checks have their own tests). */
+class PlainRegistry implements EndpointRegistry {
+  private readonly reports = new Map<string, NodeEndpoints>();
+  accept(_peer: CoordinationPeer, report: HelloReport) {
+    const before = JSON.stringify(this.reports.get(report.nodeId) ?? null);
+    if (report.leaving) this.reports.delete(report.nodeId);
+    else this.reports.set(report.nodeId, report);
+    return {
+      changed: before !== JSON.stringify(this.reports.get(report.nodeId) ?? null),
+      refused: [],
+    };
+  }
+  nodes(): NodeEndpoints[] {
+    return [...this.reports.values()];
+  }
+}
+
+class StaticReadiness implements ReadinessSource {
+  private listeners = new Set<() => void>();
+  constructor(private pods: LocalReadyPod[]) {}
+  set(pods: LocalReadyPod[]): void {
+    this.pods = pods;
+    for (const l of this.listeners) l();
+  }
+  current(): readonly LocalReadyPod[] {
+    return this.pods;
+  }
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  health() {
+    return { ok: true, state: 'watching' as const, detail: 'test' };
+  }
+  async run(signal: AbortSignal): Promise<void> {
+    await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+  }
+}
+
+/** The shared bucket as one node sees it; `cut` makes every call fail as if the bucket were gone. */
+class SeverableStore {
+  cut = false;
+  constructor(private readonly inner: LocalDirectoryObjectStore) {}
+  view(): LocalDirectoryObjectStore {
+    return new Proxy(this.inner, {
+      get: (target, prop, receiver) => {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          this.cut
+            ? Promise.reject(new PodminError('SERVICE_UNAVAILABLE', 'bucket cut off'))
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+  }
+}
+
+interface Node {
+  n: number;
+  id: string;
+  bucket: SeverableStore;
+  coordinator: Coordinator;
+  elector: Elector;
+  readiness: StaticReadiness;
+  log: RecordingLog;
+}
+
+describe('Coordinator (three nodes, one bucket)', () => {
+  let tmp: TempDir;
+  let store: LocalDirectoryObjectStore;
+  let network: Network;
+  let nodes: Node[];
+
+  const prefixOf = (n: number) => `fd00:0:0:${n}::/80`;
+  const web = (n: number, host: string): LocalReadyPod => ({
+    namespace: 'default',
+    pod: `web-${n}`,
+    labels: { app: 'web' },
+    address: `fd00:0:0:${n}::${host}`,
+  });
+
+  function node(n: number): Node {
+    const id = `node-${n}`;
+    const addr = `[fd00::${n}]:8081`;
+    const log = new RecordingLog();
+    const bucket = new SeverableStore(store);
+    const elector = new Elector(
+      {
+        store: bucket.view(),
+        monotonic: systemMonotonicClock,
+        wall: systemWallClock,
+        timer: systemElectionTimer,
+        log,
+      },
+      { id, addr, timing: TIMING },
+    );
+    const readiness = new StaticReadiness([web(n, 'a')]);
+    const peer: CoordinationPeer = {
+      cluster: CLUSTER,
+      nodegroup: 'web',
+      nodeId: id,
+      addresses: [`fd00::${n}`],
+      remoteAddress: `fd00::${n}`,
+    };
+    const coordinator = new Coordinator(
+      {
+        store: bucket.view(),
+        elector,
+        readiness,
+        endpoints: new PlainRegistry(),
+        transport: network.transport(addr, peer),
+        monotonic: systemMonotonicClock,
+        log,
+        health: () => undefined,
+      },
+      {
+        cluster: CLUSTER,
+        nodeId: id,
+        nodegroup: 'web',
+        prefix: prefixOf(n),
+        helloIntervalMs: 200,
+        snapshotIntervalMs: 300,
+        coalesceMs: 50,
+      },
+    );
+    return { n, id, bucket, coordinator, elector, readiness, log };
+  }
+
+  beforeEach(async () => {
+    tmp = await makeTempDir('coordinator-');
+    store = new LocalDirectoryObjectStore(tmp.path);
+    network = new Network();
+    const podYaml = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec: {}\n';
+    await commitDesiredState(store, {
+      entries: {},
+      deploy: [
+        {
+          name: 'web',
+          nodegroup: 'web',
+          podYaml,
+          service: {
+            name: 'web',
+            namespace: 'default',
+            yaml: serviceYaml('default', 'web', { app: 'web' }, 80),
+          },
+        },
+      ],
+    });
+    nodes = [node(1), node(2), node(3)];
+  });
+
+  afterEach(async () => {
+    await Promise.all((nodes ?? []).map((n) => n.coordinator.stop()));
+    await tmp.cleanup();
+  });
+
+  const backends = (n: Node) =>
+    n.coordinator.view
+      .current()
+      .snapshot.services.flatMap((s) => s.backends.map((b) => b.address))
+      .sort();
+
+  it('elects one leader whose snapshot carries every node’s ready endpoints, and every node takes it', async () => {
+    await Promise.all(nodes.map((n) => n.coordinator.start()));
+    const all = ['fd00:0:0:1::a', 'fd00:0:0:2::a', 'fd00:0:0:3::a'];
+    await waitFor(
+      () => (nodes.every((n) => backends(n).join() === all.join()) ? true : undefined),
+      'every node to hold all three backends',
+      10_000,
+    );
+    const leaders = nodes.filter((n) => n.elector.isLeader());
+    expect(leaders).toHaveLength(1);
+    const stored = await readSnapshot(store, { cluster: CLUSTER });
+    expect(stored?.snapshot.services.map((s) => s.name)).toEqual(['web']);
+    for (const n of nodes) {
+      expect(n.coordinator.view.current().source).toBe(ViewSource.LEADER);
+      expect(n.coordinator.view.current().snapshot.revision).toBe(stored?.snapshot.revision);
+    }
+    expect(leaders[0]!.coordinator.leadership()).toMatchObject({
+      leader: true,
+      leaderId: leaders[0]!.id,
+    });
+    const follower = nodes.find((n) => !n.elector.isLeader())!;
+    expect(follower.coordinator.leadership()).toMatchObject({ leader: false, validForMs: 0 });
+    await expect(
+      follower.coordinator.hello(
+        { cluster: CLUSTER, nodegroup: 'web', nodeId: 'node-9', addresses: [], remoteAddress: '' },
+        {
+          nodeId: 'node-9',
+          nodegroup: 'web',
+          prefix: prefixOf(9),
+          endpoints: [],
+          knownRevision: '',
+          leaving: false,
+        },
+      ),
+    ).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+
+    // A Pod that stops being Ready leaves every node's snapshot.
+    const other = nodes.find((n) => n !== leaders[0])!;
+    other.readiness.set([]);
+    const gone = all.filter((a) => !a.startsWith(`fd00:0:0:${other.n}:`));
+    await waitFor(
+      () => (nodes.every((n) => backends(n).join() === gone.join()) ? true : undefined),
+      'the un-ready endpoint to leave every snapshot',
+      10_000,
+    );
+  });
+
+  it('moves leadership when the leader is cut off, and the cut-off node keeps identities only after the lease', async () => {
+    await Promise.all(nodes.map((n) => n.coordinator.start()));
+    const first = await waitFor(() => nodes.find((n) => n.elector.isLeader()), 'a leader', 10_000);
+    // Cut the leader off from the bucket and the network: it must stop leading by itself.
+    network.cut.add(`[fd00::${first.n}]:8081`);
+    first.bucket.cut = true;
+    const second = await waitFor(
+      () => nodes.find((n) => n !== first && n.elector.isLeader()),
+      'another leader',
+      TIMING.leaseMs * 4,
+    );
+    expect(first.elector.isLeader()).toBe(false);
+    expect(first.log.messages()).toContain('stop leader duties');
+    // The cut-off node hears from no leader, so after the lease it keeps identities only.
+    await waitFor(
+      () => (first.coordinator.view.current().source === ViewSource.EXPIRED ? true : undefined),
+      'the cut-off node to clear its backends',
+      TIMING.leaseMs * 4,
+    );
+    expect(backends(first)).toEqual([]);
+    expect(first.coordinator.view.current().snapshot.services.map((s) => s.name)).toEqual(['web']);
+    expect(second.log.messages()).toContain('write snapshot');
+    // The new leader drops the silent node's endpoints once its report expires... which needs
+    // the real endpoint table's lease; the survivors still agree on one snapshot.
+    await waitFor(
+      () =>
+        nodes
+          .filter((n) => n !== first)
+          .every(
+            (n) =>
+              n.coordinator.view.current().snapshot.revision ===
+              second.coordinator.view.current().snapshot.revision,
+          )
+          ? true
+          : undefined,
+      'the survivors to agree',
+      10_000,
+    );
+    first.bucket.cut = false;
+  });
+});
