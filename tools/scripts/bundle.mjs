@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles an app into one executable CommonJS file under dist/bin with esbuild.
-//   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity
+//   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity|agent-dns
 // Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
 // file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
 // from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
@@ -61,6 +61,12 @@ const targets = {
   'agent-identity': {
     entry: 'apps/agent-identity/src/main.ts',
     out: 'dist/bin/agent-identity.cjs',
+    grpc: true,
+    lazyAwsSdk: true,
+  },
+  'agent-dns': {
+    entry: 'apps/agent-dns/src/main.ts',
+    out: 'dist/bin/agent-dns.cjs',
     grpc: true,
     lazyAwsSdk: true,
   },
