@@ -118,7 +118,8 @@ export class CoordinatorZoneSource implements ZoneSource {
       let view: coordinator.ServicesView;
       try {
         view = await this.watch.watchServices(
-          { knownRevision: this.state.revision, waitMs: this.waitMs },
+          // Identities only: readiness changes (backends) never reach or wake the DNS process.
+          { knownRevision: this.state.revision, waitMs: this.waitMs, identitiesOnly: true },
           { timeoutMs: this.waitMs + this.marginMs },
         );
       } catch (err) {
