@@ -101,6 +101,16 @@ pods_api() {
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
 check pods_api
+
+# The coordinator's readiness watch: a static Pod whose exec probe the spec flips from the host.
+readiness() {
+  PODMIN_NODE_TIER_PODS_SOCKET=$node_root/var/lib/kubelet/pods-api/pods-api.sock \
+    PODMIN_NODE_TIER_MANIFESTS=$node_root/etc/podmin/manifests \
+    PODMIN_NODE_TIER_IMAGE=registry.podmin.internal/apps/hello:v1 \
+    npx jest -c libs/agent/feature-coordinator/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+check readiness
 ready_ms=$(json .readyMs <"$report" 2>/dev/null || echo "?")
 pod_ip=$(json .podIP <"$report" 2>/dev/null || true)
 

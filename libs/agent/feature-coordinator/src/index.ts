@@ -38,3 +38,5 @@ export * from './snapshot/snapshot.ports';
 export * from './snapshot/snapshot-error';
 /** Ports of the coordinator process: readiness, coordination peers and Hello, the node leaf. */
 export * from './coordinator.ports';
+/** Readiness: the node's Ready Pods from kubelet's Pods API (the ReadinessSource adapter). */
+export * from './readiness/kubelet-readiness';
