@@ -28,7 +28,7 @@ if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   skip "the node stack could not be built (see above)"
 fi
 stack="${PODMIN_NODE_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/node-stack}/bin"
-for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs; do
+for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs agent-coordinator.cjs agent-dns.cjs; do
   [[ -f dist/bin/$b ]] || skip "dist/bin/$b is missing (run npm run build)"
 done
 
