@@ -38,3 +38,5 @@ export * from './snapshot/snapshot.ports';
 export * from './snapshot/snapshot-error';
 /** Ports of the coordinator process: readiness, coordination peers and Hello, the node leaf. */
 export * from './coordinator.ports';
+/** Node-to-node coordination over mutual TLS 1.3: credentials, server, client, endpoint table. */
+export * from './coordination';
