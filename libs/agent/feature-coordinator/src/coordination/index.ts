@@ -4,6 +4,10 @@ export * from './coordination-error';
 export * from './peer-identity';
 /** mTLS credentials: renewing server credentials, address-bound client credentials. */
 export * from './credentials';
+/** The coordination server (own TLS layer, grpc-js behind it). */
+export * from './coordination-server';
+/** The follower's client. */
+export * from './coordination-client';
 /** The leader's table of node reports. */
 export * from './endpoint-table';
 /** The leader's Hello handler. */
