@@ -40,3 +40,5 @@ export * from './snapshot/snapshot-error';
 export * from './coordinator.ports';
 /** Readiness: the node's Ready Pods from kubelet's Pods API (the ReadinessSource adapter). */
 export * from './readiness/kubelet-readiness';
+/** Node-to-node coordination over mutual TLS 1.3: credentials, server, client, endpoint table. */
+export * from './coordination';
