@@ -92,3 +92,30 @@ export function normalizeResponse(
     refused: response.refused ?? [],
   };
 }
+
+/** The HelloRequest a follower sends for its report. */
+export function requestOf(report: HelloReport): coordination.HelloRequest {
+  return {
+    nodeId: report.nodeId,
+    nodegroup: report.nodegroup,
+    prefix: report.prefix,
+    endpoints: report.endpoints.map((e) => ({
+      namespace: e.namespace,
+      pod: e.pod,
+      labels: { ...e.labels },
+      address: e.address,
+    })),
+    knownRevision: report.knownRevision,
+    leaving: report.leaving,
+  };
+}
+
+/** The port's view of a leader's HelloResponse. */
+export function answerOf(response: coordination.HelloResponse): HelloAnswer {
+  const normal = normalizeResponse(response);
+  return {
+    snapshot: normal.unchanged ? undefined : normal.snapshot,
+    leaderId: normal.leaderId,
+    refused: normal.refused.map((r) => ({ address: r.address, reason: r.reason })),
+  };
+}
