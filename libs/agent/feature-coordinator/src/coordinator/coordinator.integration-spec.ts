@@ -271,7 +271,11 @@ describe('Coordinator (three nodes, one bucket)', () => {
     );
     expect(backends(first)).toEqual([]);
     expect(first.coordinator.view.current().snapshot.services.map((s) => s.name)).toEqual(['web']);
-    expect(second.log.messages()).toContain('write snapshot');
+    await waitFor(
+      () => (second.log.messages().includes('write snapshot') ? true : undefined),
+      'the new leader to write a snapshot',
+      10_000,
+    );
     // The new leader never hears from the cut-off node, so its endpoints are absent; the
     // survivors agree on one snapshot.
     await waitFor(
