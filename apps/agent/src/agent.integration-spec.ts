@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import { podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
+import { podPayloadKey, serviceVip, servicePayloadKey } from '@podmin/util-desired-state';
+import { readSnapshot } from '@podmin/agent-feature-coordinator';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
   createClusterCa,
@@ -73,13 +74,25 @@ describe('podmin-agent (built)', () => {
   afterAll(() => fs.rmSync(bucket, { recursive: true, force: true }));
 
   /** Starts the agent for the local provider on `bucket`, listening on the ports given. */
-  const runAgent = (healthPort: number, registryPort: number, nodeRoot: string) =>
-    run(localAgentArgs(bucket), {
-      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-      PODMIN_NODE_ROOT: nodeRoot,
-      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-    });
+  const runAgent = async (healthPort: number, registryPort: number, nodeRoot: string) => {
+    // Own ports for DNS and coordination, so agents of concurrent tests never collide.
+    const dnsPort = await freeLoopbackPort();
+    const coordinationPort = await freeLoopbackPort();
+    return {
+      dnsPort,
+      coordinationPort,
+      ...run(localAgentArgs(bucket), {
+        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
+        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
+        PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dnsPort}`,
+        PODMIN_AGENT_COORDINATION_PORT: String(coordinationPort),
+        PODMIN_NODE_ADDRESS: '::1',
+        PODMIN_NODE_ID: 'node-1',
+        PODMIN_NODE_ROOT: nodeRoot,
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      }),
+    };
+  };
 
   it('exits non-zero naming every bad flag', async () => {
     const { exited, output } = run([
@@ -100,7 +113,7 @@ describe('podmin-agent (built)', () => {
   it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
     const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
-    const agent = runAgent(healthPort, registryPort, nodeRoot);
+    const agent = await runAgent(healthPort, registryPort, nodeRoot);
     try {
       const ready = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
@@ -167,6 +180,37 @@ describe('podmin-agent (built)', () => {
       const secretDirLine = /path: (\S+aws-parameter-store)/.exec(manifest)!;
       expect(fs.readFileSync(path.join(secretDirLine[1]!, 'db-url'), 'utf8')).toBe('postgres://db');
 
+      // A lone node leads, writes the Service snapshot, and its agent-dns answers the VIP.
+      const leader = JSON.parse(fs.readFileSync(path.join(bucket, 'dns/leader.json'), 'utf8')) as {
+        leaderID: string;
+        leaderAddr: string;
+      };
+      expect(leader).toMatchObject({
+        leaderID: 'node-1',
+        leaderAddr: `[::1]:${agent.coordinationPort}`,
+      });
+      const vip = serviceVip('demo', 'product', 'web');
+      const answer = await waitFor(() => {
+        const out = execFileSync('dig', [
+          '+norecurse',
+          '+noall',
+          '+answer',
+          '-p',
+          String(agent.dnsPort),
+          '@127.0.0.1',
+          'web.product.svc.cluster.local',
+          'AAAA',
+        ]).toString();
+        return out.includes(vip) ? out : undefined;
+      }, 'agent-dns to answer the Service VIP');
+      expect(answer).toMatch(
+        new RegExp(`^web\\.product\\.svc\\.cluster\\.local\\.\\s+5\\s+IN\\s+AAAA\\s+${vip}`, 'm'),
+      );
+      const snapshot = await readSnapshot(objects, { cluster: 'demo' });
+      expect(snapshot?.snapshot.services.map((s) => `${s.namespace}/${s.name}/${s.vip}`)).toEqual([
+        `product/web/${vip}`,
+      ]);
+
       // A corrupt payload makes the reconciler, and so the agent's /healthz, unhealthy.
       const bad = podPayloadKey('default', 'kind: Pod\n');
       await objects.put(bad, 'kind: Pod\n# tampered\n');
@@ -204,7 +248,7 @@ describe('podmin-agent (built)', () => {
   });
   it('takes its service processes down with it when killed outright', async () => {
     const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
-    const agent = runAgent(
+    const agent = await runAgent(
       healthPort,
       registryPort,
       fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-')),
