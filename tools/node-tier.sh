@@ -46,7 +46,10 @@ cleanup() {
 trap cleanup EXIT
 registry_port=$(free_port)
 health_port=$(free_port)
+dns_port=$(free_port)
+coordination_port=$(free_port)
 export PODMIN_LOCAL_REGISTRY_LISTEN=127.0.0.1:${registry_port} PODMIN_LOCAL_HEALTH_ADDRESS=127.0.0.1:${health_port}
+export PODMIN_LOCAL_DNS_LISTEN=127.0.0.1:${dns_port} PODMIN_LOCAL_COORDINATION_PORT=${coordination_port}
 
 # Images from C: the sandbox (host platform) and the workload (amd64 + arm64, two tags).
 mkdir -p "$work/pause" "$work/hello-v1" "$work/hello-v2"

@@ -25,19 +25,20 @@ describe('two local clusters on one health address', () => {
   let second: CliSandbox;
   let health: string;
   beforeAll(async () => {
-    const [healthPort, registry1, registry2] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
+    const ports = await Promise.all(Array.from({ length: 7 }, () => freeLoopbackPort()));
+    const [healthPort, registry1, registry2, dns1, dns2, coordination1, coordination2] = ports;
     health = `127.0.0.1:${healthPort}`;
     first = makeSandbox({
       PODMIN_LOCAL_HEALTH_ADDRESS: health,
       PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry1}`,
+      PODMIN_LOCAL_DNS_LISTEN: `127.0.0.1:${dns1}`,
+      PODMIN_LOCAL_COORDINATION_PORT: String(coordination1),
     });
     second = makeSandbox({
       PODMIN_LOCAL_HEALTH_ADDRESS: health,
       PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry2}`,
+      PODMIN_LOCAL_DNS_LISTEN: `127.0.0.1:${dns2}`,
+      PODMIN_LOCAL_COORDINATION_PORT: String(coordination2),
     });
     expect((await first.run(['connect', 'alpha', '--provider', 'local'])).code).toBe(0);
     expect((await second.run(['connect', 'beta', '--provider', 'local'])).code).toBe(0);

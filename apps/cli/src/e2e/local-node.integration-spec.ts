@@ -8,10 +8,17 @@ describe('the local provider as a real node', () => {
   let sandbox: CliSandbox;
   let nodeRoot: string;
   beforeAll(async () => {
-    const [health, registry] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
+    const [health, registry, dns, coordination] = await Promise.all([
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+    ]);
     sandbox = makeSandbox({
       PODMIN_LOCAL_HEALTH_ADDRESS: `127.0.0.1:${health}`,
       PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+      PODMIN_LOCAL_DNS_LISTEN: `127.0.0.1:${dns}`,
+      PODMIN_LOCAL_COORDINATION_PORT: String(coordination),
     });
     expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
   });

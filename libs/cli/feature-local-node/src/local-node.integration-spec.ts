@@ -34,6 +34,7 @@ describe('startLocalNode with real processes on loopback', () => {
       secretsFile: path.join(dataDir, 'secrets.json'),
       healthAddress: `127.0.0.1:${health}`,
       registryListen: `127.0.0.1:${registry}`,
+      dnsListen: '127.0.0.1:1053',
       readyTimeoutMs: 20_000,
     };
   });

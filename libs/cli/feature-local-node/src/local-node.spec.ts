@@ -56,6 +56,7 @@ describe('local node', () => {
           secretsFile: '/nonexistent/secrets.json',
           healthAddress: '127.0.0.1:1',
           registryListen: '127.0.0.1:2',
+          dnsListen: '127.0.0.1:3',
           workloadCaPublish: 'https://example/ca.pem',
         },
         new RecordingReporter(),

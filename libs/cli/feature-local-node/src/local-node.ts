@@ -75,6 +75,10 @@ export interface LocalNodeOptions {
   healthAddress: string;
   /** Loopback `host:port` of the agent's registry. */
   registryListen: string;
+  /** Loopback `host:port` of the agent's Service DNS (CoreDNS forwards svc.cluster.local there). */
+  dnsListen: string;
+  /** TCP port of the agent's coordination gRPC on the node address (the agent's default 8081). */
+  coordinationPort?: string;
   /** How long to wait for the agent to become ready. */
   readyTimeoutMs?: number;
   /** `s3://BUCKET/KEY` where the leader keeps the workload CA bundle (`--workload-ca-publish`). */
@@ -181,7 +185,7 @@ export function healthAddressTaken(
   const port = healthAddress.slice(healthAddress.lastIndexOf(':') + 1);
   const doing = `starting podmin-agent for ${self.cluster}/${self.nodegroup}: ${healthAddress} is held by`;
   const elsewhere =
-    'or run this cluster on other addresses (PODMIN_LOCAL_HEALTH_ADDRESS, PODMIN_LOCAL_REGISTRY_LISTEN)';
+    'or run this cluster on other addresses (PODMIN_LOCAL_HEALTH_ADDRESS, PODMIN_LOCAL_REGISTRY_LISTEN, PODMIN_LOCAL_DNS_LISTEN, PODMIN_LOCAL_COORDINATION_PORT)';
   const find = `find it with \`ss -ltnp 'sport = :${port}'\` (or \`lsof -i :${port}\`)`;
   const fail = (what: string, hint: string) =>
     new PodminError('ALREADY_EXISTS', `${doing} ${what}; this cluster's agent is not running`, {
@@ -308,8 +312,13 @@ export async function startLocalNode(
     PODMIN_LOCAL_SECRETS_FILE: options.secretsFile,
     PODMIN_AGENT_HEALTH_ADDRESS: options.healthAddress,
     PODMIN_AGENT_REGISTRY_LISTEN: options.registryListen,
+    PODMIN_AGENT_DNS_LISTEN: options.dnsListen,
+    // Without the node stack there is no node address of its own: coordinate on loopback.
+    PODMIN_NODE_ADDRESS: options.nodeAddress ?? '::1',
+    ...(options.coordinationPort
+      ? { PODMIN_AGENT_COORDINATION_PORT: options.coordinationPort }
+      : {}),
     ...(options.workloadCaPublish ? { PODMIN_WORKLOAD_CA_PUBLISH: options.workloadCaPublish } : {}),
-    ...(options.nodeAddress ? { PODMIN_NODE_ADDRESS: options.nodeAddress } : {}),
   };
   const existing = await readState(layout.stateFile);
   if (

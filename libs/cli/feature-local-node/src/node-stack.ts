@@ -106,6 +106,8 @@ export interface NodeStackOptions {
   binaries: NodeStackBinaries;
   /** `host:port` of the agent registry containerd resolves registry.podmin.internal to. */
   registryListen: string;
+  /** `host:port` of the agent's Service DNS, where CoreDNS forwards svc.cluster.local. */
+  dnsListen: string;
   /** The node's /80 Pod prefix for CNI host-local. */
   podPrefix: string;
   /**
@@ -225,7 +227,7 @@ export async function startNodeStack(
     [
       'svc.cluster.local:53 {',
       `    bind ${options.nodeAddress}`,
-      '    forward . 127.0.0.1:1053',
+      `    forward . ${options.dnsListen}`,
       '    errors',
       '}',
       '.:53 {',

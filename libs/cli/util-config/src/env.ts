@@ -14,6 +14,10 @@ export interface CliEnvironment {
   localHealthAddress?: string;
   /** Local node: loopback host:port of the agent's registry (PODMIN_LOCAL_REGISTRY_LISTEN). */
   localRegistryListen?: string;
+  /** Local node: loopback host:port of the agent's Service DNS (PODMIN_LOCAL_DNS_LISTEN). */
+  localDnsListen?: string;
+  /** Local node: TCP port of the agent's coordination gRPC (PODMIN_LOCAL_COORDINATION_PORT). */
+  localCoordinationPort?: string;
   /** Local node: directory with the node-stack binaries besides PATH (PODMIN_NODE_STACK_BIN). */
   nodeStackBin?: string;
   /** The program search path (PATH), for finding node-stack binaries and OpenTofu/Terraform. */
@@ -63,6 +67,10 @@ export function readCliEnvironment(
   const registry = pick('PODMIN_LOCAL_REGISTRY_LISTEN');
   if (health) out.localHealthAddress = health;
   if (registry) out.localRegistryListen = registry;
+  const dnsListen = pick('PODMIN_LOCAL_DNS_LISTEN');
+  if (dnsListen) out.localDnsListen = dnsListen;
+  const coordinationPort = pick('PODMIN_LOCAL_COORDINATION_PORT');
+  if (coordinationPort) out.localCoordinationPort = coordinationPort;
   const stackBin = pick('PODMIN_NODE_STACK_BIN');
   if (stackBin) out.nodeStackBin = stackBin;
   const searchPath = pick('PATH');

@@ -101,6 +101,10 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           secretsFile: localSecretsFile(ctx.dirs.data, context.cluster),
           healthAddress: ctx.env.localHealthAddress ?? '127.0.0.1:9440',
           registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
+          dnsListen: ctx.env.localDnsListen ?? '127.0.0.1:1053',
+          ...(ctx.env.localCoordinationPort
+            ? { coordinationPort: ctx.env.localCoordinationPort }
+            : {}),
           ...(args['workload-ca-publish'] !== undefined
             ? { workloadCaPublish: args['workload-ca-publish'] }
             : {}),
@@ -173,6 +177,7 @@ async function startStack(
       layout,
       binaries,
       registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
+      dnsListen: ctx.env.localDnsListen ?? '127.0.0.1:1053',
       podPrefix: localPodPrefix(context.cluster, nodegroup),
       nodeAddress,
       systemReservedMemory: '496Mi',
