@@ -11,7 +11,7 @@ export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true NX_DAEMON=false NX_
 
 bash tools/setup/node-deps.sh
 echo "Building podmin…" >&2
-npx nx run-many -t build -p cli agent agent-registry agent-staticpod agent-identity --output-style=static >/dev/null
+npx nx run-many -t build -p cli agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns --output-style=static >/dev/null
 
 demo=$root/tmp/demo
 export XDG_CONFIG_HOME=$demo/config XDG_CACHE_HOME=$demo/cache XDG_DATA_HOME=$demo/data XDG_RUNTIME_DIR=$demo/run

@@ -28,7 +28,7 @@ if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   skip "the node stack could not be built (see above)"
 fi
 stack="${PODMIN_NODE_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/node-stack}/bin"
-for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs; do
+for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs agent-coordinator.cjs agent-dns.cjs; do
   [[ -f dist/bin/$b ]] || skip "dist/bin/$b is missing (run npm run build)"
 done
 
@@ -101,6 +101,16 @@ pods_api() {
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
 check pods_api
+
+# The coordinator's readiness watch: a static Pod whose exec probe the spec flips from the host.
+readiness() {
+  PODMIN_NODE_TIER_PODS_SOCKET=$node_root/var/lib/kubelet/pods-api/pods-api.sock \
+    PODMIN_NODE_TIER_MANIFESTS=$node_root/etc/podmin/manifests \
+    PODMIN_NODE_TIER_IMAGE=registry.podmin.internal/apps/hello:v1 \
+    npx jest -c libs/agent/feature-coordinator/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+check readiness
 ready_ms=$(json .readyMs <"$report" 2>/dev/null || echo "?")
 pod_ip=$(json .podIP <"$report" 2>/dev/null || true)
 

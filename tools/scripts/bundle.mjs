@@ -70,6 +70,12 @@ const targets = {
     grpc: true,
     lazyAwsSdk: true,
   },
+  'agent-dns': {
+    entry: 'apps/agent-dns/src/main.ts',
+    out: 'dist/bin/agent-dns.cjs',
+    grpc: true,
+    lazyAwsSdk: true,
+  },
 };
 const name = process.argv[2];
 // gRPC service processes load .proto files at run time from proto/ beside their bundle. Both

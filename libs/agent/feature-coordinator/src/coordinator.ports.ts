@@ -1,5 +1,5 @@
 import type { ServiceSnapshot } from './snapshot/snapshot-codec';
-import type { NodeEndpoints, ReadyEndpoint } from './snapshot/compute-snapshot';
+import type { ReadyEndpoint } from './snapshot/compute-snapshot';
 
 /** One of this node's Pods that kubelet reports Ready (PodReady true) with an IPv6 address. */
 export interface LocalReadyPod extends ReadyEndpoint {
@@ -108,17 +108,3 @@ export interface CoordinationTransport {
 }
 /** Injection token of {@link CoordinationTransport}. */
 export const COORDINATION_TRANSPORT = Symbol('COORDINATION_TRANSPORT');
-
-/** What the leader keeps of the followers' reports (the helper's EndpointTable fits). */
-export interface EndpointRegistry {
-  /**
-   * Records a report from an authenticated peer; ACCESS_DENIED when it does not match the peer.
-   * Returns the refused endpoints and whether the kept set changed.
-   */
-  accept(
-    peer: CoordinationPeer,
-    report: HelloReport,
-  ): { readonly changed: boolean; readonly refused: HelloAnswer['refused'] };
-  /** Every live node's endpoints (expired nodes dropped). */
-  nodes(): readonly NodeEndpoints[];
-}

@@ -38,3 +38,16 @@ export * from './snapshot/snapshot.ports';
 export * from './snapshot/snapshot-error';
 /** Ports of the coordinator process: readiness, coordination peers and Hello, the node leaf. */
 export * from './coordinator.ports';
+/** Readiness: the node's Ready Pods from kubelet's Pods API (the ReadinessSource adapter). */
+export * from './readiness/kubelet-readiness';
+/** Node-to-node coordination over mutual TLS 1.3: credentials, server, client, endpoint table. */
+export * from './coordination';
+/** The coordinator: the node's Services view, leading and following. */
+export * from './coordinator/coordinator';
+export * from './coordinator/services-view';
+/** The agent-coordinator process and its Nest module. */
+export * from './coordinator/coordinator.module';
+export * from './coordinator/coordinator.bootstrap';
+/** Adapters: the node leaf from agent-identity, the mTLS transport. */
+export * from './adapters/identity-node-leaf';
+export * from './adapters/mtls-transport';

@@ -18,7 +18,7 @@ export interface DnsServerOptions {
   tcpIdleTimeoutMs?: number;
   /** Open TCP connections beyond this are refused. Default 128. */
   maxTcpConnections?: number;
-  /** SO_RCVBUF of the UDP socket, for bursts (capped by net.core.rmem_max). Default 1 MiB. */
+  /** SO_RCVBUF and SO_SNDBUF of the UDP socket, for bursts (capped by net.core.rmem_max and wmem_max). Default 1 MiB. */
   udpReceiveBufferBytes?: number;
 }
 
@@ -82,6 +82,18 @@ LOOPBACK.addAddress('::1', 'ipv6');
 export function isLoopbackAddress(host: string): boolean {
   const family = net.isIP(host);
   return family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * Resolves the peer address of a reply, which is always a literal (the sender's), at once:
+ * dgram's default goes through dns.lookup and a tick for every datagram sent.
+ */
+function literalLookup(
+  address: string,
+  family: unknown,
+  callback: (err: Error | null, address: string, family: number) => void,
+): void {
+  callback(null, address, net.isIPv6(address) ? 6 : 4);
 }
 
 /**
@@ -207,6 +219,8 @@ export class DnsServer {
       const socket = dgram.createSocket({
         type: net.isIPv6(host) ? 'udp6' : 'udp4',
         recvBufferSize: this.options.udpReceiveBufferBytes,
+        sendBufferSize: this.options.udpReceiveBufferBytes,
+        lookup: literalLookup,
       });
       const onBindError = (err: Error) => {
         socket.close();
@@ -215,11 +229,9 @@ export class DnsServer {
       socket.once('error', onBindError);
       socket.on('message', (msg, peer) => {
         const reply = this.handle(msg, 'udp');
-        if (reply !== undefined) {
-          socket.send(reply, peer.port, peer.address, (err) => {
-            if (err) this.stats.socketErrors++;
-          });
-        }
+        // No callback: Node then sends synchronously when it can, without a request object
+        // or a tick per reply; a failure arrives as an 'error' event, counted below.
+        if (reply !== undefined) socket.send(reply, peer.port, peer.address);
       });
       socket.bind({ address: host, port, exclusive: true }, () => {
         socket.off('error', onBindError);

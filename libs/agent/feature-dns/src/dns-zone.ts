@@ -79,6 +79,13 @@ const CLASS_ANY = 255;
 const TCP_LIMIT = 65535;
 const NO_QUESTION = Buffer.alloc(0);
 const MAX_CACHED_BODIES = 50_000;
+/** Memoized replies per transport; past this the memo starts over, so junk cannot pin memory. */
+const MAX_MEMO_REPLIES = 20_000;
+/** Longer queries (many options, padding) are answered without the memo. */
+const MAX_MEMO_QUERY = 512;
+
+/** A reply kept for reuse; its bytes are never mutated (hits copy them). */
+type MemoReply = Extract<DnsResult, { kind: 'reply' }>;
 
 /**
  * Encodes a reply with dns-packet, putting the query's own question bytes in it so the ID,
@@ -242,6 +249,12 @@ export class DnsZone {
   /** Encoded replies without question (ID 0), per reply kind and flags; bounded. */
   private readonly bodies = new Map<string, Buffer>();
   private readonly ns: Answer;
+  /**
+   * Replies by query bytes after the ID, per transport: the reply is a function of those bytes
+   * and the transport alone, apart from the ID copied into its first two bytes, so a repeated
+   * query (the common case behind CoreDNS) skips decoding and encoding entirely.
+   */
+  private readonly memo = { udp: new Map<string, MemoReply>(), tcp: new Map<string, MemoReply>() };
 
   private constructor(
     /** The cluster whose VIPs this zone serves ('' while pending). */
@@ -289,6 +302,29 @@ export class DnsZone {
 
   /** The reply to one query packet with its rcode, or why it is dropped; never throws. */
   resolve(query: Buffer, transport: DnsTransport): DnsResult {
+    if (query.length < 12 || query.length > MAX_MEMO_QUERY) return this.compute(query, transport);
+    const memo = this.memo[transport];
+    // latin1 maps every byte to one character: equal keys are equal bytes.
+    const key = query.toString('latin1', 2);
+    const known = memo.get(key);
+    if (known !== undefined) {
+      const bytes = Buffer.allocUnsafe(known.bytes.length);
+      known.bytes.copy(bytes);
+      bytes[0] = query[0] ?? 0;
+      bytes[1] = query[1] ?? 0;
+      return { kind: 'reply', bytes, rcode: known.rcode, truncated: known.truncated };
+    }
+    const result = this.compute(query, transport);
+    // Drops are not kept: random junk would only evict the names clients really ask for.
+    if (result.kind === 'reply') {
+      if (memo.size >= MAX_MEMO_REPLIES) memo.clear();
+      memo.set(key, result);
+    }
+    return result;
+  }
+
+  /** `resolve` without the memo: decodes, classifies and encodes. */
+  private compute(query: Buffer, transport: DnsTransport): DnsResult {
     if (query.length < 12) return { kind: 'drop', reason: 'malformed' };
     const header = query.readUInt16BE(2);
     // Never answer a response: two servers could otherwise bounce packets forever.

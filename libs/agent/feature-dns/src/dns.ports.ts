@@ -1,3 +1,4 @@
+import type { coordinator } from '@podmin/agent-contracts';
 import type { DnsZone } from './dns-zone';
 
 /**
@@ -11,3 +12,14 @@ export interface ZoneSource {
 
 /** Injection token of the ZoneSource port. */
 export const ZONE_SOURCE = Symbol('ZONE_SOURCE');
+
+/**
+ * The coordinator's long poll as agent-dns uses it (the coordinator client satisfies it):
+ * answers at once when the view differs from `knownRevision`, else on change or after `waitMs`.
+ */
+export interface ServicesWatch {
+  watchServices(
+    request: coordinator.WatchServicesRequest,
+    options: { timeoutMs: number },
+  ): Promise<coordinator.ServicesView>;
+}

@@ -8,3 +8,7 @@ export * from './dns.ports';
 export * from './dns.module';
 /** DnsError. */
 export * from './dns-error';
+/** The coordinator-fed ZoneSource of agent-dns. */
+export * from './coordinator-zone-source';
+/** The agent-dns process: module, Dns controller and definition. */
+export * from './dns.process';

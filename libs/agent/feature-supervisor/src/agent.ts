@@ -36,8 +36,15 @@ export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSp
     args,
     stopOrder,
   });
-  // Stop order is the spec's: reconciliation first, then the services Pods depend on.
-  return [spec('staticpod', 10), spec('identity', 60), spec('registry', 50)];
+  // Stop order is the spec's: reconciliation first, then the coordinator (it tells the leader
+  // this node's endpoints are leaving), then DNS, then the services Pods depend on.
+  return [
+    spec('staticpod', 10),
+    spec('coordinator', 20),
+    spec('dns', 30),
+    spec('identity', 60),
+    spec('registry', 50),
+  ];
 }
 
 /** Parses the agent's flags and environment with the one agent parser; throws listing every bad value. */

@@ -38,6 +38,11 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly coordinationPort: number;
   /** kubelet's Pods API socket (PODMIN_KUBELET_PODS_SOCKET). */
   readonly kubeletPodsSocket: string;
+  /**
+   * The election's lease and poll (PODMIN_ELECTION_LEASE_MS, PODMIN_ELECTION_POLL_MS; 35 s and
+   * 5 s). Every node of a cluster must use the same lease; only tests shorten them.
+   */
+  readonly election: { readonly leaseMs: number; readonly pollMs: number };
 }
 
 // A node ID goes into a SPIFFE URI path segment and into dns/leader.json.
@@ -72,6 +77,8 @@ export const AGENT_ENVIRONMENT = [
   'PODMIN_NODE_ID',
   'PODMIN_AGENT_COORDINATION_PORT',
   'PODMIN_KUBELET_PODS_SOCKET',
+  'PODMIN_ELECTION_LEASE_MS',
+  'PODMIN_ELECTION_POLL_MS',
 ] as const;
 
 /** First global or unique-local IPv6 address of this host, else the loopback address. */
@@ -152,6 +159,13 @@ export function parseAgentInvocation(
     env['PODMIN_KUBELET_PODS_SOCKET'] ?? path.join(nodeRoot || '/', KUBELET_PODS_SOCKET);
   if (!path.isAbsolute(kubeletPodsSocket))
     problems.push({ field: 'PODMIN_KUBELET_PODS_SOCKET', message: 'must be an absolute path' });
+  const leaseMs = milliseconds('PODMIN_ELECTION_LEASE_MS', env, 35_000, problems);
+  const pollMs = milliseconds('PODMIN_ELECTION_POLL_MS', env, 5_000, problems);
+  if (pollMs * 2 > leaseMs)
+    problems.push({
+      field: 'PODMIN_ELECTION_POLL_MS',
+      message: `must be at most half of the lease (${leaseMs} ms), not ${pollMs}`,
+    });
   if (problems.length > 0)
     throw new ValidationError('podmin-agent configuration', problems, {
       code: 'INVALID_ARGUMENT',
@@ -173,6 +187,7 @@ export function parseAgentInvocation(
     nodeId,
     coordinationPort,
     kubeletPodsSocket,
+    election: Object.freeze({ leaseMs, pollMs }),
   };
   return { kind: 'run', config: Object.freeze(config) };
 }
@@ -257,6 +272,25 @@ function readFlags(argv: readonly string[], problems: FieldProblem[]): Flags {
       message: `takes no positional arguments, got ${JSON.stringify(positionals)}`,
     });
   return result;
+}
+
+function milliseconds(
+  field: string,
+  env: Readonly<Record<string, string | undefined>>,
+  fallback: number,
+  problems: FieldProblem[],
+): number {
+  const text = env[field];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d{1,7}$/.test(text) || value < 100) {
+    problems.push({
+      field,
+      message: `must be a whole number of milliseconds ≥ 100, not ${JSON.stringify(text)}`,
+    });
+    return fallback;
+  }
+  return value;
 }
 
 function loopbackAddress(

@@ -15,15 +15,14 @@ import {
 import type {
   CoordinationPeer,
   CoordinationTransport,
-  EndpointRegistry,
   HelloAnswer,
   HelloHandler,
   HelloReport,
   LocalReadyPod,
   ReadinessSource,
 } from '../coordinator.ports';
+import { EndpointTable } from '../coordination/endpoint-table';
 import { Elector } from '../election/elector';
-import type { NodeEndpoints } from '../snapshot/compute-snapshot';
 import { readSnapshot } from '../snapshot/snapshot-store';
 import { Coordinator } from './coordinator';
 import { ViewSource } from './services-view';
@@ -53,23 +52,6 @@ class Network {
       },
       close: () => undefined,
     };
-  }
-}
-
-/** Keeps every report as sent (the real table's checks have their own tests). */
-class PlainRegistry implements EndpointRegistry {
-  private readonly reports = new Map<string, NodeEndpoints>();
-  accept(_peer: CoordinationPeer, report: HelloReport) {
-    const before = JSON.stringify(this.reports.get(report.nodeId) ?? null);
-    if (report.leaving) this.reports.delete(report.nodeId);
-    else this.reports.set(report.nodeId, report);
-    return {
-      changed: before !== JSON.stringify(this.reports.get(report.nodeId) ?? null),
-      refused: [],
-    };
-  }
-  nodes(): NodeEndpoints[] {
-    return [...this.reports.values()];
   }
 }
 
@@ -165,7 +147,10 @@ describe('Coordinator (three nodes, one bucket)', () => {
         store: bucket.view(),
         elector,
         readiness,
-        endpoints: new PlainRegistry(),
+        endpoints: new EndpointTable(
+          { monotonic: systemMonotonicClock, log },
+          { leaseMs: TIMING.leaseMs, allowUniqueLocal: true },
+        ),
         transport: network.transport(addr, peer),
         monotonic: systemMonotonicClock,
         log,
@@ -287,8 +272,8 @@ describe('Coordinator (three nodes, one bucket)', () => {
     expect(backends(first)).toEqual([]);
     expect(first.coordinator.view.current().snapshot.services.map((s) => s.name)).toEqual(['web']);
     expect(second.log.messages()).toContain('write snapshot');
-    // The new leader drops the silent node's endpoints once its report expires... which needs
-    // the real endpoint table's lease; the survivors still agree on one snapshot.
+    // The new leader never hears from the cut-off node, so its endpoints are absent; the
+    // survivors agree on one snapshot.
     await waitFor(
       () =>
         nodes
@@ -303,6 +288,7 @@ describe('Coordinator (three nodes, one bucket)', () => {
       'the survivors to agree',
       10_000,
     );
+    expect(backends(second).some((a) => a.startsWith(`fd00:0:0:${first.n}:`))).toBe(false);
     first.bucket.cut = false;
   });
 });

@@ -45,11 +45,14 @@ export class CoordinatorGrpcController implements coordinator.CoordinatorControl
     request: coordinator.WatchServicesRequest,
   ): Promise<coordinator.ServicesView> {
     const waitMs = Math.min(MAX_WATCH_MS, request.waitMs ?? 0);
-    const view = await this.coordinator.view.watch(request.knownRevision ?? '', waitMs);
+    const identitiesOnly = request.identitiesOnly ?? false;
+    const view = await this.coordinator.view.watch(request.knownRevision ?? '', waitMs, {
+      identitiesOnly,
+    });
     if (view === undefined)
       return {
         snapshot: undefined,
-        source: this.coordinator.view.current().source,
+        source: this.coordinator.view.current(identitiesOnly).source,
         unchanged: true,
       };
     return { snapshot: view.snapshot, source: view.source, unchanged: false };

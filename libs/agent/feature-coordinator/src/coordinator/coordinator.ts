@@ -1,17 +1,18 @@
 import type { DesiredStateReader } from '@podmin/data-access-desired-state';
 import { readIndexIfChanged } from '@podmin/data-access-desired-state';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { PodminError, hasCode } from '@podmin/util-errors';
+import { hasCode } from '@podmin/util-errors';
 import type {
   CoordinationPeer,
   CoordinationServing,
   CoordinationTransport,
-  EndpointRegistry,
   HelloAnswer,
   HelloHandler,
   HelloReport,
   ReadinessSource,
 } from '../coordinator.ports';
+import type { EndpointTable } from '../coordination/endpoint-table';
+import { LeaderHelloHandler } from '../coordination/leader-hello-handler';
 import { DutyGate } from '../election/duty-gate';
 import type { LeaseStore, LeadershipTerm, MonotonicClock } from '../election/election.ports';
 import type { Elector } from '../election/elector';
@@ -54,7 +55,8 @@ export interface CoordinatorDeps {
   readonly store: CoordinatorStore;
   readonly elector: Elector;
   readonly readiness: ReadinessSource;
-  readonly endpoints: EndpointRegistry;
+  /** The followers' reports (the leader's side of Hello). */
+  readonly endpoints: EndpointTable;
   readonly transport: CoordinationTransport;
   readonly monotonic: MonotonicClock;
   readonly log: StructuredLogger;
@@ -89,6 +91,7 @@ export class Coordinator implements HelloHandler {
   readonly view = new ServicesViewHub();
   private readonly options: Required<CoordinatorOptions>;
   private readonly gate: DutyGate;
+  private readonly helloHandler: LeaderHelloHandler;
   private readonly stopping = new AbortController();
   private serving: CoordinationServing | undefined;
   private electing: Promise<void> | undefined;
@@ -110,6 +113,17 @@ export class Coordinator implements HelloHandler {
     this.gate = new DutyGate(deps.elector);
     this.leaderWakeup = new Wakeup(this.options.coalesceMs);
     this.followerWakeup = new Wakeup(this.options.coalesceMs);
+    this.helloHandler = new LeaderHelloHandler({
+      table: deps.endpoints,
+      nodeId: options.nodeId,
+      isLeader: () => deps.elector.isLeader(),
+      knownLeader: () => deps.elector.leader(),
+      // Only what this node wrote as leader: a restored or expired view is not the leader's.
+      snapshot: () => {
+        const view = this.view.current();
+        return view.source === ViewSource.LEADER ? view.snapshot : undefined;
+      },
+    });
     this.lastHeardMs = deps.monotonic.nowMs();
   }
 
@@ -120,6 +134,7 @@ export class Coordinator implements HelloHandler {
     this.deps.log.event('info', 'serve coordination', { address: this.serving.address });
     this.unsubscribe.push(
       this.deps.elector.onElected((term) => void this.lead(term)),
+      this.deps.endpoints.onChange(() => this.leaderWakeup.kick()),
       this.deps.readiness.onChange(() => {
         this.leaderWakeup.kick();
         this.followerWakeup.kick();
@@ -170,25 +185,7 @@ export class Coordinator implements HelloHandler {
 
   /** The leader's side of Hello: record the follower's endpoints, answer the latest snapshot. */
   hello(peer: CoordinationPeer, report: HelloReport): Promise<HelloAnswer> {
-    if (!this.deps.elector.isLeader()) {
-      const leader = this.deps.elector.leader();
-      return Promise.reject(
-        new PodminError(
-          'PRECONDITION_FAILED',
-          `node ${this.options.nodeId} is not the leader; the leader is ${leader ? `${leader.id} at ${leader.addr}` : 'not known yet'}`,
-        ),
-      );
-    }
-    const { changed, refused } = this.deps.endpoints.accept(peer, report);
-    if (changed) this.leaderWakeup.kick();
-    const view = this.view.current();
-    const fresh = view.source === ViewSource.LEADER;
-    return Promise.resolve({
-      snapshot:
-        fresh && view.snapshot.revision !== report.knownRevision ? view.snapshot : undefined,
-      leaderId: this.options.nodeId,
-      refused,
-    });
+    return this.helloHandler.hello(peer, report);
   }
 
   /** Serves DNS identities from the last snapshot, without backends, before anyone is heard. */
@@ -213,12 +210,11 @@ export class Coordinator implements HelloHandler {
 
   /** Every node's endpoints: the followers' reports plus this node's own Ready Pods. */
   private nodes(): NodeEndpoints[] {
-    const own: NodeEndpoints = {
+    return this.deps.endpoints.nodes({
       nodeId: this.options.nodeId,
       prefix: this.options.prefix,
       endpoints: this.deps.readiness.current(),
-    };
-    return [...this.deps.endpoints.nodes().filter((n) => n.nodeId !== own.nodeId), own];
+    });
   }
 
   /** One term of leadership: snapshot passes until the term ends. */

@@ -43,17 +43,25 @@ export class ServicesViewHub {
     snapshot: snapshotOf([], 0),
     source: ViewSource.NONE,
   };
+  private identities: ServicesView = this.view;
   private readonly waiters = new Set<() => void>();
 
-  /** The current view. */
-  current(): ServicesView {
-    return this.view;
+  /** The current view; with `identitiesOnly`, its Services without backends. */
+  current(identitiesOnly = false): ServicesView {
+    return identitiesOnly ? this.identities : this.view;
   }
 
   /** Replaces the view; true when its revision or source changed (waiters are woken then). */
   publish(snapshot: ServiceSnapshot, source: ViewSource): boolean {
     const before = this.view;
     this.view = { snapshot, source };
+    const bare = withoutBackends(snapshot);
+    // Keep the same object while names, VIPs and ports are unchanged, so identity watchers
+    // (agent-dns) see one revision however often backends move.
+    this.identities =
+      bare.revision === this.identities.snapshot.revision && source === this.identities.source
+        ? this.identities
+        : { snapshot: bare, source };
     const changed =
       before.snapshot.revision !== snapshot.revision ||
       before.source !== source ||
@@ -73,9 +81,12 @@ export class ServicesViewHub {
   async watch(
     knownRevision: string,
     waitMs: number,
-    signal?: AbortSignal,
+    options: { identitiesOnly?: boolean; signal?: AbortSignal } = {},
   ): Promise<ServicesView | undefined> {
-    if (knownRevision === '' || this.view.snapshot.revision !== knownRevision) return this.view;
+    const { signal } = options;
+    const identitiesOnly = options.identitiesOnly ?? false;
+    const now = (): ServicesView => this.current(identitiesOnly);
+    if (knownRevision === '' || now().snapshot.revision !== knownRevision) return now();
     const wait = Math.max(0, Math.min(MAX_WATCH_MS, waitMs));
     if (wait === 0) return undefined;
     return new Promise((resolve) => {
@@ -87,7 +98,7 @@ export class ServicesViewHub {
       };
       // A change of source alone (same Services) does not answer a waiter: nothing it uses changed.
       const wake = (): void => {
-        if (this.view.snapshot.revision !== knownRevision) done(this.view);
+        if (now().snapshot.revision !== knownRevision) done(now());
         else this.waiters.add(wake);
       };
       const abort = (): void => done(undefined);

@@ -17,6 +17,11 @@ export interface WatchServicesRequest {
   knownRevision: string;
   /** How long to wait for a change, in milliseconds; 0 answers at once; at most 60000. */
   waitMs: number;
+  /**
+   * Services without backends (revision over those alone): for a caller that needs names,
+   * VIPs and ports only (agent-dns), which is then not woken by readiness changes.
+   */
+  identitiesOnly: boolean;
 }
 
 export interface ServicesView {

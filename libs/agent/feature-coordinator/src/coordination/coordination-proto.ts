@@ -1,0 +1,121 @@
+import path from 'node:path';
+import {
+  loadPackageDefinition,
+  type Client,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { PROTO_FILES, protoRoot, type coordination } from '@podmin/agent-contracts';
+import type { HelloAnswer, HelloReport } from '../coordinator.ports';
+import { CoordinationError } from './coordination-error';
+
+/** A client of the Coordination service as grpc-js builds it from the .proto. */
+export type CoordinationClientConstructor = new (
+  address: string,
+  creds: ChannelCredentials,
+  options?: ChannelOptions,
+) => Client;
+
+/** The loaded Coordination service: its definition (for a Server) and client constructor. */
+export interface CoordinationService {
+  readonly definition: ServiceDefinition;
+  readonly Client: CoordinationClientConstructor;
+}
+
+let loaded: CoordinationService | undefined;
+
+/**
+ * Loads `coordination.proto` once with @grpc/proto-loader in the contracts' ts-proto shapes:
+ * camelCase fields, enums as names, uint64 as numbers, defaults filled.
+ */
+export function coordinationService(): CoordinationService {
+  if (loaded) return loaded;
+  const root = protoRoot();
+  const definition = loadSync(path.join(root, PROTO_FILES.coordination), {
+    includeDirs: [root],
+    keepCase: false,
+    defaults: true,
+    enums: String,
+    longs: Number,
+  });
+  let node: unknown = loadPackageDefinition(definition);
+  for (const part of ['podmin', 'agent', 'v1', 'Coordination'])
+    node = (node as Record<string, unknown> | undefined)?.[part];
+  const ctor = node as (CoordinationClientConstructor & { service: ServiceDefinition }) | undefined;
+  if (typeof ctor !== 'function') {
+    throw new CoordinationError(
+      'INTERNAL',
+      `loading ${PROTO_FILES.coordination}: no service podmin.agent.v1.Coordination`,
+    );
+  }
+  loaded = { definition: ctor.service, Client: ctor };
+  return loaded;
+}
+
+/** The port's view of a decoded HelloRequest. */
+export function reportOf(request: coordination.HelloRequest): HelloReport {
+  return {
+    nodeId: request.nodeId,
+    nodegroup: request.nodegroup,
+    prefix: request.prefix,
+    endpoints: (request.endpoints ?? []).map((e) => ({
+      namespace: e.namespace,
+      pod: e.pod,
+      labels: { ...(e.labels ?? {}) },
+      address: e.address,
+    })),
+    knownRevision: request.knownRevision,
+    leaving: request.leaving,
+  };
+}
+
+/** The HelloResponse of a handler's answer. */
+export function responseOf(answer: HelloAnswer): coordination.HelloResponse {
+  return {
+    snapshot: answer.snapshot,
+    unchanged: answer.snapshot === undefined,
+    leaderId: answer.leaderId,
+    refused: answer.refused.map((r) => ({ address: r.address, reason: r.reason })),
+  };
+}
+
+/** A decoded HelloResponse in the contract's types (proto-loader gives `null` for an absent message). */
+export function normalizeResponse(
+  response: coordination.HelloResponse,
+): coordination.HelloResponse {
+  return {
+    snapshot: response.snapshot ?? undefined,
+    unchanged: response.unchanged,
+    leaderId: response.leaderId,
+    refused: response.refused ?? [],
+  };
+}
+
+/** The HelloRequest a follower sends for its report. */
+export function requestOf(report: HelloReport): coordination.HelloRequest {
+  return {
+    nodeId: report.nodeId,
+    nodegroup: report.nodegroup,
+    prefix: report.prefix,
+    endpoints: report.endpoints.map((e) => ({
+      namespace: e.namespace,
+      pod: e.pod,
+      labels: { ...e.labels },
+      address: e.address,
+    })),
+    knownRevision: report.knownRevision,
+    leaving: report.leaving,
+  };
+}
+
+/** The port's view of a leader's HelloResponse. */
+export function answerOf(response: coordination.HelloResponse): HelloAnswer {
+  const normal = normalizeResponse(response);
+  return {
+    snapshot: normal.unchanged ? undefined : normal.snapshot,
+    leaderId: normal.leaderId,
+    refused: normal.refused.map((r) => ({ address: r.address, reason: r.reason })),
+  };
+}
