@@ -49,6 +49,9 @@ else
   echo "SKIPPED node: no node-tier suite exists yet (kubelet/containerd end-to-end comes with the node stack)" | tee -a "$log"
 fi
 
+step "netns tier (three agents as nodes in network namespaces, one bucket; root)"
+run bash tools/netns-tier.sh
+
 step "infra tier"
 # OpenTofu and the AWS provider are built from their Go modules and cached (the provider once
 # takes tens of minutes; see tools/infra-stack/versions.env); the tier prints SKIPPED infra when

@@ -1,0 +1,297 @@
+// Network namespaces as nodes on one machine (root only): a bridge namespace joins one veth per
+// node namespace, each node gets a unique-local address on a shared /64, and podmin-agent runs
+// inside each namespace as its own process group, so a test can SIGKILL or SIGSTOP a whole
+// node (agent and service processes) and read what every node logged.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import { formatIpv6 } from '@podmin/util-names';
+
+/** Every `ip` call is bounded: a wedged netlink call must fail the test, not hang it. */
+const IP_TIMEOUT_MS = 10_000;
+/** All names this harness creates start with this, then the creating process's pid. */
+export const NETNS_PREFIX = 'pmt-';
+
+/** Runs `ip` (or any command) synchronously; throws with its stderr on failure. */
+export function sh(cmd: string, args: readonly string[], timeoutMs = IP_TIMEOUT_MS): string {
+  const r = spawnSync(cmd, [...args], { encoding: 'utf8', timeout: timeoutMs });
+  if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+/** Why this machine cannot run network-namespace tests, or undefined when it can. */
+export function netnsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root for network namespaces';
+  const probe = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8', timeout: IP_TIMEOUT_MS });
+  if (probe.error || probe.status !== 0) return '`ip netns` is not available (iproute2)';
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function namespaces(): string[] {
+  // `ip netns list` prints "name (id: N)" or just "name".
+  return sh('ip', ['netns', 'list'])
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+    .filter((n) => n !== '');
+}
+
+/** Kills what still runs inside a namespace of ours, then deletes it. */
+function deleteNamespace(name: string): void {
+  const pids = spawnSync('ip', ['netns', 'pids', name], {
+    encoding: 'utf8',
+    timeout: IP_TIMEOUT_MS,
+  })
+    .stdout?.split('\n')
+    .map(Number)
+    .filter((p) => Number.isInteger(p) && p > 0);
+  for (const pid of pids ?? []) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  spawnSync('ip', ['netns', 'del', name], { timeout: IP_TIMEOUT_MS });
+}
+
+/**
+ * Deletes namespaces a previous run of this harness left behind: those of `prefix` (this run's,
+ * if the pid was reused) and those whose creating process is gone.
+ */
+export function removeLeftovers(prefix: string): string[] {
+  const removed: string[] = [];
+  for (const name of namespaces()) {
+    const m = /^pmt-(\d+)-/.exec(name);
+    if (!m) continue;
+    if (name.startsWith(prefix) || !alive(Number(m[1]))) {
+      deleteNamespace(name);
+      removed.push(name);
+    }
+  }
+  return removed;
+}
+
+/** One node: its namespace, ID, address on the shared /64, and Pod /80. */
+export interface NetnsNode {
+  readonly n: number;
+  readonly ns: string;
+  readonly id: string;
+  readonly address: string;
+  readonly prefix: string;
+}
+
+/** The namespaces and links of one test; {@link destroy} removes all of them. */
+export class NetnsCluster {
+  private constructor(
+    readonly prefix: string,
+    readonly bridgeNs: string,
+    readonly nodes: readonly NetnsNode[],
+  ) {}
+
+  /**
+   * Creates `count` node namespaces joined by a bridge namespace, addresses
+   * `fd00:R::n/64` (R random) and Pod prefixes `fd00:R:0:n::/80`; removes what it created if
+   * any step fails.
+   */
+  static create(count: number, prefix = `${NETNS_PREFIX}${process.pid}-`): NetnsCluster {
+    removeLeftovers(prefix);
+    const r = crypto.randomInt(1, 0x10000);
+    const nodes: NetnsNode[] = [];
+    for (let n = 1; n <= count; n++)
+      nodes.push({
+        n,
+        ns: `${prefix}n${n}`,
+        id: `node-${n}`,
+        address: formatIpv6([0xfd00, r, 0, 0, 0, 0, 0, n]),
+        prefix: `${formatIpv6([0xfd00, r, 0, n, 0, 0, 0, 0])}/80`,
+      });
+    const cluster = new NetnsCluster(prefix, `${prefix}br`, nodes);
+    try {
+      cluster.build();
+    } catch (err) {
+      cluster.destroy();
+      throw err;
+    }
+    return cluster;
+  }
+
+  private build(): void {
+    const br = this.bridgeNs;
+    sh('ip', ['netns', 'add', br]);
+    sh('ip', ['-n', br, 'link', 'set', 'lo', 'up']);
+    sh('ip', ['-n', br, 'link', 'add', 'br0', 'type', 'bridge']);
+    sh('ip', ['-n', br, 'link', 'set', 'br0', 'up']);
+    for (const node of this.nodes) {
+      sh('ip', ['netns', 'add', node.ns]);
+      sh('ip', ['-n', node.ns, 'link', 'set', 'lo', 'up']);
+      // Created in the bridge namespace with its peer placed straight into the node's, so no
+      // name is ever taken in the host namespace.
+      const port = `p${node.n}`;
+      sh('ip', [
+        '-n',
+        br,
+        'link',
+        'add',
+        port,
+        'type',
+        'veth',
+        'peer',
+        'name',
+        'eth0',
+        'netns',
+        node.ns,
+      ]);
+      sh('ip', ['-n', br, 'link', 'set', port, 'master', 'br0', 'up']);
+      // nodad: the agent binds [address]:8081 at once; a tentative address cannot be bound.
+      sh('ip', ['-n', node.ns, 'addr', 'add', `${node.address}/64`, 'dev', 'eth0', 'nodad']);
+      sh('ip', ['-n', node.ns, 'link', 'set', 'eth0', 'up']);
+    }
+  }
+
+  /**
+   * Pings every node from every other (one packet, one second each, a bounded number of
+   * rounds while the bridge ports come up); throws naming the pairs that never answered.
+   */
+  checkReachability(rounds = 10): void {
+    let failing: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      failing = [];
+      for (const from of this.nodes)
+        for (const to of this.nodes) {
+          if (from === to) continue;
+          const r = spawnSync(
+            'ip',
+            ['netns', 'exec', from.ns, 'ping', '-6', '-c1', '-W1', to.address],
+            { timeout: 5_000 },
+          );
+          if (r.status !== 0) failing.push(`${from.id} -> ${to.id} (${to.address})`);
+        }
+      if (failing.length === 0) return;
+      spawnSync('sleep', ['0.5']);
+    }
+    throw new Error(`nodes cannot reach each other: ${failing.join(', ')}`);
+  }
+
+  /** Runs a command inside a node's namespace (bounded). */
+  exec(node: NetnsNode, cmd: string, args: readonly string[], timeoutMs = IP_TIMEOUT_MS) {
+    return spawnSync('ip', ['netns', 'exec', node.ns, cmd, ...args], {
+      encoding: 'utf8',
+      timeout: timeoutMs,
+    });
+  }
+
+  /** Deletes every namespace of this cluster (killing anything still inside); never throws. */
+  destroy(): void {
+    for (const name of [...this.nodes.map((n) => n.ns), this.bridgeNs]) {
+      try {
+        if (namespaces().includes(name)) deleteNamespace(name);
+      } catch {
+        // Best effort: the next run's removeLeftovers tries again.
+      }
+    }
+  }
+
+  /** Names of this cluster's namespaces that still exist. */
+  remaining(): string[] {
+    const mine = new Set([...this.nodes.map((n) => n.ns), this.bridgeNs]);
+    return namespaces().filter((n) => mine.has(n));
+  }
+}
+
+/** One JSON log line of an agent or its service processes. */
+export interface LogLine {
+  readonly time: string;
+  readonly level: string;
+  readonly service?: string;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+/** A process running in a node's namespace as its own process group, with its output kept. */
+export class NodeProcess {
+  private text = '';
+  private readonly parsed: LogLine[] = [];
+  private partial = '';
+  /** Resolves with the exit code (or -1 on a signal) once the process is gone. */
+  readonly exited: Promise<number>;
+  readonly child: ChildProcess;
+
+  constructor(
+    readonly node: NetnsNode,
+    command: readonly string[],
+    env: Readonly<Record<string, string>>,
+  ) {
+    // `ip netns exec` execs the command in place, so the pid is node's own and, with
+    // detached, the leader of a new process group holding the agent and its services.
+    this.child = spawn('ip', ['netns', 'exec', node.ns, ...command], {
+      env: { ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const take = (d: Buffer): void => {
+      const s = d.toString();
+      this.text += s;
+      const lines = (this.partial + s).split('\n');
+      this.partial = lines.pop() ?? '';
+      for (const l of lines) {
+        if (!l.startsWith('{')) continue;
+        try {
+          this.parsed.push(JSON.parse(l) as LogLine);
+        } catch {
+          // A non-JSON line stays in output() only.
+        }
+      }
+    };
+    this.child.stdout?.on('data', take);
+    this.child.stderr?.on('data', take);
+    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code ?? -1)));
+  }
+
+  /** The process group's id (the first process's pid). */
+  get pgid(): number {
+    const pid = this.child.pid;
+    if (pid === undefined) throw new Error(`the agent of ${this.node.id} did not start`);
+    return pid;
+  }
+
+  /** Sends a signal to the whole process group (agent and services). */
+  signal(sig: NodeJS.Signals): void {
+    process.kill(-this.pgid, sig);
+  }
+
+  /** Every JSON line so far. */
+  lines(): readonly LogLine[] {
+    return this.parsed;
+  }
+
+  /** Lines with this message, optionally only those written at or after `sinceMs` (wall clock). */
+  find(msg: string, sinceMs = 0): LogLine[] {
+    return this.parsed.filter((l) => l.msg === msg && Date.parse(l.time) >= sinceMs);
+  }
+
+  /** All output as text (for a failure's explanation). */
+  output(): string {
+    return this.text;
+  }
+
+  /** SIGKILLs the process group if it still runs and waits (bounded) for the exit. */
+  async kill(): Promise<void> {
+    try {
+      this.signal('SIGCONT');
+      this.signal('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5_000))]);
+  }
+}

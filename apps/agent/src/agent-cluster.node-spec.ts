@@ -1,0 +1,400 @@
+// Three podmin-agents as three nodes on this machine, each in its own network namespace with its
+// own IPv6 address and /80, sharing one local-directory bucket: one leads; SIGKILL of the
+// leader's node moves leadership within lease + one poll; SIGSTOP of the next leader past the
+// lease moves it again, and on SIGCONT the frozen one stops leader duties and never writes a
+// snapshot; every node ends with the same snapshot. Needs root and `ip netns`
+// (tools/netns-tier.sh runs it and prints SKIPPED otherwise). The election runs at production
+// timings (35 s / 5 s) unless PODMIN_ELECTION_LEASE_MS / PODMIN_ELECTION_POLL_MS are set.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalSecretStore } from '@podmin/data-access-secrets';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import {
+  LEADER_RECORD_KEY,
+  isResigned,
+  parseLeaderRecord,
+  readSnapshot,
+  type LeaderRecord,
+  type ServiceSnapshot,
+} from '@podmin/agent-feature-coordinator';
+import { commitDesiredState, waitFor } from '@podmin/testing';
+import { serviceVip } from '@podmin/util-desired-state';
+import { buildDeployment } from '@podmin/util-manifest';
+import {
+  createClusterCa,
+  generateWorkloadCaSecretValue,
+  serializeClusterCaSecret,
+} from '@podmin/util-pki';
+import {
+  NetnsCluster,
+  NodeProcess,
+  netnsUnavailable,
+  type LogLine,
+  type NetnsNode,
+} from './__fixtures__/netns-cluster';
+
+const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+const CLUSTER = 'demo';
+const LEASE_MS = Number(process.env['PODMIN_ELECTION_LEASE_MS'] ?? 35_000);
+const POLL_MS = Number(process.env['PODMIN_ELECTION_POLL_MS'] ?? 5_000);
+// Process start-up, a bucket round trip and log delivery on a loaded machine.
+const SLACK_MS = 3_000;
+const FAILOVER_BOUND_MS = LEASE_MS + POLL_MS + SLACK_MS;
+
+const manifest = (name: string) => `apiVersion: apps/v1
+kind: DaemonSet
+metadata: { name: ${name}, namespace: default }
+spec:
+  selector: { matchLabels: { app: ${name} } }
+  template:
+    metadata:
+      labels: { app: ${name} }
+    spec:
+      nodeSelector: { podmin.dev/nodegroup: default }
+      containers: [{ name: ${name}, image: ${name}:v1 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: ${name}, namespace: default }
+spec:
+  selector: { app: ${name} }
+  ports: [{ port: 80, targetPort: 8080 }]
+`;
+
+describe('three agents in three network namespaces, one bucket', () => {
+  let cluster: NetnsCluster | undefined;
+  let work: string;
+  let bucket: string;
+  let secretsFile: string;
+  let objects: LocalDirectoryObjectStore;
+  const agents = new Map<string, NodeProcess>();
+  /** Every process ever started for a node, for the failure output and teardown. */
+  const started: NodeProcess[] = [];
+
+  const nodes = (): readonly NetnsNode[] => cluster?.nodes ?? [];
+  const byId = (id: string): NetnsNode => {
+    const node = nodes().find((n) => n.id === id);
+    if (!node) throw new Error(`no node ${id}`);
+    return node;
+  };
+  const agent = (id: string): NodeProcess => {
+    const a = agents.get(id);
+    if (!a) throw new Error(`no agent runs for ${id}`);
+    return a;
+  };
+
+  function startAgent(node: NetnsNode): NodeProcess {
+    const env: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      PODMIN_NODE_ID: node.id,
+      PODMIN_NODE_ADDRESS: node.address,
+      PODMIN_NODE_ROOT: path.join(work, node.id),
+      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      // Each namespace has its own loopback, so every node can use the same ports.
+      PODMIN_AGENT_HEALTH_ADDRESS: '127.0.0.1:9440',
+      PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:5000',
+      PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:1053',
+    };
+    for (const k of ['PODMIN_ELECTION_LEASE_MS', 'PODMIN_ELECTION_POLL_MS']) {
+      const v = process.env[k];
+      if (v !== undefined) env[k] = v;
+    }
+    fs.mkdirSync(env['PODMIN_NODE_ROOT']!, { recursive: true });
+    const p = new NodeProcess(
+      node,
+      [
+        process.execPath,
+        BIN,
+        '--provider',
+        'local',
+        '--bucket',
+        bucket,
+        '--region',
+        'local',
+        '--cluster',
+        CLUSTER,
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        node.prefix,
+      ],
+      env,
+    );
+    agents.set(node.id, p);
+    started.push(p);
+    return p;
+  }
+
+  async function leaderRecord(): Promise<{ record: LeaderRecord; etag: string } | undefined> {
+    try {
+      const o = await objects.get(LEADER_RECORD_KEY);
+      return { record: parseLeaderRecord(o.body), etag: o.etag };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The record's leader once it is held (not resigned) by one of `among` whose log says so. */
+  async function waitForLeader(
+    among: readonly string[],
+    sinceMs: number,
+    what: string,
+    timeoutMs: number,
+  ): Promise<{ id: string; record: LeaderRecord; became: LogLine }> {
+    return waitFor(
+      async () => {
+        const r = await leaderRecord();
+        if (!r || isResigned(r.record) || !among.includes(r.record.leaderID)) return undefined;
+        const became = agents.get(r.record.leaderID)?.find('become leader', sinceMs).at(-1);
+        return became ? { id: r.record.leaderID, record: r.record, became } : undefined;
+      },
+      what,
+      timeoutMs,
+      100,
+    );
+  }
+
+  /** The revision (first 12 hex digits, as logged) a node's coordinator last adopted. */
+  function adoptedRevision(p: NodeProcess): string | undefined {
+    const views = p
+      .lines()
+      .filter((l) => l.msg === 'write snapshot' || l.msg === 'take snapshot')
+      .map((l) => String(l['revision']));
+    return views.at(-1);
+  }
+
+  async function bucketSnapshot(): Promise<ServiceSnapshot> {
+    const read = await readSnapshot(objects, { cluster: CLUSTER });
+    if (!read) throw new Error('dns/services.pb is absent');
+    return read.snapshot;
+  }
+
+  const explain = (): string =>
+    started
+      .map(
+        (p) =>
+          `--- ${p.node.id} (${p.node.ns}, pid ${p.child.pid ?? '?'}) ---\n` +
+          p.output().split('\n').slice(-40).join('\n'),
+      )
+      .join('\n');
+
+  /** Runs a step and prints every node's recent log when it fails. */
+  const step = async (fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      console.error(explain());
+      throw err;
+    }
+  };
+
+  beforeAll(async () => {
+    const unavailable = netnsUnavailable();
+    if (unavailable) throw new Error(`cannot run: ${unavailable}`);
+    if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing (build the agent bundles first)`);
+    cluster = NetnsCluster.create(3);
+    cluster.checkReachability();
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cluster-'));
+    bucket = path.join(work, 'bucket');
+    fs.mkdirSync(bucket);
+    objects = new LocalDirectoryObjectStore(bucket);
+    // What `podmin setup` stores create-only before any agent starts; all nodes share it.
+    secretsFile = path.join(work, 'secrets.json');
+    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
+    await secrets.create(
+      `/${CLUSTER}/_system/workload-ca-key`,
+      Buffer.from(generateWorkloadCaSecretValue()),
+    );
+    await secrets.create(
+      `/${CLUSTER}/_system/cluster-ca`,
+      Buffer.from(serializeClusterCaSecret(await createClusterCa(CLUSTER, new Date()))),
+    );
+    await commitDesiredState(objects, {
+      deploy: [
+        buildDeployment(manifest('web'), { source: 'test', name: 'web', nodegroup: 'default' }),
+      ],
+    });
+    for (const node of cluster.nodes) startAgent(node);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(started.map((p) => p.kill()));
+    const left = cluster?.remaining() ?? [];
+    cluster?.destroy();
+    const still = cluster?.remaining() ?? [];
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+    if (still.length > 0)
+      throw new Error(`namespaces left behind: ${still.join(', ')} (of ${left.join(', ')})`);
+  }, 60_000);
+
+  let first: string;
+  let second: string;
+
+  it('elects exactly one leader, which advertises [its address]:8081 and writes the snapshot', () =>
+    step(async () => {
+      const ids = nodes().map((n) => n.id);
+      const leader = await waitForLeader(ids, 0, 'a first leader', FAILOVER_BOUND_MS + 30_000);
+      first = leader.id;
+      expect(leader.record.leaderAddr).toBe(`[${byId(first).address}]:8081`);
+      // Exactly one: no other node ever logged leadership.
+      for (const id of ids.filter((i) => i !== first))
+        expect(agent(id).find('become leader')).toEqual([]);
+      const written = await waitFor(
+        () => agent(first).find('write snapshot').at(-1),
+        'the first snapshot write',
+        30_000,
+      );
+      const snapshot = await bucketSnapshot();
+      expect(snapshot.services.map((s) => `${s.namespace}/${s.name}`)).toEqual(['default/web']);
+      expect(snapshot.revision.startsWith(String(written['revision']))).toBe(true);
+      console.log(`cluster: ${first} leads at ${leader.record.leaderAddr}`);
+    }));
+
+  it('moves leadership within lease + one poll when the leader is SIGKILLed, and the node rejoins', () =>
+    step(async () => {
+      const killedAt = Date.now();
+      agent(first).signal('SIGKILL');
+      await agent(first).exited;
+      agents.delete(first);
+      const others = nodes()
+        .map((n) => n.id)
+        .filter((i) => i !== first);
+      const next = await waitForLeader(
+        others,
+        killedAt,
+        'a leader after SIGKILL',
+        FAILOVER_BOUND_MS + 10_000,
+      );
+      second = next.id;
+      const failoverMs = Date.parse(next.became.time) - killedAt;
+      console.log(
+        `cluster: SIGKILL ${first} -> ${second} leads after ${failoverMs} ms (bound ${LEASE_MS} + ${POLL_MS} + ${SLACK_MS} ms)`,
+      );
+      expect(second).not.toBe(first);
+      expect(next.record.leaderAddr).toBe(`[${byId(second).address}]:8081`);
+      expect(failoverMs).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+
+      // The killed node comes back as a follower of the new leader.
+      const back = startAgent(byId(first));
+      await waitFor(
+        () => back.find('take snapshot').at(-1),
+        `${first} to follow ${second}`,
+        60_000,
+      );
+      expect(back.find('become leader')).toEqual([]);
+    }));
+
+  it('moves leadership off a leader frozen past the lease; resumed, it stops leader duties and writes nothing', () =>
+    step(async () => {
+      const frozen = agent(second);
+      const stoppedAt = Date.now();
+      frozen.signal('SIGSTOP');
+      const others = nodes()
+        .map((n) => n.id)
+        .filter((i) => i !== second);
+      const third = await waitForLeader(
+        others,
+        stoppedAt,
+        'a leader after SIGSTOP',
+        FAILOVER_BOUND_MS + 10_000,
+      );
+      const takeoverMs = Date.parse(third.became.time) - stoppedAt;
+      console.log(`cluster: SIGSTOP ${second} -> ${third.id} leads after ${takeoverMs} ms`);
+      expect(third.id).not.toBe(second);
+      expect(takeoverMs).toBeGreaterThanOrEqual(LEASE_MS - POLL_MS);
+      expect(takeoverMs).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+
+      // A change while the old leader is frozen: only the new leader may write it.
+      const before = await bucketSnapshot();
+      await commitDesiredState(objects, {
+        deploy: [
+          buildDeployment(manifest('api'), { source: 'test', name: 'api', nodegroup: 'default' }),
+        ],
+      });
+      const wrote = await waitFor(
+        () =>
+          agent(third.id)
+            .find('write snapshot', stoppedAt)
+            .find((l) => Number(l['generation']) > before.generation),
+        `${third.id} to write the new Service`,
+        30_000,
+      );
+      expect((await bucketSnapshot()).services.map((s) => s.name)).toEqual(['api', 'web']);
+
+      const resumedAt = Date.now();
+      frozen.signal('SIGCONT');
+      const stopped = await waitFor(
+        () => frozen.find('stop leader duties', resumedAt).at(-1),
+        `${second} to stop leader duties after SIGCONT`,
+        15_000,
+      );
+      // Give the resumed node a snapshot interval and a poll to try anything it still would.
+      await new Promise((r) => setTimeout(r, POLL_MS + 5_000));
+      const refused = frozen.find('refuse snapshot write', resumedAt);
+      const writes = frozen.find('write snapshot', stoppedAt);
+      console.log(
+        `cluster: resumed ${second}: stop leader duties ${JSON.stringify(stopped)}; ` +
+          `refused snapshot writes after resuming: ${refused.length}; writes: ${writes.length}`,
+      );
+      expect(writes).toEqual([]);
+      expect(frozen.find('become leader', resumedAt)).toEqual([]);
+      const now = await leaderRecord();
+      expect(now?.record.leaderID).toBe(third.id);
+      const after = await bucketSnapshot();
+      expect(after.generation).toBe(Number(wrote['generation']));
+    }));
+
+  it('ends with every node holding the bucket snapshot', () =>
+    step(async () => {
+      const snapshot = await bucketSnapshot();
+      const revision = snapshot.revision.slice(0, 12);
+      const views = await waitFor(
+        () => {
+          const v = nodes().map((n) => adoptedRevision(agent(n.id)));
+          return v.every((r) => r === revision) ? v : undefined;
+        },
+        `every node to adopt revision ${revision}`,
+        30_000,
+      );
+      expect(views).toEqual([revision, revision, revision]);
+
+      // Each node's agent-dns answers every Service's VIP from that view, inside its namespace.
+      for (const n of nodes())
+        expect(
+          agent(n.id)
+            .find('service ready')
+            .some((l) => l['service'] === 'dns'),
+        ).toBe(true);
+      const expected = snapshot.services.map((s) => ({
+        name: `${s.name}.${s.namespace}.svc.cluster.local`,
+        vip: serviceVip(CLUSTER, s.namespace, s.name),
+      }));
+      const dig = (n: NetnsNode, name: string): string =>
+        (
+          cluster!.exec(
+            n,
+            'dig',
+            ['@127.0.0.1', '-p', '1053', '+short', '+time=1', '+tries=1', name, 'AAAA'],
+            5_000,
+          ).stdout ?? ''
+        ).trim();
+      for (const n of nodes()) {
+        let answers: string[] = [];
+        // Bounded: agent-dns follows the coordinator's view by long poll.
+        for (let i = 0; i < 30; i++) {
+          answers = expected.map((e) => dig(n, e.name));
+          if (answers.every((a, j) => a === expected[j]!.vip)) break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect({ node: n.id, answers }).toEqual({
+          node: n.id,
+          answers: expected.map((e) => e.vip),
+        });
+      }
+      console.log(
+        `cluster: every node at revision ${revision} (generation ${snapshot.generation}) and ` +
+          `answering ${expected.map((e) => `${e.name} AAAA ${e.vip}`).join(', ')}`,
+      );
+    }));
+});
