@@ -16,10 +16,7 @@ skip() {
 command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
 ip netns list >/dev/null 2>&1 || skip "\`ip netns\` is not available"
 command -v ping >/dev/null 2>&1 || skip "ping is needed to check the namespaces reach each other"
-# Every service program podmin-agent supervises, where its project exists yet.
-projects=(agent)
-for p in agent-registry agent-staticpod agent-identity agent-coordinator agent-dns; do
-  [[ -f apps/$p/project.json ]] && projects+=("$p")
-done
+# podmin-agent and every service program it supervises.
+projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns)
 NX_DAEMON=false npx nx run-many -t build -p "${projects[@]}" --output-style=stream >/dev/null
 npx jest -c apps/agent/jest.node.config.cjs --ci

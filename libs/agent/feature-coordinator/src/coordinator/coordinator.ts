@@ -278,7 +278,14 @@ export class Coordinator implements HelloHandler {
           fresh = false;
         } else if (hasCode(err, 'CONFLICT')) {
           fresh = false;
-        } else if (!term.signal.aborted) {
+        } else if (term.signal.aborted) {
+          // The term ended mid-pass (a frozen leader resuming past its deadline): the duty gate
+          // refuses what this pass would have written.
+          this.deps.log.event('warn', 'refuse snapshot write', {
+            reason: 'this node stopped leading during the pass',
+            term: term.term,
+          });
+        } else {
           this.deps.log.event('warn', 'snapshot pass failed', { error: messageOf(err) });
           this.passResult(messageOf(err));
         }
