@@ -285,7 +285,7 @@ describe('three agents in three network namespaces, one bucket', () => {
       expect(back.find('become leader')).toEqual([]);
     }));
 
-  it('moves leadership off a leader frozen past the lease; resumed, it stops leader duties and writes nothing', () =>
+  it('moves leadership off a leader frozen past the lease; resumed, it stops leader duties and its write is refused', () =>
     step(async () => {
       const frozen = agent(second);
       const stoppedAt = Date.now();
