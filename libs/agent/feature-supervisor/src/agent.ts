@@ -10,7 +10,7 @@ import {
 } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
-import { Supervisor, type BackoffPolicy, type ServiceSpec } from './supervisor';
+import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
 
 export { DEFAULT_HEALTH_ADDRESS };
 
@@ -30,14 +30,21 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
 /** The service processes the agent supervises, with their shutdown order; each gets the same flags. */
 export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSpec[] {
   const args = agentFlagArgs(config);
-  const spec = (name: string, stopOrder: number): ServiceSpec => ({
+  const spec = (name: string, stopOrder: number, memory: MemoryProfile): ServiceSpec => ({
     name,
     script: path.join(dir, `agent-${name}.cjs`),
     args,
     stopOrder,
+    memory,
   });
   // Stop order is the spec's: reconciliation first, then the services Pods depend on.
-  return [spec('staticpod', 10), spec('identity', 60), spec('registry', 50)];
+  // staticpod and identity act a few times per poll interval, so they run lean; the registry
+  // serves blobs and keeps the optimizing compiler (supervisor.ts has the measurements).
+  return [
+    spec('staticpod', 10, 'lean'),
+    spec('identity', 60, 'lean'),
+    spec('registry', 50, 'fast'),
+  ];
 }
 
 /** Parses the agent's flags and environment with the one agent parser; throws listing every bad value. */
