@@ -127,20 +127,49 @@ if (target.grpc) {
 // Agent processes on the local provider never touch AWS, and on AWS each uses one or two
 // clients; evaluating every AWS SDK client at start costs about 20 MiB of RSS each. Imports of
 // `@aws-sdk/client-*` from podmin's own code therefore resolve to a stand-in whose exports are
-// getters that require the real client on first use (the names are read at build time).
+// getters that load the real client on first use (the names are read at build time).
+// The clients themselves are bundled separately and embedded as one string literal that is
+// compiled only when a getter first runs: as ordinary lazily evaluated modules of the bundle
+// they were still pre-parsed at start (their ~1.5 MB is most of each bundle) and kept as source.
+// Measured with bench/agent.mjs (idle, local provider), as a plain string literal, which is only
+// scanned, each service process's RSS fell by ≈ 3 MiB; brotli-compressed, by ≈ 2 MiB more. The
+// string's place in the output is a marker replaced once the build knows which clients the
+// bundle imports.
+const AWS_SDK_MARKER = '"__PODMIN_LAZY_AWS_SDK_PROGRAM__"';
+const awsClients = new Set();
 if (target.lazyAwsSdk) {
   plugins.push({
     name: 'lazy-aws-sdk',
     setup(b) {
       b.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, (args) =>
-        args.importer.includes(`${path.sep}node_modules${path.sep}`) || args.pluginData === 'real'
+        args.importer.includes(`${path.sep}node_modules${path.sep}`)
           ? undefined
           : { path: args.path, namespace: 'lazy-aws-sdk' },
       );
-      b.onResolve({ filter: /.*/, namespace: 'lazy-aws-sdk-real' }, (args) =>
-        b.resolve(args.path, { resolveDir: root, kind: 'require-call', pluginData: 'real' }),
-      );
+      b.onResolve({ filter: /^lazy-aws-sdk-program$/ }, () => ({
+        path: 'program',
+        namespace: 'lazy-aws-sdk-program',
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk-program' }, () => ({
+        // Runs the embedded clients program once, as a CommonJS module sharing this require.
+        contents: `"use strict";
+let clients;
+module.exports = (name) => {
+  if (clients === undefined) {
+    const vm = require("node:vm"), Module = require("node:module");
+    const mod = { exports: {} };
+    const program = require("node:zlib").brotliDecompressSync(Buffer.from(${AWS_SDK_MARKER}, "base64")).toString("utf8");
+    vm.runInThisContext(Module.wrap(program), { filename: __filename + "#aws-sdk" })
+      .call(mod.exports, mod.exports, require, mod, __filename, __dirname);
+    clients = mod.exports;
+  }
+  return clients[name];
+};
+`,
+        loader: 'js',
+      }));
       b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => {
+        awsClients.add(args.path);
         const names = Object.keys(require(args.path))
           .filter((n) => n !== '__esModule')
           .sort();
@@ -151,17 +180,38 @@ if (target.lazyAwsSdk) {
           )
           .join('\n');
         return {
-          contents: `"use strict";\nlet m;\nconst real = () => (m ??= require(${JSON.stringify('real:' + args.path)}));\nObject.defineProperty(exports, "__esModule", { value: true });\n${getters}\n`,
+          contents: `"use strict";\nlet m;\nconst real = () => (m ??= require("lazy-aws-sdk-program")(${JSON.stringify(args.path)}));\nObject.defineProperty(exports, "__esModule", { value: true });\n${getters}\n`,
           loader: 'js',
           resolveDir: root,
         };
       });
-      b.onResolve({ filter: /^real:/ }, (args) =>
-        b.resolve(args.path.slice(5), {
-          resolveDir: root,
-          kind: 'require-call',
-          pluginData: 'real',
-        }),
+    },
+  });
+}
+// NestJS's two loggers build an Intl.DateTimeFormat when their module loads, to timestamp lines
+// podmin never prints (its processes log through JsonLogger). Creating one maps about 5 MiB of
+// ICU data from the node binary into the process (file-backed, so counted in every process's
+// RSS) plus the formatter's own memory: measured with bench/agent.mjs, idle RSS of each service
+// process fell by ≈ 5.5 MiB (file-backed) when the formatter is created on first format().
+if (target.grpc) {
+  plugins.push({
+    name: 'lazy-nest-date-format',
+    setup(b) {
+      b.onLoad(
+        { filter: /@nestjs[\\/]common[\\/]services[\\/](?:console-)?logger\.service\.js$/ },
+        (args) => {
+          const source = fs.readFileSync(args.path, 'utf8');
+          const eager = 'const dateTimeFormatter = new Intl.DateTimeFormat(';
+          // Fail the build rather than silently lose the saving when NestJS changes this line.
+          if (!source.includes(eager)) throw new Error(`${args.path}: no \`${eager}\` to defer`);
+          return {
+            contents: source.replace(
+              eager,
+              'const dateTimeFormatter = ((...a) => { let f; return { format: (d) => (f ??= new Intl.DateTimeFormat(...a)).format(d) }; })(',
+            ),
+            loader: 'js',
+          };
+        },
       );
     },
   });
@@ -204,11 +254,52 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
+if (target.lazyAwsSdk) await embedAwsClients(outfile);
 if (target.codeCache) wrapWithCodeCache(outfile);
 fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));
 process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n`);
+
+/**
+ * Bundles the AWS SDK clients the output imports into one CommonJS program (exports keyed by
+ * package name) and puts it, as a string literal, where the lazy-aws-sdk marker is.
+ */
+async function embedAwsClients(file) {
+  const code = fs.readFileSync(file, 'utf8');
+  if (awsClients.size === 0) return;
+  if (code.split(AWS_SDK_MARKER).length !== 2)
+    throw new Error(`${file}: expected the lazy AWS SDK marker exactly once`);
+  const names = [...awsClients].sort();
+  const sdk = await build({
+    stdin: {
+      contents: `module.exports = {\n${names.map((n) => `  ${JSON.stringify(n)}: require(${JSON.stringify(n)}),`).join('\n')}\n};\n`,
+      resolveDir: root,
+      sourcefile: 'aws-sdk-clients.js',
+      loader: 'js',
+    },
+    bundle: true,
+    write: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    legalComments: 'none',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    keepNames: true,
+    logLevel: 'warning',
+  });
+  // Brotli and base64: the literal stays in every process's heap as part of the bundle's source,
+  // and compressed it is a fifth of the program's size.
+  const { brotliCompressSync, constants } = require('node:zlib');
+  const packed = brotliCompressSync(sdk.outputFiles[0].contents, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 11 },
+  }).toString('base64');
+  fs.writeFileSync(
+    file,
+    code.replace(AWS_SDK_MARKER, () => JSON.stringify(packed)),
+  );
+}
 
 /**
  * Rewrites a bundle as one file whose program is a string compiled through vm.Script with a

@@ -41,4 +41,12 @@ describe('parseAgentArgs', () => {
       ],
     });
   });
+
+  it('runs the control-plane services lean and keeps the registry fast', () => {
+    const config = parseAgentArgs(localAgentFlags, env);
+    if (typeof config === 'string') throw new Error('expected config');
+    expect(
+      Object.fromEntries(serviceSpecs(config, '/opt/podmin/bin').map((s) => [s.name, s.memory])),
+    ).toEqual({ staticpod: 'lean', identity: 'lean', registry: 'fast' });
+  });
 });

@@ -10,7 +10,7 @@ import {
 } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
-import { Supervisor, type BackoffPolicy, type ServiceSpec } from './supervisor';
+import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
 
 export { DEFAULT_HEALTH_ADDRESS };
 
@@ -30,20 +30,23 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
 /** The service processes the agent supervises, with their shutdown order; each gets the same flags. */
 export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSpec[] {
   const args = agentFlagArgs(config);
-  const spec = (name: string, stopOrder: number): ServiceSpec => ({
+  const spec = (name: string, stopOrder: number, memory: MemoryProfile): ServiceSpec => ({
     name,
     script: path.join(dir, `agent-${name}.cjs`),
     args,
     stopOrder,
+    memory,
   });
   // Stop order is the spec's: reconciliation first, then the coordinator (it tells the leader
-  // this node's endpoints are leaving), then DNS, then the services Pods depend on.
+  // this node's endpoints are leaving), then DNS, then the services Pods depend on. Processes
+  // that act a few times per poll interval run lean; the registry (blobs) and DNS (queries)
+  // keep the optimizing compiler (supervisor.ts has the measurements).
   return [
-    spec('staticpod', 10),
-    spec('coordinator', 20),
-    spec('dns', 30),
-    spec('identity', 60),
-    spec('registry', 50),
+    spec('staticpod', 10, 'lean'),
+    spec('coordinator', 20, 'lean'),
+    spec('dns', 30, 'fast'),
+    spec('identity', 60, 'lean'),
+    spec('registry', 50, 'fast'),
   ];
 }
 

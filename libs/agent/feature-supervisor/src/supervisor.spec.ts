@@ -2,7 +2,15 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
-import { SERVICE_EXEC_ARGV, Supervisor, type ServiceSpec } from './supervisor';
+import {
+  LEAN_ENV,
+  SERVICE_ENV,
+  SERVICE_EXEC_ARGV,
+  Supervisor,
+  serviceEnv,
+  serviceExecArgv,
+  type ServiceSpec,
+} from './supervisor';
 
 const fixture = path.join(__dirname, '__fixtures__', 'service.cjs');
 const spec = (name: string, mode: string, stopOrder: number): ServiceSpec => ({
@@ -33,7 +41,10 @@ function capture() {
 describe('Supervisor', () => {
   it('starts services, reports readiness over HTTP and stops them in order', async () => {
     const { log, lines } = capture();
-    const supervisor = new Supervisor([spec('b', 'ready', 2), spec('a', 'ready', 1)], log);
+    const supervisor = new Supervisor(
+      [{ ...spec('b', 'ready', 2), memory: 'lean' }, spec('a', 'ready', 1)],
+      log,
+    );
     const server = await startHealthServer(supervisor, 0);
     try {
       expect((await fetch(`http://127.0.0.1:${server.port}/readyz`)).status).toBe(503);
@@ -52,17 +63,44 @@ describe('Supervisor', () => {
       expect(stops).toEqual(['a', 'b']);
       // Child JSON lines pass through unchanged; plain lines are wrapped as JSON.
       expect(lines.some((l) => l['component'] === 'fixture')).toBe(true);
-      // Every service process starts with the same V8 memory settings.
+      // Every service process starts with the shared memory settings; a lean one adds lite
+      // mode and eager glibc trimming. Lines arrive in either order, so compare by mode.
       const started = lines.filter((l) => l['msg'] === 'started');
-      expect(started.map((l) => l['execArgv'])).toEqual([
-        [...SERVICE_EXEC_ARGV],
-        [...SERVICE_EXEC_ARGV],
-      ]);
+      const byLite = (lite: boolean) =>
+        started.find((l) => (l['execArgv'] as string[]).includes('--lite-mode') === lite);
+      expect(byLite(false)).toMatchObject({
+        execArgv: [...SERVICE_EXEC_ARGV],
+        malloc: { MALLOC_ARENA_MAX: '2' },
+      });
+      expect(byLite(true)).toMatchObject({
+        execArgv: [...SERVICE_EXEC_ARGV, '--lite-mode'],
+        malloc: {
+          MALLOC_ARENA_MAX: '2',
+          MALLOC_MMAP_THRESHOLD_: '65536',
+          MALLOC_TRIM_THRESHOLD_: '65536',
+        },
+      });
+      // Nothing of the lean profile leaks into a fast process.
+      expect(byLite(false)?.['malloc']).toEqual({ MALLOC_ARENA_MAX: '2' });
       expect(lines.some((l) => l['line'] === 'plain text line')).toBe(true);
     } finally {
       await supervisor.stop();
       await server.close();
     }
+  });
+
+  it("derives each process's options and environment from its memory profile", () => {
+    expect(serviceExecArgv({})).toEqual([...SERVICE_EXEC_ARGV]);
+    expect(serviceExecArgv({ memory: 'fast' })).toEqual([...SERVICE_EXEC_ARGV]);
+    expect(serviceExecArgv({ memory: 'lean' })).toEqual([...SERVICE_EXEC_ARGV, '--lite-mode']);
+    // The supervisor's own environment passes through; the profile's settings win.
+    const base = { PATH: '/bin', MALLOC_ARENA_MAX: '8' };
+    expect(serviceEnv({ memory: 'fast' }, base)).toEqual({ PATH: '/bin', ...SERVICE_ENV });
+    expect(serviceEnv({ memory: 'lean' }, base)).toEqual({
+      PATH: '/bin',
+      ...SERVICE_ENV,
+      ...LEAN_ENV,
+    });
   });
 
   it('reports a service that declares itself unhealthy', async () => {

@@ -14,7 +14,17 @@ export interface ServiceSpec {
   stopOrder: number;
   /** Pause after this service stops before stopping the next (e.g. the DNS TTL margin). */
   pauseAfterStopMs?: number;
+  /** How the process trades speed for memory (default `fast`); see `serviceExecArgv`. */
+  memory?: MemoryProfile;
 }
+
+/**
+ * `lean`: a control-plane service without a hot path (a few calls per poll interval), run by
+ * V8's interpreter alone and with glibc returning freed memory eagerly. `fast`: a service with a
+ * data path (registry, DNS, dataplane), which keeps the optimizing compiler and glibc's defaults
+ * apart from the arena cap.
+ */
+export type MemoryProfile = 'lean' | 'fast';
 
 /** Restart policy of crashed services. */
 export interface BackoffPolicy {
@@ -41,24 +51,66 @@ export interface ServiceStatus {
 /** How the supervisor starts a process (injected so tests can use any script). */
 export type Launcher = (spec: ServiceSpec) => ChildProcess;
 
-/**
- * V8 settings every service process starts with, measured with bench/agent.mjs (idle RSS of the
- * three services on the local provider, with the AWS SDK clients loaded lazily: 262 MiB with
- * 1 MiB semi-spaces alone, 249 MiB with both settings): 1 MiB young-generation semi-spaces, since the processes are idle most of the
- * time and a 16 MiB nursery each is resident memory spent on nothing, and V8's size-over-speed
- * heuristics. `--lite-mode` would save 12 MiB more per process but gives up the optimizing
- * compiler, which the registry and DNS hot paths need.
+/*
+ * Memory settings of the service processes. Each was measured alone, idle, on the local provider
+ * (staticpod, identity and registry forked as the supervisor forks them; RSS per process; the
+ * noise between runs is about ±2 MiB):
+ * - `--max-semi-space-size=1` with `--optimize-for-size`: the processes are idle most of the
+ *   time, and a 16 MiB nursery each is resident memory spent on nothing; V8's size-over-speed
+ *   heuristics besides (−7.7 MiB each, both together).
+ * - `MALLOC_ARENA_MAX=2`: glibc gives every thread that allocates (V8's compiler and GC
+ *   workers, libuv's pool) an arena of its own whose freed pages stay resident (−1.6 MiB each).
+ * - lean only, `--lite-mode`: no optimizing compiler, so neither its code in the node binary
+ *   (file-backed, yet counted in each process's RSS) nor its zones are touched (staticpod 67.3 →
+ *   61.2 MiB, identity 73.6 → 68.3). It disables WebAssembly too, and with it the global fetch()
+ *   (undici parses HTTP with wasm): a lean service must not use fetch. long.js's optional wasm
+ *   falls back to JavaScript.
+ * - lean only, `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` at 64 KiB: starting leaves
+ *   freed chunks behind that glibc would otherwise keep (−2.3 MiB each on top of lite mode). Not
+ *   for a data path: every 64 KiB stream chunk would cost an mmap and a munmap.
+ * Measured and not kept: `--jitless` (lite mode's saving, without anything more), `--no-opt`
+ * (two thirds of it), `--max-lazy`, `--single-threaded-gc`, `--single-threaded`,
+ * `--v8-pool-size=0`, `--max-old-space-size=128`, `UV_THREADPOOL_SIZE=1` and a forced GC after
+ * start (each within the noise).
  */
+
+/** V8 settings every service process starts with (see the measurements above). */
 export const SERVICE_EXEC_ARGV: readonly string[] = [
   '--max-semi-space-size=1',
   '--optimize-for-size',
 ];
 
-/** Forks a Node script with an IPC channel, piped stdout/stderr and the shared V8 settings. */
+/** V8 settings a `lean` service adds. */
+export const LEAN_EXEC_ARGV: readonly string[] = ['--lite-mode'];
+
+/** Environment every service process gets on top of the supervisor's. */
+export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/** Environment a `lean` service adds. */
+export const LEAN_ENV: Readonly<Record<string, string>> = {
+  MALLOC_MMAP_THRESHOLD_: '65536',
+  MALLOC_TRIM_THRESHOLD_: '65536',
+};
+
+/** The Node options a service process starts with, by its memory profile. */
+export function serviceExecArgv(spec: Pick<ServiceSpec, 'memory'>): string[] {
+  return [...SERVICE_EXEC_ARGV, ...(spec.memory === 'lean' ? LEAN_EXEC_ARGV : [])];
+}
+
+/** The environment a service process starts with: `base` plus the settings of its profile. */
+export function serviceEnv(
+  spec: Pick<ServiceSpec, 'memory'>,
+  base: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string | undefined> {
+  return { ...base, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
+}
+
+/** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
 export const forkLauncher: Launcher = (spec) =>
   fork(spec.script, [...spec.args], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    execArgv: [...SERVICE_EXEC_ARGV],
+    execArgv: serviceExecArgv(spec),
+    env: serviceEnv(spec),
   });
 
 interface Slot {

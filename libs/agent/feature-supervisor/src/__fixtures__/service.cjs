@@ -9,6 +9,9 @@ process.stderr.write(
     msg: 'started',
     mode,
     execArgv: process.execArgv,
+    malloc: Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k.startsWith('MALLOC_')),
+    ),
   }) + '\n',
 );
 process.stdout.write('plain text line\n');
