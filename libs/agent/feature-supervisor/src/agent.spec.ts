@@ -42,11 +42,17 @@ describe('parseAgentArgs', () => {
     });
   });
 
-  it('runs the control-plane services lean and keeps the registry fast', () => {
+  it('runs the control-plane services lean and keeps the registry and DNS fast', () => {
     const config = parseAgentArgs(localAgentFlags, env);
     if (typeof config === 'string') throw new Error('expected config');
     expect(
       Object.fromEntries(serviceSpecs(config, '/opt/podmin/bin').map((s) => [s.name, s.memory])),
-    ).toEqual({ staticpod: 'lean', identity: 'lean', registry: 'fast' });
+    ).toEqual({
+      staticpod: 'lean',
+      coordinator: 'lean',
+      dns: 'fast',
+      identity: 'lean',
+      registry: 'fast',
+    });
   });
 });
