@@ -71,7 +71,7 @@ const lib = await bundleLibraries(libFile, [
   "export { ServicesViewHub, ViewSource } from './libs/agent/feature-coordinator/src/coordinator/services-view';",
   // The client file alone: the package index also loads the health service's server side.
   "export { agentClient } from './libs/agent/data-access-grpc/src/agent-client';",
-  "export { SERVICE_EXEC_ARGV } from '@podmin/agent-feature-supervisor';",
+  "export { SERVICE_EXEC_ARGV, COORDINATOR_NICE } from '@podmin/agent-feature-supervisor';",
   "export { serviceVip } from '@podmin/util-desired-state';",
 ]);
 // agent-dns itself, as the build ships it (proto/ beside it, as in dist/bin).
@@ -178,6 +178,8 @@ function compute() {
 // agent-dns asks WatchServices for identities only; the coordinator's view hub answers that
 // with the Services without backends, which change only when names do. Feed the stand-in
 // server exactly that answer, as the real coordinator would give it.
+// At the niceness podmin-agent gives the coordinator.
+require('node:os').setPriority(lib.COORDINATOR_NICE);
 const hub = new lib.ServicesViewHub();
 let served = '';
 function publish(server) {

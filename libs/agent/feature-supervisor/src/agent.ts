@@ -27,6 +27,12 @@ const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --
 Runs the node agent: validates its configuration, then starts and supervises the service
 processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz and /readyz.`;
 
+/**
+ * The coordinator's niceness: its snapshot computation (about 100 ms per 1,000 Services) is
+ * background work, and on a 2-vCPU node it must not delay DNS answers (bench/dns.mjs).
+ */
+export const COORDINATOR_NICE = 10;
+
 /** The service processes the agent supervises, with their shutdown order; each gets the same flags. */
 export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSpec[] {
   const args = agentFlagArgs(config);
@@ -43,7 +49,7 @@ export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSp
   // keep the optimizing compiler (supervisor.ts has the measurements).
   return [
     spec('staticpod', 10, 'lean'),
-    spec('coordinator', 20, 'lean'),
+    { ...spec('coordinator', 20, 'lean'), nice: COORDINATOR_NICE },
     spec('dns', 30, 'fast'),
     spec('identity', 60, 'lean'),
     spec('registry', 50, 'fast'),

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
@@ -42,7 +43,7 @@ describe('Supervisor', () => {
   it('starts services, reports readiness over HTTP and stops them in order', async () => {
     const { log, lines } = capture();
     const supervisor = new Supervisor(
-      [{ ...spec('b', 'ready', 2), memory: 'lean' }, spec('a', 'ready', 1)],
+      [{ ...spec('b', 'ready', 2), memory: 'lean', nice: 10 }, spec('a', 'ready', 1)],
       log,
     );
     const server = await startHealthServer(supervisor, 0);
@@ -52,7 +53,13 @@ describe('Supervisor', () => {
       await until(() => supervisor.ready(), 'readiness');
       const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
       expect(ready.status).toBe(200);
-      expect(((await ready.json()) as { services: unknown[] }).services).toHaveLength(2);
+      const services = ((await ready.json()) as { services: Array<{ name: string; pid: number }> })
+        .services;
+      expect(services).toHaveLength(2);
+      // A niced service runs at its priority; the others at the supervisor's.
+      const pid = (name: string) => services.find((s) => s.name === name)?.pid ?? 0;
+      expect(os.getPriority(pid('b'))).toBe(10);
+      expect(os.getPriority(pid('a'))).toBe(os.getPriority());
       expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
       expect(
         (await fetch(`http://127.0.0.1:${server.port}/healthz`, { method: 'POST' })).status,

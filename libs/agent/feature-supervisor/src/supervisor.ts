@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import readline from 'node:readline';
 import { isChildMessage } from '@podmin/agent-contracts';
 import type { JsonLogger } from '@podmin/agent-util-logging';
@@ -16,6 +17,11 @@ export interface ServiceSpec {
   pauseAfterStopMs?: number;
   /** How the process trades speed for memory (default `fast`); see `serviceExecArgv`. */
   memory?: MemoryProfile;
+  /**
+   * CPU niceness (0 default). Background work (the leader's snapshot computation) yields the
+   * CPU to latency-sensitive processes (DNS answers) on a small node.
+   */
+  nice?: number;
 }
 
 /**
@@ -106,12 +112,21 @@ export function serviceEnv(
 }
 
 /** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
-export const forkLauncher: Launcher = (spec) =>
-  fork(spec.script, [...spec.args], {
+export const forkLauncher: Launcher = (spec) => {
+  const child = fork(spec.script, [...spec.args], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     execArgv: serviceExecArgv(spec),
     env: serviceEnv(spec),
   });
+  if (spec.nice && child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, spec.nice);
+    } catch {
+      // Lowering a child's priority is always allowed; a failure means it already exited.
+    }
+  }
+  return child;
+};
 
 interface Slot {
   spec: ServiceSpec;
