@@ -319,6 +319,18 @@ try {
   if (!qpsOk) exitCode = 1;
 
   const half = median(agentQps) / 2;
+  // References at the same rate, unbudgeted: agent-dns with the leader idle, and NSD. They
+  // separate what the recompute costs from what this machine's scheduling costs.
+  for (const [label, port] of [
+    ['agent-dns, leader idle', agentPort],
+    ['NSD', nsdPort],
+  ]) {
+    const ref = dnsperf(port, { seconds, qps: half, verbose: true });
+    console.log(
+      `reference: ${label} at ${half.toFixed(0)} q/s: p50 ${(quantile(ref.latencies, 0.5) * 1000).toFixed(3)} ms, ` +
+        `p99 ${(quantile(ref.latencies, 0.99) * 1000).toFixed(3)} ms`,
+    );
+  }
   coordinator.child.kill('SIGUSR2'); // the leader recomputes the snapshot every second
   const before = await dnsClient.getStatus({});
   const loaded = dnsperf(agentPort, { seconds, qps: half, verbose: true });
