@@ -7,8 +7,12 @@
 # runc) and kubelet in standalone mode on the agent's static-Pod directory. A deploy with a
 # Service, a secret and a TCP readiness probe must become Running and Ready (crictl and the
 # kubelet Pods API client), with identity and secret files readable inside the container and
-# HTTP answering on the Pod's IPv6 address; a new tag replaces the Pod; delete removes it and
-# its files; `podmin teardown` leaves no process, mount, address or interface behind.
+# HTTP answering on the Pod's IPv6 address; CoreDNS on the node address answers the Service's
+# VIP with TTL 5 (NXDOMAIN for an unknown name) and the Pod resolves the short names through its
+# search list; a static Pod with an exec readiness probe is a backend of a Service in the
+# agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag replaces the Pod;
+# delete removes it and its files; `podmin teardown` leaves no process, mount, address or
+# interface behind.
 # Prints `SKIPPED node: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +64,9 @@ for v in v1 v2; do
   aarch64-linux-gnu-gcc -static -Os -s -o "$work/hello-$v/hello-arm64" tools/node-stack/hello/hello.c
   sed "s/^ENV GREETING=.*/ENV GREETING=hello-$v/" tools/node-stack/hello/Containerfile >"$work/hello-$v/Containerfile"
 done
-podmin connect node-tier --provider local >/dev/null 2>&1
+cluster=node-tier
+podmin connect "$cluster" --provider local >/dev/null 2>&1
+bucket_dir=$(json ".contexts[\"$cluster\"].bucket" <"$XDG_CONFIG_HOME/podmin/config.json")
 podmin build "$work/pause" -t registry.k8s.io/pause:3.10 >/dev/null 2>&1
 for v in v1 v2; do
   podmin build "$work/hello-$v" -t "hello:$v" --platform linux/amd64 --platform linux/arm64 >/dev/null 2>&1
@@ -77,6 +83,7 @@ printf 'hello, node' | podmin secret create greeting --for hello --from-stdin >/
 sed -i 's#^    metadata:#    metadata:\n      annotations:\n        podmin.dev/aws-parameter-store: greeting#' "$work/daemonset.yaml"
 podmin deploy hello -g default -f "$work/daemonset.yaml" >/dev/null 2>&1
 deployed_at=$(date +%s%3N)
+hello_vip=$(podmin list -o json 2>/dev/null | json '.find((r) => r.name === "hello").vip')
 
 socket=$(readlink -f "$node_root/run/containerd")/containerd.sock
 crictl() { "$stack/crictl" --runtime-endpoint "unix://${socket}" --image-endpoint "unix://${socket}" "$@" 2>/dev/null; }
@@ -105,11 +112,14 @@ pods_api() {
 }
 check pods_api
 
-# The coordinator's readiness watch: a static Pod whose exec probe the spec flips from the host.
+# The coordinator's readiness watch: a static Pod whose exec probe the spec flips from the host,
+# and through the agent, the backends of a Service selecting it in dns/services.pb and its DNS.
 readiness() {
   PODMIN_NODE_TIER_PODS_SOCKET=$node_root/var/lib/kubelet/pods-api/pods-api.sock \
     PODMIN_NODE_TIER_MANIFESTS=$node_root/etc/podmin/manifests \
     PODMIN_NODE_TIER_IMAGE=registry.podmin.internal/apps/hello:v1 \
+    PODMIN_NODE_TIER_BUCKET=$bucket_dir PODMIN_NODE_TIER_CLUSTER=$cluster \
+    PODMIN_NODE_TIER_NODE_ADDRESS=$node_address \
     npx jest -c libs/agent/feature-coordinator/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
@@ -147,7 +157,25 @@ certificate_names_pod() {
 }
 secret_readable() { [[ $(in_container /var/run/podmin/aws-parameter-store/greeting) == "hello, node" ]]; }
 resolver_is_coredns() { grep -q "^nameserver ${node_address}$" <<<"$(in_container /etc/resolv.conf)"; }
-coredns_answers() { grep -q 'status: ' <<<"$(dig +time=2 +tries=1 @"${node_address}" hello.default.svc.cluster.local AAAA)"; }
+# dns NAME: "<status>" then the answer records as "name ttl class type data", through CoreDNS.
+dns() {
+  dig +time=2 +tries=1 +noall +comments +answer @"${node_address}" "$1" AAAA |
+    awk '/status:/ { sub(/.*status: /, ""); sub(/,.*/, ""); print; next } !/^;/ && NF { print $1, $2, $3, $4, $5 }'
+}
+coredns_answers() {
+  [[ -n $hello_vip && $(dns hello.default.svc.cluster.local) == "NOERROR"$'\n'"hello.default.svc.cluster.local. 5 IN AAAA ${hello_vip}" ]]
+}
+coredns_nxdomain() { [[ $(dns nope.default.svc.cluster.local) == NXDOMAIN ]]; }
+# Inside the Pod, through its resolv.conf search list (hello.c's stub resolver, ndots 1).
+pod_resolves() {
+  local got
+  got=$("$stack/crictl" --runtime-endpoint "unix://${socket}" exec "$cid" /hello resolve "$1" 2>"$work/resolve.err")
+  [[ -n $hello_vip && $got == "$hello_vip" ]] || {
+    echo "  resolve $1: got '${got}', want '${hello_vip}'" >&2
+    sed 's/^/  /' "$work/resolve.err" >&2
+    return 1
+  }
+}
 http_answers() { # ip greeting
   [[ -n $1 ]] && grep -q "^$2 from " <<<"$(curl -fs -g --max-time 5 "http://[$1]:8080/")"
 }
@@ -156,6 +184,9 @@ check certificate_names_pod
 check secret_readable
 check resolver_is_coredns
 check coredns_answers
+check coredns_nxdomain
+check pod_resolves hello
+check pod_resolves hello.default
 check http_answers "$pod_ip" hello-v1
 
 # RSS of the node's long-running processes with a Pod running.
@@ -166,9 +197,10 @@ agent_pids=$(
   echo "$agent_pid"
   pgrep -P "$agent_pid"
 )
+agent_count=$(echo "$agent_pids" | wc -l)
 agent_pids=$(echo "$agent_pids" | paste -sd, -)
 agent_rss=$(ps -o rss= -p "$agent_pids" | awk '{s+=$1} END {printf "%.0f", s/1024}')
-rss_line="kubelet $(rss_of "$kubelet_pid") MiB, containerd $(rss_of "$containerd_pid") MiB, CoreDNS $(rss_of "$coredns_pid") MiB, podmin-agent (4 processes) ${agent_rss} MiB"
+rss_line="kubelet $(rss_of "$kubelet_pid") MiB, containerd $(rss_of "$containerd_pid") MiB, CoreDNS $(rss_of "$coredns_pid") MiB, podmin-agent (${agent_count} processes) ${agent_rss} MiB"
 
 # A new tag replaces the Pod.
 podmin deploy hello -g default -f "$work/daemonset.yaml" --image hello:v2 >/dev/null 2>&1

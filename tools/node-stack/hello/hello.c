@@ -3,7 +3,10 @@
  * that answers every request with "$GREETING from $HOSTNAME\n" (`/healthz` answers "ok").
  * `hello cat FILE...` copies files to stdout, so a test can read files inside the container
  * (with the container's user and mounts) through `crictl exec` in an image without a shell.
+ * `hello resolve NAME` resolves NAME's AAAA as a stub resolver does, from /etc/resolv.conf
+ * (first nameserver, search list, ndots), so a test can see what a Pod's lookups return.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 static int cat(int argc, char **argv) {
@@ -37,6 +41,197 @@ static int cat(int argc, char **argv) {
       status = 1;
     }
     close(fd);
+  }
+  return status;
+}
+
+/*
+ * resolve: a static binary has no usable libc resolver (getaddrinfo needs NSS modules at run
+ * time), so the query is built and parsed by hand: one AAAA question over UDP per candidate.
+ */
+#define MAX_SEARCH 6
+
+struct resolv_conf {
+  struct sockaddr_storage server;
+  socklen_t server_len;
+  char search[MAX_SEARCH][256];
+  int nsearch;
+  int ndots;
+};
+
+static int read_resolv_conf(struct resolv_conf *rc) {
+  memset(rc, 0, sizeof *rc);
+  rc->ndots = 1; /* the resolv.conf(5) default */
+  FILE *f = fopen("/etc/resolv.conf", "r");
+  if (!f) {
+    perror("hello resolve: /etc/resolv.conf");
+    return -1;
+  }
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    char *key = strtok(line, " \t\r\n");
+    if (!key || key[0] == '#' || key[0] == ';') continue;
+    char *word;
+    if (strcmp(key, "nameserver") == 0 && rc->server_len == 0 && (word = strtok(NULL, " \t\r\n"))) {
+      struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&rc->server;
+      struct sockaddr_in *v4 = (struct sockaddr_in *)&rc->server;
+      if (inet_pton(AF_INET6, word, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(53);
+        rc->server_len = sizeof *v6;
+      } else if (inet_pton(AF_INET, word, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(53);
+        rc->server_len = sizeof *v4;
+      }
+    } else if (strcmp(key, "search") == 0 || strcmp(key, "domain") == 0) {
+      rc->nsearch = 0; /* the last search or domain line wins */
+      while ((word = strtok(NULL, " \t\r\n")) && rc->nsearch < MAX_SEARCH)
+        snprintf(rc->search[rc->nsearch++], sizeof rc->search[0], "%s", word);
+    } else if (strcmp(key, "options") == 0) {
+      while ((word = strtok(NULL, " \t\r\n")))
+        if (strncmp(word, "ndots:", 6) == 0) rc->ndots = atoi(word + 6);
+    }
+  }
+  fclose(f);
+  if (rc->server_len == 0) {
+    fprintf(stderr, "hello resolve: no nameserver in /etc/resolv.conf\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* Writes NAME as DNS labels at out; returns the length, or -1 when a label is empty or long. */
+static int encode_name(const char *name, unsigned char *out, size_t room) {
+  size_t n = 0;
+  while (*name) {
+    const char *dot = strchr(name, '.');
+    size_t len = dot ? (size_t)(dot - name) : strlen(name);
+    if (len == 0 || len > 63 || n + len + 2 > room) return -1;
+    out[n++] = (unsigned char)len;
+    memcpy(out + n, name, len);
+    n += len;
+    name += len + (dot ? 1 : 0);
+  }
+  out[n++] = 0;
+  return (int)n;
+}
+
+/* Skips a possibly compressed name at p; returns the offset after it, or -1. */
+static int skip_name(const unsigned char *msg, int len, int p) {
+  while (p < len) {
+    if (msg[p] == 0) return p + 1;
+    if ((msg[p] & 0xc0) == 0xc0) return p + 2 <= len ? p + 2 : -1;
+    p += msg[p] + 1;
+  }
+  return -1;
+}
+
+static const char *rcode_name(int rcode) {
+  static const char *names[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"};
+  return rcode >= 0 && rcode < 6 ? names[rcode] : "RCODE";
+}
+
+/*
+ * One AAAA query for the absolute NAME (without the final dot). Returns 0 with the first AAAA
+ * address of the answer in out, 1 for a reply without one (its rcode in *rcode: NXDOMAIN, or
+ * NOERROR for NODATA), -1 when no reply came (two tries, 2 s each).
+ */
+static int query_aaaa(const struct resolv_conf *rc, const char *name, struct in6_addr *out,
+                      int *rcode) {
+  unsigned char q[512], r[4096];
+  unsigned short id = (unsigned short)(getpid() ^ time(NULL));
+  memset(q, 0, 12);
+  q[0] = (unsigned char)(id >> 8), q[1] = (unsigned char)id;
+  q[2] = 0x01; /* RD */
+  q[5] = 1;    /* QDCOUNT */
+  int n = encode_name(name, q + 12, sizeof q - 16);
+  if (n < 0) return -1;
+  n += 12;
+  q[n++] = 0, q[n++] = 28; /* QTYPE AAAA */
+  q[n++] = 0, q[n++] = 1;  /* QCLASS IN */
+
+  int s = socket(rc->server.ss_family, SOCK_DGRAM, 0);
+  struct timeval timeout = {2, 0};
+  if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) < 0 ||
+      connect(s, (const struct sockaddr *)&rc->server, rc->server_len) < 0) {
+    if (s >= 0) close(s);
+    return -1;
+  }
+  int got = -1;
+  for (int attempt = 0; attempt < 2 && got < 0; attempt++) {
+    if (send(s, q, (size_t)n, 0) != n) continue;
+    for (;;) { /* a reply that is not ours (wrong ID) is ignored, as a resolver does */
+      ssize_t len = recv(s, r, sizeof r, 0);
+      if (len < 0) break;
+      if (len >= 12 && r[0] == q[0] && r[1] == q[1] && (r[2] & 0x80)) {
+        got = (int)len;
+        break;
+      }
+    }
+  }
+  close(s);
+  if (got < 0) return -1;
+
+  *rcode = r[3] & 0x0f;
+  int qd = r[4] << 8 | r[5], an = r[6] << 8 | r[7], p = 12;
+  for (int i = 0; i < qd && p >= 0; i++) {
+    p = skip_name(r, got, p);
+    if (p >= 0) p += 4; /* QTYPE, QCLASS */
+  }
+  for (int i = 0; i < an && p >= 0; i++) {
+    p = skip_name(r, got, p);
+    if (p < 0 || p + 10 > got) break; /* TYPE, CLASS, TTL, RDLENGTH */
+    int type = r[p] << 8 | r[p + 1], rdlen = r[p + 8] << 8 | r[p + 9];
+    p += 10;
+    if (p + rdlen > got) break;
+    if (type == 28 && rdlen == 16) {
+      memcpy(out, r + p, 16);
+      return 0;
+    }
+    p += rdlen;
+  }
+  return 1;
+}
+
+/*
+ * Prints NAME's first AAAA address. Exit status: 0; else that of the last candidate: its rcode
+ * (3 for NXDOMAIN), 1 for NODATA, 2 (as SERVFAIL) when the nameserver did not answer.
+ */
+static int resolve(const char *name) {
+  struct resolv_conf rc;
+  if (read_resolv_conf(&rc) < 0) return 1;
+  /* The candidates in resolv.conf(5) order: as given first when it has at least ndots dots. */
+  char candidates[MAX_SEARCH + 1][512];
+  int count = 0, dots = 0;
+  size_t len = strlen(name);
+  for (const char *c = name; *c; c++) dots += *c == '.';
+  if (len > 0 && name[len - 1] == '.') {
+    snprintf(candidates[count++], sizeof candidates[0], "%.*s", (int)(len - 1), name);
+  } else {
+    if (dots >= rc.ndots) snprintf(candidates[count++], sizeof candidates[0], "%s", name);
+    for (int i = 0; i < rc.nsearch; i++)
+      snprintf(candidates[count++], sizeof candidates[0], "%s.%s", name, rc.search[i]);
+    if (dots < rc.ndots) snprintf(candidates[count++], sizeof candidates[0], "%s", name);
+  }
+  int status = 1;
+  for (int i = 0; i < count; i++) {
+    struct in6_addr addr;
+    int rcode = 0, result = query_aaaa(&rc, candidates[i], &addr, &rcode);
+    if (result == 0) {
+      char text[INET6_ADDRSTRLEN];
+      /* glibc's inet_ntop writes RFC 5952 text (longest zero run, first of equals, lowercase) */
+      puts(inet_ntop(AF_INET6, &addr, text, sizeof text));
+      return 0;
+    }
+    if (result < 0) {
+      fprintf(stderr, "hello resolve: %s: no reply\n", candidates[i]);
+      status = 2;
+    } else {
+      fprintf(stderr, "hello resolve: %s: %s%s\n", candidates[i], rcode_name(rcode),
+              rcode == 0 ? " without AAAA" : "");
+      status = rcode == 0 ? 1 : rcode;
+    }
   }
   return status;
 }
@@ -77,6 +272,7 @@ static void answer(int c, const char *greeting, const char *host) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "cat") == 0) return cat(argc, argv);
+  if (argc == 3 && strcmp(argv[1], "resolve") == 0) return resolve(argv[2]);
   const char *greeting = getenv("GREETING") ? getenv("GREETING") : "hello";
   const char *env_port = getenv("PORT");
   int port = env_port ? atoi(env_port) : 8080;

@@ -333,8 +333,11 @@ async function readStack(file: string): Promise<StackState | undefined> {
   }
 }
 
-/** Adds the node address to `lo` (idempotent); the host routes Pods' DNS queries to it. */
-async function addNodeAddress(address: string): Promise<void> {
+/**
+ * Adds the node address to `lo` (idempotent); the host routes Pods' DNS queries to it. Setup
+ * calls it before starting the agent too, whose coordination listens on this address.
+ */
+export async function addNodeAddress(address: string): Promise<void> {
   try {
     await run('ip', ['-6', 'addr', 'replace', `${address}/128`, 'dev', 'lo']);
   } catch (err) {

@@ -88,10 +88,13 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
       const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
       const { storeSystemSecrets } = await import('../infra-deps');
       await storeSystemSecrets(ctx, context);
-      const { startLocalNode, findNodeStackBinaries, localNodeAddress } =
+      const { startLocalNode, findNodeStackBinaries, localNodeAddress, addNodeAddress } =
         await import('@podmin/cli-feature-local-node');
       const stack = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
       const nodeAddress = stack.binaries ? localNodeAddress(context.cluster, nodegroup) : undefined;
+      // The agent's coordination listens on the node address, so it must exist before the agent
+      // starts (setup waits for the agent to be ready before starting the node stack).
+      if (nodeAddress) await addNodeAddress(nodeAddress);
       const node = await startLocalNode(
         {
           context,

@@ -1,19 +1,35 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { KubeletPodsClient, type KubeletPod } from '@podmin/agent-data-access-kubelet-pods';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import { commitDesiredState } from '@podmin/testing';
+import { deploymentKey, serviceVip } from '@podmin/util-desired-state';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { serviceYaml } from '../__fixtures__/snapshot-fixtures';
 import type { LocalReadyPod } from '../coordinator.ports';
 import { systemElectionTimer, systemMonotonicClock } from '../adapters/system-clocks';
+import { readSnapshot } from '../snapshot/snapshot-store';
 import { KubeletReadiness } from './kubelet-readiness';
 
 // Run by tools/node-tier.sh against a real kubelet 1.36 after `podmin setup`:
 //   PODMIN_NODE_TIER_PODS_SOCKET  kubelet's pods-api.sock
 //   PODMIN_NODE_TIER_MANIFESTS    kubelet's static-Pod directory
 //   PODMIN_NODE_TIER_IMAGE        the node tier's hello image (its `cat` mode is the probe)
+//   PODMIN_NODE_TIER_BUCKET       the local provider's bucket directory the agent leads on
+//   PODMIN_NODE_TIER_CLUSTER      the cluster name (the VIP's first input)
+//   PODMIN_NODE_TIER_NODE_ADDRESS the node IPv6 address CoreDNS listens on (port 53)
 // The static Pod is written as .json, which kubelet reads and the static-Pod reconciler (which
 // owns every *.yaml there) leaves alone. Its exec readiness probe reads a file on a hostPath
 // volume, so the test flips readiness from the host.
+//
+// Through the real agent: a deployment committed in another NodeGroup (so this node never runs
+// its Pod) carries the Service `flip` selecting `app: flip`. Services are cluster-wide, so the
+// agent (the lone node, hence the leader) selects the static Pod as its backend in
+// `dns/services.pb` exactly while kubelet reports it Ready, and CoreDNS answers its VIP
+// throughout, because readiness never changes DNS.
 function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} must be set (this suite is run by tools/node-tier.sh)`);
@@ -22,6 +38,9 @@ function required(name: string): string {
 const socket = required('PODMIN_NODE_TIER_PODS_SOCKET');
 const manifests = required('PODMIN_NODE_TIER_MANIFESTS');
 const image = required('PODMIN_NODE_TIER_IMAGE');
+const bucket = new LocalDirectoryObjectStore(required('PODMIN_NODE_TIER_BUCKET'));
+const cluster = required('PODMIN_NODE_TIER_CLUSTER');
+const nodeAddress = required('PODMIN_NODE_TIER_NODE_ADDRESS');
 
 const LABEL = 'podmin-node-tier';
 const VALUE = 'readiness';
@@ -45,7 +64,54 @@ async function waitFor<T>(
 const ours = (p: LocalReadyPod): boolean => p.labels[LABEL] === VALUE;
 const isOurs = (p: KubeletPod): boolean => p.labels[LABEL] === VALUE;
 
-describe('KubeletReadiness against a real kubelet', () => {
+// A NodeGroup this node is not in: its Pod payload is never run here, only its Service counts.
+const ELSEWHERE = 'node-tier-elsewhere';
+const FLIP_KEY = deploymentKey(ELSEWHERE, 'flip');
+const FLIP_VIP = serviceVip(cluster, 'default', 'flip');
+const FLIP_NAME = 'flip.default.svc.cluster.local';
+
+/** The canonical IPv6 of a kubelet Pod, as snapshot backends write it. */
+function ipv6Of(pod: KubeletPod | undefined): string | undefined {
+  const groups = pod?.podIPs.map((ip) => parseIpv6(ip)).find((g) => g !== undefined);
+  return groups === undefined ? undefined : formatIpv6(groups);
+}
+
+/** The backends of `flip` in the agent's stored snapshot; undefined while it has no `flip`. */
+async function flipBackends(): Promise<string[] | undefined> {
+  const read = await readSnapshot(bucket, { cluster });
+  const flip = read?.snapshot.services.find((s) => s.namespace === 'default' && s.name === 'flip');
+  return flip?.backends.map((b) => b.address);
+}
+
+/** `dig` through CoreDNS on the node address: the status and the answer records. */
+async function dig(name: string): Promise<{ status: string; answers: string[] }> {
+  const { stdout } = await promisify(execFile)('dig', [
+    '+time=2',
+    '+tries=1',
+    '+noall',
+    '+comments',
+    '+answer',
+    `@${nodeAddress}`,
+    name,
+    'AAAA',
+  ]);
+  const status = /status: ([A-Z]+)/.exec(stdout)?.[1] ?? 'no reply';
+  const answers = stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith(';'))
+    .map((line) => line.trim().split(/\s+/).join(' '));
+  return { status, answers };
+}
+
+/** What CoreDNS must answer for `flip` whatever its readiness: the VIP, TTL 5. */
+async function expectFlipVip(): Promise<void> {
+  expect(await dig(FLIP_NAME)).toEqual({
+    status: 'NOERROR',
+    answers: [`${FLIP_NAME}. 5 IN AAAA ${FLIP_VIP}`],
+  });
+}
+
+describe('KubeletReadiness against a real kubelet, and the agent’s snapshot and DNS', () => {
   const flagDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-readiness-flag-'));
   const flag = path.join(flagDir, 'ready');
   const client = new KubeletPodsClient(socket);
@@ -63,7 +129,34 @@ describe('KubeletReadiness against a real kubelet', () => {
   let running: Promise<void> | undefined;
   let flippedAt = 0;
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    const podYaml = [
+      'apiVersion: v1',
+      'kind: Pod',
+      'metadata:',
+      '  name: flip',
+      '  labels:',
+      '    app: flip',
+      'spec:',
+      '  containers:',
+      '  - name: hello',
+      `    image: ${image}`,
+      '',
+    ].join('\n');
+    await commitDesiredState(bucket, {
+      deploy: [
+        {
+          name: 'flip',
+          nodegroup: ELSEWHERE,
+          podYaml,
+          service: {
+            name: 'flip',
+            namespace: 'default',
+            yaml: serviceYaml('default', 'flip', { app: 'flip' }, 8081),
+          },
+        },
+      ],
+    });
     // The container runs as 65534: the flag directory must be searchable and the flag readable.
     fs.chmodSync(flagDir, 0o755);
     const pod = {
@@ -100,6 +193,8 @@ describe('KubeletReadiness against a real kubelet', () => {
   });
 
   afterAll(async () => {
+    // Idempotent: the last test removes it already when it gets that far.
+    await commitDesiredState(bucket, { remove: [FLIP_KEY] });
     fs.rmSync(manifest, { force: true });
     abort.abort();
     await running;
@@ -107,7 +202,7 @@ describe('KubeletReadiness against a real kubelet', () => {
     fs.rmSync(flagDir, { recursive: true, force: true });
   });
 
-  it('watches kubelet and keeps a Running Pod whose probe fails out of the set', async () => {
+  it('watches kubelet and keeps a Running Pod whose probe fails out of the set and the backends', async () => {
     await waitFor(
       'the watch',
       () => (readiness.health().state === 'watching' ? true : undefined),
@@ -124,8 +219,18 @@ describe('KubeletReadiness against a real kubelet', () => {
       150_000,
     );
     expect(running.ready).toBe(false);
-    // Several probe periods with the container running and the probe failing.
-    await new Promise((r) => setTimeout(r, 4_000));
+    const address = ipv6Of(running);
+    expect(address).toBeDefined();
+    // The leader picks the committed Service up at its next pass (a poll at most).
+    await waitFor('the Service flip in dns/services.pb', flipBackends, 30_000);
+    // Several probe periods with the container running and the probe failing: the Service is
+    // in the snapshot and in DNS, its Running Pod is not a backend.
+    const end = Date.now() + 4_000;
+    while (Date.now() < end) {
+      expect(await flipBackends()).not.toContain(address);
+      await expectFlipVip();
+      await new Promise((r) => setTimeout(r, 500));
+    }
     const later = (await client.list()).find(isOurs);
     expect(later?.ready).toBe(false);
     expect(later?.containers[0]?.state).toBe('running');
@@ -133,7 +238,7 @@ describe('KubeletReadiness against a real kubelet', () => {
     expect(notified.some((n) => n.ours.length > 0)).toBe(false);
   }, 180_000);
 
-  it('enters the set once kubelet reports it Ready, with its canonical IPv6 and labels', async () => {
+  it('enters the set and the backends once kubelet reports it Ready, with its canonical IPv6 and labels', async () => {
     fs.writeFileSync(flag, 'ready\n', { mode: 0o644 });
     flippedAt = Date.now();
     const entered = await waitFor(
@@ -156,17 +261,28 @@ describe('KubeletReadiness against a real kubelet', () => {
     expect(pod?.readyTransition?.getTime()).toBeGreaterThanOrEqual(
       Math.floor(flippedAt / 1000) * 1000,
     );
-    await waitFor(
+    const readyAt = await waitFor(
       'a notification with the Pod',
-      () => (notified.some((n) => n.ours.length === 1) ? true : undefined),
+      () => notified.find((n) => n.ours.length === 1)?.at,
       5_000,
     );
     process.stderr.write(
       `readiness node tier: probe passing → in the set after ${Date.now() - flippedAt} ms\n`,
     );
+    // The agent's own watch sees the same transition; its leader writes the backend.
+    await waitFor(
+      'the Ready Pod as a backend of flip in dns/services.pb',
+      async () => ((await flipBackends())?.includes(entered.address) ? true : undefined),
+      15_000,
+    );
+    process.stderr.write(
+      `readiness node tier: Ready (this watch) → backend in dns/services.pb after ${Date.now() - readyAt} ms\n`,
+    );
+    expect(await flipBackends()).toEqual([entered.address]);
+    await expectFlipVip();
   }, 60_000);
 
-  it('leaves the set when its probe fails, and again when the Pod is deleted', async () => {
+  it('leaves the set and the backends when its probe fails, and the set when the Pod is deleted', async () => {
     fs.rmSync(flag);
     const failedAt = Date.now();
     await waitFor(
@@ -186,6 +302,19 @@ describe('KubeletReadiness against a real kubelet', () => {
     process.stderr.write(
       `readiness node tier: probe failing → out of the set after ${leftMs} ms\n`,
     );
+    const address = ipv6Of(pod);
+    expect(address).toBeDefined();
+    const unreadyAt = Date.now();
+    await waitFor(
+      'the un-Ready Pod out of the backends of flip',
+      async () => ((await flipBackends())?.includes(address ?? '') === false ? true : undefined),
+      15_000,
+    );
+    process.stderr.write(
+      `readiness node tier: not Ready (this watch) → out of dns/services.pb after ${Date.now() - unreadyAt} ms\n`,
+    );
+    expect(await flipBackends()).toEqual([]);
+    await expectFlipVip();
 
     fs.writeFileSync(flag, 'ready\n', { mode: 0o644 });
     await waitFor('the Pod Ready again', () => readiness.current().find(ours), 30_000);
@@ -202,4 +331,19 @@ describe('KubeletReadiness against a real kubelet', () => {
     );
     expect(readiness.health()).toMatchObject({ ok: true, state: 'watching' });
   }, 240_000);
+
+  it('drops the Service from the snapshot and DNS when its deployment is removed', async () => {
+    await commitDesiredState(bucket, { remove: [FLIP_KEY] });
+    await waitFor(
+      'flip out of dns/services.pb',
+      async () => ((await flipBackends()) === undefined ? true : undefined),
+      30_000,
+    );
+    await waitFor(
+      'NXDOMAIN for flip through CoreDNS',
+      async () => ((await dig(FLIP_NAME)).status === 'NXDOMAIN' ? true : undefined),
+      10_000,
+    );
+    expect((await dig(FLIP_NAME)).answers).toEqual([]);
+  }, 60_000);
 });
