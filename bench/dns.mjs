@@ -319,11 +319,26 @@ try {
   if (!qpsOk) exitCode = 1;
 
   const half = median(agentQps) / 2;
-  // References at the same rate, unbudgeted: agent-dns with the leader idle, and NSD. They
-  // separate what the recompute costs from what this machine's scheduling costs.
+  // References at the same rate, unbudgeted: agent-dns with the leader idle, NSD, and a bare
+  // Node.js UDP server that only echoes each query as its answer (no DNS work at all: the floor
+  // of one Node.js event loop on this machine, started with the same V8 flags). They separate
+  // what the recompute costs, what the DNS work costs, and what the runtime costs.
+  const barePort = await freePort();
+  const bareScript = path.join(dir, 'bare-udp.cjs');
+  fs.writeFileSync(
+    bareScript,
+    `const s = require('node:dgram').createSocket('udp4');
+s.on('message', (m, r) => { const o = Buffer.from(m); o[2] |= 0x80; s.send(o, r.port, r.address); });
+s.bind(${barePort}, '127.0.0.1', () => process.stdout.write('ready\\n'));
+`,
+  );
+  await start(process.execPath, [...lib.SERVICE_EXEC_ARGV, bareScript], (out) =>
+    out.includes('ready'),
+  );
   for (const [label, port] of [
     ['agent-dns, leader idle', agentPort],
     ['NSD', nsdPort],
+    ['bare Node.js UDP echo', barePort],
   ]) {
     const ref = dnsperf(port, { seconds, qps: half, verbose: true });
     console.log(
