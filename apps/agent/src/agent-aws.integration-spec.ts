@@ -63,7 +63,12 @@ spec:
     await commitDesiredState(objects, { deploy: [d] });
 
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-aws-node-'));
-    const [health, registry] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
+    const [health, registry, dns, coordination] = await Promise.all([
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+    ]);
     const child = spawn(
       process.execPath,
       [
@@ -85,9 +90,13 @@ spec:
         env: {
           PATH: process.env['PATH'] ?? '',
           PODMIN_NODE_ROOT: nodeRoot,
-          PODMIN_NODE_ADDRESS: '2600:1f14:abc:1200::10',
+          // The coordinator binds the node address: here loopback, on ports of this test's own.
+          PODMIN_NODE_ADDRESS: '::1',
+          PODMIN_NODE_ID: 'node-aws',
           PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
           PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+          PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dns}`,
+          PODMIN_AGENT_COORDINATION_PORT: String(coordination),
           PODMIN_WORKLOAD_CA_PUBLISH: `s3://${trustBucket}/trust/workload-ca.pem`,
           AWS_ENDPOINT_URL: emulator.endpoint,
           AWS_ENDPOINT_URL_S3: emulator.endpoint,
@@ -114,7 +123,7 @@ spec:
         await new Promise((r) => setTimeout(r, 200));
       }
       const text = fs.readFileSync(manifest, 'utf8');
-      expect(text).toContain('nameservers:\n      - 2600:1f14:abc:1200::10');
+      expect(text).toContain('nameservers:\n      - ::1');
       const secretDir = /path: (\S+aws-parameter-store)/.exec(text)?.[1] as string;
       expect(fs.readFileSync(path.join(secretDir, 'token'), 'utf8')).toBe('s3cr3t');
       // The leader created identity/ca.json in the bucket and published the bundle externally.

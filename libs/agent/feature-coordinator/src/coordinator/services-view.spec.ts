@@ -12,16 +12,27 @@ const service = (backends: string[]): SnapshotService => ({
 });
 
 describe('ServicesViewHub', () => {
-  it('answers a caller holding nothing at once, and a current caller only on a change', async () => {
+  it('answers a caller only when the view differs from what it holds', async () => {
     const hub = new ServicesViewHub();
-    const first = await hub.watch('', 1000);
-    expect(first?.source).toBe(ViewSource.NONE);
-    const known = first!.snapshot.revision;
-    expect(await hub.watch(known, 0)).toBeUndefined();
-    const waiting = hub.watch(known, 5000);
+    expect(hub.current().source).toBe(ViewSource.NONE);
+    // Nothing known yet has the empty revision: a caller holding nothing waits for a snapshot.
+    expect(await hub.watch('', 0)).toBeUndefined();
+    const waiting = hub.watch('', 5000);
     const next = snapshotOf([service(['fd00::1'])], 3);
     expect(hub.publish(next, ViewSource.LEADER)).toBe(true);
     await expect(waiting).resolves.toMatchObject({ source: ViewSource.LEADER, snapshot: next });
+    expect(await hub.watch(next.revision, 0)).toBeUndefined();
+    expect(await hub.watch('stale', 0)).toMatchObject({ snapshot: next });
+  });
+
+  it('answers an identities watcher holding nothing with the first snapshot, even an empty one', async () => {
+    const hub = new ServicesViewHub();
+    const waiting = hub.watch('', 5000, { identitiesOnly: true });
+    hub.publish(snapshotOf([], 1), ViewSource.LEADER);
+    const view = await waiting;
+    expect(view?.source).toBe(ViewSource.LEADER);
+    expect(view?.snapshot.services).toEqual([]);
+    expect(view?.snapshot.revision).not.toBe('');
   });
 
   it('times out unchanged, and a change of source alone does not answer a waiter', async () => {

@@ -39,8 +39,10 @@ export function withoutBackends(snapshot: ServiceSnapshot): ServiceSnapshot {
  * one it holds.
  */
 export class ServicesViewHub {
+  // Nothing known yet: an empty revision, which no real snapshot has (not even an empty one),
+  // so a watcher holding nothing is answered by the first snapshot whatever it contains.
   private view: ServicesView = {
-    snapshot: snapshotOf([], 0),
+    snapshot: { generation: 0, revision: '', services: [] },
     source: ViewSource.NONE,
   };
   private identities: ServicesView = this.view;
@@ -86,7 +88,7 @@ export class ServicesViewHub {
     const { signal } = options;
     const identitiesOnly = options.identitiesOnly ?? false;
     const now = (): ServicesView => this.current(identitiesOnly);
-    if (knownRevision === '' || now().snapshot.revision !== knownRevision) return now();
+    if (now().snapshot.revision !== knownRevision) return now();
     const wait = Math.max(0, Math.min(MAX_WATCH_MS, waitMs));
     if (wait === 0) return undefined;
     return new Promise((resolve) => {
