@@ -8,6 +8,7 @@ import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-
 import {
   commitDesiredState,
   freeLoopbackPort,
+  waitFor,
   getAwsEmulator,
   uniqueBucketName,
 } from '@podmin/testing';
@@ -148,8 +149,19 @@ spec:
             .join('\n')}`,
         );
       expect(external).toBe(caState.certificates.map((c) => c.pem).join(''));
-      const ready = await fetch(`http://127.0.0.1:${health}/healthz`);
-      expect(ready.status).toBe(200);
+      // Every service converges to healthy (agent-dns once the lone leader's first snapshot
+      // reaches it); a process that stays unhealthy fails here, naming itself.
+      let body = '';
+      const healthy = await waitFor(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${health}/healthz`);
+          body = await res.text();
+          return res.status === 200 ? true : undefined;
+        },
+        'every agent service to be healthy',
+        20_000,
+      ).catch(() => false);
+      expect({ healthy, body }).toMatchObject({ healthy: true });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {
