@@ -1,9 +1,9 @@
-import { PodminError } from '@podmin/util-errors';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import type { CoordinationPeer, HelloReport, LocalReadyPod } from '../coordinator.ports';
 import type { ServiceSnapshot } from '../snapshot/snapshot-codec';
 import { EndpointTable } from './endpoint-table';
 import { LeaderHelloHandler } from './leader-hello-handler';
+import { thrownPodminError } from '../__fixtures__/thrown';
 
 /** A hand-set monotonic clock. */
 class FakeMonotonic {
@@ -44,16 +44,6 @@ function setup(options = {}) {
   let changes = 0;
   table.onChange(() => changes++);
   return { clock, log, table, changes: () => changes };
-}
-
-function failure(run: () => unknown): PodminError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof PodminError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
 }
 
 describe('EndpointTable', () => {
@@ -98,8 +88,8 @@ describe('EndpointTable', () => {
 
   it("accepts a report only from the peer whose certificate names the report's node and NodeGroup", () => {
     const { table } = setup();
-    expect(failure(() => table.report(peer('n2'), report())).code).toBe('ACCESS_DENIED');
-    expect(failure(() => table.report(peer('n1', 'other'), report())).message).toMatch(
+    expect(thrownPodminError(() => table.report(peer('n2'), report())).code).toBe('ACCESS_DENIED');
+    expect(thrownPodminError(() => table.report(peer('n1', 'other'), report())).message).toMatch(
       /peer's certificate names node n1 of NodeGroup other/,
     );
     expect(table.nodes()).toEqual([]);
@@ -113,7 +103,9 @@ describe('EndpointTable', () => {
       '2600:1F14:abc:1200:1::/80',
       'fd00:1:2:3:4::/80',
     ]) {
-      expect(failure(() => table.report(peer(), report({ prefix }))).code).toBe('INVALID_ARGUMENT');
+      expect(thrownPodminError(() => table.report(peer(), report({ prefix }))).code).toBe(
+        'INVALID_ARGUMENT',
+      );
     }
     const local = setup({ allowUniqueLocal: true }).table;
     expect(

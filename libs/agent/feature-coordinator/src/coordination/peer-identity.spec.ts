@@ -8,8 +8,8 @@ import {
   parseWorkloadCaSecret,
   type ClusterCa,
 } from '@podmin/util-pki';
-import { PodminError } from '@podmin/util-errors';
 import { canonicalIpv6, peerIdentity } from './peer-identity';
+import { thrownPodminError } from '../__fixtures__/thrown';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 let ca: ClusterCa;
@@ -33,16 +33,6 @@ const leaf = (
     NOW,
   );
 
-function refusal(run: () => unknown): PodminError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof PodminError) return err;
-    throw err;
-  }
-  throw new Error('accepted');
-}
-
 describe('peerIdentity', () => {
   it('reads cluster, NodeGroup, node ID and canonical IPv6 SANs from the SPIFFE URI and IP SANs', async () => {
     const issued = await leaf();
@@ -59,7 +49,7 @@ describe('peerIdentity', () => {
 
   it("refuses another cluster's SPIFFE URI, naming the trust domain", async () => {
     const issued = await leaf({ cluster: 'staging' });
-    const err = refusal(() => peerIdentity(issued.certificatePem, 'prod'));
+    const err = thrownPodminError(() => peerIdentity(issued.certificatePem, 'prod'));
     expect(err.code).toBe('ACCESS_DENIED');
     expect(err.message).toBe(
       'authorizing coordination peer: SPIFFE ID spiffe://staging.podmin.internal/nodegroup/workers/node/i-0abc is outside trust domain prod.podmin.internal (another cluster)',
@@ -73,19 +63,21 @@ describe('peerIdentity', () => {
       { cluster: 'prod', namespace: 'default', pod: 'web-0' },
       NOW,
     );
-    expect(refusal(() => peerIdentity(workload.certificatePem, 'prod')).message).toMatch(
+    expect(thrownPodminError(() => peerIdentity(workload.certificatePem, 'prod')).message).toMatch(
       /spiffe:\/\/prod\.podmin\.internal\/ns\/default\/pod\/web-0 is not a node ID/,
     );
   });
 
   it('refuses a missing or empty certificate and unreadable bytes', () => {
-    expect(refusal(() => peerIdentity(undefined, 'prod')).message).toMatch(/no client certificate/);
-    expect(refusal(() => peerIdentity(new Uint8Array(), 'prod')).message).toMatch(
+    expect(thrownPodminError(() => peerIdentity(undefined, 'prod')).message).toMatch(
       /no client certificate/,
     );
-    expect(refusal(() => peerIdentity(new Uint8Array([1, 2, 3]), 'prod')).message).toMatch(
-      /unreadable certificate/,
+    expect(thrownPodminError(() => peerIdentity(new Uint8Array(), 'prod')).message).toMatch(
+      /no client certificate/,
     );
+    expect(
+      thrownPodminError(() => peerIdentity(new Uint8Array([1, 2, 3]), 'prod')).message,
+    ).toMatch(/unreadable certificate/);
   });
 });
 
