@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: Apache-2.0
+// podmin's Service VIP dataplane: one TCX ingress program attached to the Pod host-side veths,
+// the Pod ENI and the lowest-metric IPv6 default-route interface.
+//
+// Forward path (a packet to a Service VIP): pick a ready backend for the flow, source-NAT to the
+// node address with a port in 30000-32767, remember the flow both ways, and redirect to the
+// backend's route. Reverse path (a reply to a port this node allocated): restore the VIP tuple
+// and redirect to the client's route. Everything else passes untouched (TCX_NEXT).
+//
+// Only an immediate TCP or UDP header is parsed: a fragment or any extension header on a packet
+// to a VIP is dropped. A VIP port with no ready backend fails closed by answering: a TCP reset,
+// or ICMPv6 port unreachable for UDP, so connect() and connected UDP sockets fail at once
+// (ECONNREFUSED) instead of retrying into silence.
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+// TCX verdicts (linux/bpf.h of kernels >= 6.6; the build's headers may predate them).
+#define PODMIN_TCX_NEXT -1
+#define PODMIN_TCX_PASS 0
+#define PODMIN_TCX_DROP 2
+#define PODMIN_TCX_REDIRECT 7
+
+#define SNAT_PORT_MIN 30000
+#define SNAT_PORT_COUNT 2768 // 30000-32767
+#define SNAT_PROBES 32
+#define NSEC_PER_SEC 1000000000ULL
+// A reverse entry may be taken over by a new flow once its flow is closed (FIN both ways, or
+// RST) for this long, or idle for the protocol's timeout.
+#define CLOSED_REUSE_NS (1 * NSEC_PER_SEC)
+#define TCP_IDLE_NS (600 * NSEC_PER_SEC)
+#define UDP_IDLE_NS (30 * NSEC_PER_SEC)
+
+#define FLOW_FIN_FWD 1
+#define FLOW_FIN_REV 2
+#define FLOW_RST 4
+
+#define ICMPV6_DEST_UNREACH 1
+#define ICMPV6_PORT_UNREACH 4
+#define NEXTHDR_ICMPV6 58
+
+// Keep in step with libs/agent/feature-dataplane/src/maps/layout.ts.
+struct config {
+  struct in6_addr node_addr;
+  __u32 flags; // bit 0: node_addr is set
+  __u32 pad;
+};
+
+struct svc_key {
+  struct in6_addr vip;
+  __u16 port; // network byte order
+  __u8 proto;
+  __u8 pad;
+};
+
+struct svc_val {
+  __u32 id;    // service id: the backends map's key prefix
+  __u32 count; // ready backends in slots 0..count-1; 0 fails closed
+};
+
+struct backend_key {
+  __u32 id;
+  __u32 slot;
+};
+
+struct backend_val {
+  struct in6_addr addr;
+  __u16 port; // network byte order
+  __u16 pad;
+};
+
+struct flow_key {
+  struct in6_addr saddr;
+  struct in6_addr daddr;
+  __u16 sport;
+  __u16 dport;
+  __u8 proto;
+  __u8 pad[3];
+};
+
+struct fwd_val {
+  struct in6_addr baddr;
+  __u16 bport;
+  __u16 nport; // the SNAT port, network byte order
+  __u32 pad;
+};
+
+struct rev_val {
+  struct in6_addr caddr;
+  struct in6_addr vip;
+  __u16 cport;
+  __u16 vport;
+  __u32 flags;
+  __u64 seen_ns;
+};
+
+enum stat {
+  STAT_FORWARD = 0,
+  STAT_REVERSE = 1,
+  STAT_NEW_FLOW = 2,
+  STAT_REJECT = 3,
+  STAT_DROP_UNPARSED = 4,
+  STAT_SNAT_EXHAUSTED = 5,
+  STAT_PORT_REUSED = 6,
+  STAT_COUNT = 8,
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct config);
+} podmin_config SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct in6_addr);
+  __type(value, __u32);
+} podmin_vips SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct svc_key);
+  __type(value, struct svc_val);
+} podmin_services SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct backend_key);
+  __type(value, struct backend_val);
+} podmin_backends SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 262144);
+  __type(key, struct flow_key);
+  __type(value, struct fwd_val);
+} podmin_fwd_flows SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 262144);
+  __type(key, struct flow_key);
+  __type(value, struct rev_val);
+} podmin_rev_flows SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, STAT_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} podmin_stats SEC(".maps");
+
+static __always_inline void count(__u32 which) {
+  __u64 *n = bpf_map_lookup_elem(&podmin_stats, &which);
+  if (n)
+    *n += 1;
+}
+
+// A stable mix of the flow tuple: the same flow always picks the same slot and first port.
+static __always_inline __u32 flow_hash(const struct flow_key *k, __u32 seed) {
+  const __u32 *w = (const __u32 *)k;
+  __u32 h = 2166136261u ^ seed;
+#pragma unroll
+  for (int i = 0; i < 10; i++) {
+    h ^= w[i];
+    h *= 16777619u;
+    h ^= h >> 15;
+  }
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  return h;
+}
+
+static __always_inline int same_addr(const struct in6_addr *a, const struct in6_addr *b) {
+  return a->in6_u.u6_addr32[0] == b->in6_u.u6_addr32[0] &&
+         a->in6_u.u6_addr32[1] == b->in6_u.u6_addr32[1] &&
+         a->in6_u.u6_addr32[2] == b->in6_u.u6_addr32[2] &&
+         a->in6_u.u6_addr32[3] == b->in6_u.u6_addr32[3];
+}
+
+struct pkt {
+  struct flow_key key; // the packet's own tuple
+  __u32 l4_off;
+  __u32 csum_off;
+  __u8 tcp_flags; // FIN 1, RST 4 (TCP only)
+};
+
+// Reads the immediate TCP/UDP header after the IPv6 header; 0 when it is not one.
+static __always_inline int parse_l4(struct __sk_buff *skb, struct ipv6hdr *ip6, struct pkt *p) {
+  void *data = (void *)(long)skb->data;
+  void *data_end = (void *)(long)skb->data_end;
+  p->l4_off = sizeof(struct ethhdr) + sizeof(struct ipv6hdr);
+  __builtin_memcpy(&p->key.saddr, &ip6->saddr, 16);
+  __builtin_memcpy(&p->key.daddr, &ip6->daddr, 16);
+  p->key.proto = ip6->nexthdr;
+  p->key.pad[0] = p->key.pad[1] = p->key.pad[2] = 0;
+  p->tcp_flags = 0;
+  if (ip6->nexthdr == IPPROTO_TCP) {
+    struct tcphdr *th = data + p->l4_off;
+    if ((void *)(th + 1) > data_end)
+      return 0;
+    p->key.sport = th->source;
+    p->key.dport = th->dest;
+    p->csum_off = p->l4_off + offsetof(struct tcphdr, check);
+    p->tcp_flags = (th->fin ? 1 : 0) | (th->rst ? 4 : 0);
+    return 1;
+  }
+  if (ip6->nexthdr == IPPROTO_UDP) {
+    struct udphdr *uh = data + p->l4_off;
+    if ((void *)(uh + 1) > data_end)
+      return 0;
+    p->key.sport = uh->source;
+    p->key.dport = uh->dest;
+    p->csum_off = p->l4_off + offsetof(struct udphdr, check);
+    return 1;
+  }
+  return 0;
+}
+
+// Rewrites both addresses and ports, fixing the L4 checksum (IPv6 has no header checksum).
+static __always_inline int rewrite(struct __sk_buff *skb, const struct pkt *p,
+                                   const struct in6_addr *saddr, __u16 sport,
+                                   const struct in6_addr *daddr, __u16 dport) {
+  struct in6_addr addrs[2];
+  __builtin_memcpy(&addrs[0], saddr, 16);
+  __builtin_memcpy(&addrs[1], daddr, 16);
+  __u64 mangled = p->key.proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
+  __s64 diff = bpf_csum_diff((__be32 *)&p->key.saddr, 32, (__be32 *)addrs, 32, 0);
+  if (diff < 0)
+    return -1;
+  if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + offsetof(struct ipv6hdr, saddr), addrs,
+                          32, 0) < 0)
+    return -1;
+  if (bpf_l4_csum_replace(skb, p->csum_off, 0, diff, BPF_F_PSEUDO_HDR | mangled) < 0)
+    return -1;
+  if (bpf_l4_csum_replace(skb, p->csum_off, p->key.sport, sport, 2 | mangled) < 0)
+    return -1;
+  if (bpf_l4_csum_replace(skb, p->csum_off, p->key.dport, dport, 2 | mangled) < 0)
+    return -1;
+  // Source and destination ports are the first four bytes of both TCP and UDP headers.
+  __u16 ports[2] = {sport, dport};
+  if (bpf_skb_store_bytes(skb, p->l4_off, ports, 4, 0) < 0)
+    return -1;
+  return 0;
+}
+
+// Sends the rewritten packet out of the interface that routes its new destination.
+static __always_inline int forward(struct __sk_buff *skb, const struct in6_addr *saddr,
+                                   const struct in6_addr *daddr) {
+  struct bpf_fib_lookup fib = {};
+  fib.family = 10; // AF_INET6
+  fib.ifindex = skb->ifindex;
+  __builtin_memcpy(fib.ipv6_src, saddr, 16);
+  __builtin_memcpy(fib.ipv6_dst, daddr, 16);
+  long rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+  if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
+    if (bpf_skb_store_bytes(skb, 0, fib.dmac, 6, 0) < 0 ||
+        bpf_skb_store_bytes(skb, 6, fib.smac, 6, 0) < 0)
+      return PODMIN_TCX_DROP;
+    return bpf_redirect(fib.ifindex, 0);
+  }
+  if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+    return bpf_redirect_neigh(fib.ifindex, 0, 0, 0);
+  // Anything else (no route, forwarding off): let the stack decide, with the rewrite done.
+  return PODMIN_TCX_PASS;
+}
+
+struct icmp6_reply {
+  // Pseudo-header for the checksum, then the message itself.
+  struct in6_addr src;
+  struct in6_addr dst;
+  __be32 len;
+  __be32 next;
+  __u8 type;
+  __u8 code;
+  __u16 csum;
+  __u32 unused;
+  __u8 quote[48]; // the offending IPv6 header and its first 8 payload bytes
+};
+
+
+struct tcp_reset {
+  // Pseudo-header for the checksum, then the TCP header itself.
+  struct in6_addr src;
+  struct in6_addr dst;
+  __be32 len;
+  __be32 next;
+  struct tcphdr th;
+};
+
+// Answers a TCP segment with a reset (RFC 9293 §3.10.7.1), built in place of it. A reset, not
+// an ICMPv6 error, because Linux defers an ICMP error that arrives while connect() still holds
+// the socket, so the client would wait for its first SYN retransmission (1 s).
+static __always_inline int reject_tcp(struct __sk_buff *skb, const struct pkt *p) {
+  struct ethhdr eth;
+  struct ipv6hdr in6;
+  struct tcphdr in;
+  if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0 ||
+      bpf_skb_load_bytes(skb, sizeof(eth), &in6, sizeof(in6)) < 0 ||
+      bpf_skb_load_bytes(skb, p->l4_off, &in, sizeof(in)) < 0)
+    return PODMIN_TCX_DROP;
+  if (in.rst)
+    return PODMIN_TCX_DROP;
+  struct tcp_reset r = {};
+  __builtin_memcpy(&r.src, &p->key.daddr, 16);
+  __builtin_memcpy(&r.dst, &p->key.saddr, 16);
+  r.len = bpf_htonl(sizeof(struct tcphdr));
+  r.next = bpf_htonl(IPPROTO_TCP);
+  r.th.source = in.dest;
+  r.th.dest = in.source;
+  r.th.doff = sizeof(struct tcphdr) / 4;
+  r.th.rst = 1;
+  if (in.ack) {
+    r.th.seq = in.ack_seq;
+  } else {
+    __u32 seg_len = bpf_ntohs(in6.payload_len) - in.doff * 4 + in.syn + in.fin;
+    r.th.ack = 1;
+    r.th.ack_seq = bpf_htonl(bpf_ntohl(in.seq) + seg_len);
+  }
+  __s64 sum = bpf_csum_diff(0, 0, (__be32 *)&r, sizeof(r), 0);
+  if (sum < 0)
+    return PODMIN_TCX_DROP;
+  __u32 s = (__u32)sum;
+  s = (s & 0xffff) + (s >> 16);
+  s = (s & 0xffff) + (s >> 16);
+  r.th.check = (__u16)~s;
+
+  __u8 mac[6];
+  __builtin_memcpy(mac, eth.h_dest, 6);
+  __builtin_memcpy(eth.h_dest, eth.h_source, 6);
+  __builtin_memcpy(eth.h_source, mac, 6);
+  struct ipv6hdr ip6 = {};
+  ip6.version = 6;
+  ip6.payload_len = bpf_htons(sizeof(struct tcphdr));
+  ip6.nexthdr = IPPROTO_TCP;
+  ip6.hop_limit = 64;
+  __builtin_memcpy(&ip6.saddr, &r.src, 16);
+  __builtin_memcpy(&ip6.daddr, &r.dst, 16);
+  if (bpf_skb_change_tail(skb, sizeof(eth) + sizeof(ip6) + sizeof(struct tcphdr), 0) < 0)
+    return PODMIN_TCX_DROP;
+  if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(eth), &ip6, sizeof(ip6), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(eth) + sizeof(ip6), &r.th, sizeof(r.th), 0) < 0)
+    return PODMIN_TCX_DROP;
+  count(STAT_REJECT);
+  return bpf_redirect(skb->ifindex, 0);
+}
+
+// Answers a UDP datagram with ICMPv6 port unreachable, built in place of it: a connected
+// socket then fails with ECONNREFUSED.
+static __always_inline int reject_udp(struct __sk_buff *skb, const struct pkt *p) {
+  struct ethhdr eth;
+  struct icmp6_reply r = {};
+  if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0 ||
+      bpf_skb_load_bytes(skb, sizeof(struct ethhdr), r.quote, sizeof(r.quote)) < 0)
+    return PODMIN_TCX_DROP;
+  __u8 mac[6];
+  __builtin_memcpy(mac, eth.h_dest, 6);
+  __builtin_memcpy(eth.h_dest, eth.h_source, 6);
+  __builtin_memcpy(eth.h_source, mac, 6);
+  __builtin_memcpy(&r.src, &p->key.daddr, 16);
+  __builtin_memcpy(&r.dst, &p->key.saddr, 16);
+  __u32 msg_len = 8 + sizeof(r.quote);
+  r.len = bpf_htonl(msg_len);
+  r.next = bpf_htonl(NEXTHDR_ICMPV6);
+  r.type = ICMPV6_DEST_UNREACH;
+  r.code = ICMPV6_PORT_UNREACH;
+  __s64 sum = bpf_csum_diff(0, 0, (__be32 *)&r, sizeof(r), 0);
+  if (sum < 0)
+    return PODMIN_TCX_DROP;
+  __u32 s = (__u32)sum;
+  s = (s & 0xffff) + (s >> 16);
+  s = (s & 0xffff) + (s >> 16);
+  r.csum = (__u16)~s;
+
+  struct ipv6hdr ip6 = {};
+  ip6.version = 6;
+  ip6.payload_len = bpf_htons(msg_len);
+  ip6.nexthdr = NEXTHDR_ICMPV6;
+  ip6.hop_limit = 64;
+  __builtin_memcpy(&ip6.saddr, &r.src, 16);
+  __builtin_memcpy(&ip6.daddr, &r.dst, 16);
+  __u32 total = sizeof(struct ethhdr) + sizeof(ip6) + msg_len;
+  if (bpf_skb_change_tail(skb, total, 0) < 0)
+    return PODMIN_TCX_DROP;
+  if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(eth), &ip6, sizeof(ip6), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(eth) + sizeof(ip6), &r.type, msg_len, 0) < 0)
+    return PODMIN_TCX_DROP;
+  count(STAT_REJECT);
+  return bpf_redirect(skb->ifindex, 0);
+}
+
+// Fails a packet to a VIP port with no ready backend closed, answering so the client fails fast.
+static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
+  if (p->key.proto == IPPROTO_TCP)
+    return reject_tcp(skb, p);
+  return reject_udp(skb, p);
+}
+
+// Whether a reverse entry's port may be handed to a new flow.
+static __always_inline int reusable(const struct rev_val *r, __u8 proto, __u64 now) {
+  __u64 idle = now - r->seen_ns;
+  int closed = (r->flags & FLOW_RST) || ((r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) ==
+                                         (FLOW_FIN_FWD | FLOW_FIN_REV));
+  if (closed && idle > CLOSED_REUSE_NS)
+    return 1;
+  return idle > (proto == IPPROTO_TCP ? TCP_IDLE_NS : UDP_IDLE_NS);
+}
+
+static __always_inline __u32 fin_rst_flags(__u8 tcp_flags, __u32 fin_bit) {
+  return ((tcp_flags & 1) ? fin_bit : 0) | ((tcp_flags & 4) ? FLOW_RST : 0);
+}
+
+static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
+  struct pkt p = {};
+  if (!parse_l4(skb, ip6, &p)) {
+    count(STAT_DROP_UNPARSED);
+    return PODMIN_TCX_DROP;
+  }
+  struct svc_key sk = {};
+  __builtin_memcpy(&sk.vip, &p.key.daddr, 16);
+  sk.port = p.key.dport;
+  sk.proto = p.key.proto;
+  struct svc_val *svc = bpf_map_lookup_elem(&podmin_services, &sk);
+  __u32 zero = 0;
+  struct config *cfg = bpf_map_lookup_elem(&podmin_config, &zero);
+  if (!cfg || !(cfg->flags & 1))
+    return PODMIN_TCX_DROP;
+  __u64 now = bpf_ktime_get_ns();
+
+  struct fwd_val *f = bpf_map_lookup_elem(&podmin_fwd_flows, &p.key);
+  struct fwd_val nf = {};
+  if (f) {
+    __builtin_memcpy(&nf, f, sizeof(nf));
+    if (p.tcp_flags) {
+      struct flow_key rk = {};
+      __builtin_memcpy(&rk.saddr, &nf.baddr, 16);
+      __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
+      rk.sport = nf.bport;
+      rk.dport = nf.nport;
+      rk.proto = p.key.proto;
+      struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
+      if (r)
+        r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+    }
+  } else {
+    if (!svc || svc->count == 0)
+      return reject(skb, &p);
+    struct backend_key bk = {.id = svc->id, .slot = flow_hash(&p.key, 0) % svc->count};
+    struct backend_val *b = bpf_map_lookup_elem(&podmin_backends, &bk);
+    if (!b)
+      return reject(skb, &p);
+    struct flow_key rk = {};
+    __builtin_memcpy(&rk.saddr, &b->addr, 16);
+    __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
+    rk.sport = b->port;
+    rk.proto = p.key.proto;
+    struct rev_val rv = {};
+    __builtin_memcpy(&rv.caddr, &p.key.saddr, 16);
+    __builtin_memcpy(&rv.vip, &p.key.daddr, 16);
+    rv.cport = p.key.sport;
+    rv.vport = p.key.dport;
+    rv.seen_ns = now;
+    rv.flags = fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+    __u32 start = flow_hash(&p.key, 0x9e3779b9u) % SNAT_PORT_COUNT;
+    int got = 0;
+    for (int i = 0; i < SNAT_PROBES; i++) {
+      rk.dport = bpf_htons(SNAT_PORT_MIN + (start + i) % SNAT_PORT_COUNT);
+      if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_NOEXIST) == 0) {
+        got = 1;
+        break;
+      }
+      struct rev_val *old = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
+      if (old && reusable(old, p.key.proto, now)) {
+        // Forget the old flow's forward entry so it cannot reach the new flow's port.
+        struct flow_key ok = {};
+        __builtin_memcpy(&ok.saddr, &old->caddr, 16);
+        __builtin_memcpy(&ok.daddr, &old->vip, 16);
+        ok.sport = old->cport;
+        ok.dport = old->vport;
+        ok.proto = p.key.proto;
+        bpf_map_delete_elem(&podmin_fwd_flows, &ok);
+        if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_ANY) == 0) {
+          count(STAT_PORT_REUSED);
+          got = 1;
+          break;
+        }
+      }
+    }
+    if (!got) {
+      count(STAT_SNAT_EXHAUSTED);
+      return PODMIN_TCX_DROP;
+    }
+    __builtin_memcpy(&nf.baddr, &b->addr, 16);
+    nf.bport = b->port;
+    nf.nport = rk.dport;
+    if (bpf_map_update_elem(&podmin_fwd_flows, &p.key, &nf, BPF_ANY) < 0)
+      return PODMIN_TCX_DROP;
+    count(STAT_NEW_FLOW);
+  }
+  struct in6_addr node;
+  __builtin_memcpy(&node, &cfg->node_addr, 16);
+  if (rewrite(skb, &p, &node, nf.nport, &nf.baddr, nf.bport) < 0)
+    return PODMIN_TCX_DROP;
+  count(STAT_FORWARD);
+  return forward(skb, &node, &nf.baddr);
+}
+
+static __always_inline int from_backend(struct __sk_buff *skb, struct ipv6hdr *ip6) {
+  struct pkt p = {};
+  if (!parse_l4(skb, ip6, &p))
+    return PODMIN_TCX_NEXT;
+  struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &p.key);
+  if (!r)
+    return PODMIN_TCX_NEXT;
+  r->seen_ns = bpf_ktime_get_ns();
+  if (p.tcp_flags)
+    r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_REV);
+  struct in6_addr vip, client;
+  __builtin_memcpy(&vip, &r->vip, 16);
+  __builtin_memcpy(&client, &r->caddr, 16);
+  __u16 vport = r->vport, cport = r->cport;
+  if (rewrite(skb, &p, &vip, vport, &client, cport) < 0)
+    return PODMIN_TCX_DROP;
+  count(STAT_REVERSE);
+  return forward(skb, &vip, &client);
+}
+
+SEC("tc")
+int podmin_ingress(struct __sk_buff *skb) {
+  void *data = (void *)(long)skb->data;
+  void *data_end = (void *)(long)skb->data_end;
+  struct ethhdr *eth = data;
+  if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IPV6))
+    return PODMIN_TCX_NEXT;
+  struct ipv6hdr *ip6 = (void *)(eth + 1);
+  if ((void *)(ip6 + 1) > data_end)
+    return PODMIN_TCX_NEXT;
+  if (bpf_map_lookup_elem(&podmin_vips, &ip6->daddr))
+    return to_vip(skb, ip6);
+  __u32 zero = 0;
+  struct config *cfg = bpf_map_lookup_elem(&podmin_config, &zero);
+  if (!cfg || !(cfg->flags & 1) || !same_addr(&ip6->daddr, &cfg->node_addr))
+    return PODMIN_TCX_NEXT;
+  return from_backend(skb, ip6);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,12 @@
+/** DataplaneError. */
+export * from './dataplane-error';
+/** libbpf through FFI: the object, its maps and TCX links. */
+export * from './bpf/libbpf';
+/** Byte layouts of the maps (shared with bpf/src/service_lb.c). */
+export * from './maps/layout';
+/** Snapshot → maps, by difference. */
+export * from './maps/map-programmer';
+/** Which interfaces the program belongs on. */
+export * from './interfaces/interfaces';
+/** The dataplane: load, program, attach, detach. */
+export * from './dataplane';
