@@ -32,8 +32,8 @@
 #define SNAT_PORT_COUNT 2768 // 30000-32767
 #define SNAT_PROBES 32
 #define NSEC_PER_SEC 1000000000ULL
-// A reverse entry may be taken over by a new flow once its flow is closed (FIN both ways, or
-// RST) for this long, or idle for the protocol's timeout.
+// A reverse entry may be taken over by a new flow once its flow is closed by FINs both ways
+// for this long, or idle for the protocol's timeout (see reusable()).
 #define CLOSED_REUSE_NS (1 * NSEC_PER_SEC)
 #define TCP_IDLE_NS (600 * NSEC_PER_SEC)
 #define UDP_IDLE_NS (30 * NSEC_PER_SEC)
@@ -193,7 +193,7 @@ struct pkt {
   struct flow_key key; // the packet's own tuple
   __u32 l4_off;
   __u32 csum_off;
-  __u8 tcp_flags; // FIN 1, RST 4 (TCP only)
+  __u8 tcp_flags; // FIN 1, SYN 2, RST 4 (TCP only)
 };
 
 // Reads the immediate TCP/UDP header after the IPv6 header; 0 when it is not one.
@@ -213,7 +213,7 @@ static __always_inline int parse_l4(struct __sk_buff *skb, struct ipv6hdr *ip6, 
     p->key.sport = th->source;
     p->key.dport = th->dest;
     p->csum_off = p->l4_off + offsetof(struct tcphdr, check);
-    p->tcp_flags = (th->fin ? 1 : 0) | (th->rst ? 4 : 0);
+    p->tcp_flags = (th->fin ? 1 : 0) | (th->syn && !th->ack ? 2 : 0) | (th->rst ? 4 : 0);
     return 1;
   }
   if (ip6->nexthdr == IPPROTO_UDP) {
@@ -409,12 +409,16 @@ static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
   return reject_udp(skb, p);
 }
 
-// Whether a reverse entry's port may be handed to a new flow.
+// Whether a reverse entry's port may be handed to a new flow: at once after a reset (no side
+// keeps state for the tuple), 1 s after FINs both ways (the final ACK is in flight; the side
+// that closed first keeps TIME_WAIT, which Linux lets a newer SYN take over), or when idle for
+// the protocol's timeout.
 static __always_inline int reusable(const struct rev_val *r, __u8 proto, __u64 now) {
   __u64 idle = now - r->seen_ns;
-  int closed = (r->flags & FLOW_RST) || ((r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) ==
-                                         (FLOW_FIN_FWD | FLOW_FIN_REV));
-  if (closed && idle > CLOSED_REUSE_NS)
+  if (r->flags & FLOW_RST)
+    return 1;
+  if ((r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) == (FLOW_FIN_FWD | FLOW_FIN_REV) &&
+      idle > CLOSED_REUSE_NS)
     return 1;
   return idle > (proto == IPPROTO_TCP ? TCP_IDLE_NS : UDP_IDLE_NS);
 }
@@ -442,21 +446,32 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
 
   struct fwd_val *f = bpf_map_lookup_elem(&podmin_fwd_flows, &p.key);
   struct fwd_val nf = {};
+  int known = 0;
   if (f) {
     __builtin_memcpy(&nf, f, sizeof(nf));
-    if (p.tcp_flags) {
-      struct flow_key rk = {};
-      __builtin_memcpy(&rk.saddr, &nf.baddr, 16);
-      __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
-      rk.sport = nf.bport;
-      rk.dport = nf.nport;
-      rk.proto = p.key.proto;
-      struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
-      if (r)
+    struct flow_key rk = {};
+    __builtin_memcpy(&rk.saddr, &nf.baddr, 16);
+    __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
+    rk.sport = nf.bport;
+    rk.dport = nf.nport;
+    rk.proto = p.key.proto;
+    struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
+    // The forward entry holds only while its port's reverse entry is still this flow's (the
+    // LRU may have evicted it, or a new flow taken the port over).
+    if (r && same_addr(&r->caddr, &p.key.saddr) && r->cport == p.key.sport &&
+        r->vport == p.key.dport) {
+      known = 1;
+      r->seen_ns = now;
+      if (p.tcp_flags & 2)
+        r->flags = 0; // a new connection on a remembered tuple (a client port reused)
+      else
         r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
     }
-  } else {
-    if (!svc || svc->count == 0)
+  }
+  if (!known) {
+    // Only a SYN opens a TCP flow: any other segment without one (a flow this node forgot)
+    // gets a reset, so the client learns at once.
+    if (!svc || svc->count == 0 || (p.key.proto == IPPROTO_TCP && !(p.tcp_flags & 2)))
       return reject(skb, &p);
     struct backend_key bk = {.id = svc->id, .slot = flow_hash(&p.key, 0) % svc->count};
     struct backend_val *b = bpf_map_lookup_elem(&podmin_backends, &bk);
@@ -491,7 +506,9 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
         ok.sport = old->cport;
         ok.dport = old->vport;
         ok.proto = p.key.proto;
-        bpf_map_delete_elem(&podmin_fwd_flows, &ok);
+        struct fwd_val *of = bpf_map_lookup_elem(&podmin_fwd_flows, &ok);
+        if (of && of->nport == rk.dport && of->bport == rk.sport && same_addr(&of->baddr, &rk.saddr))
+          bpf_map_delete_elem(&podmin_fwd_flows, &ok);
         if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_ANY) == 0) {
           count(STAT_PORT_REUSED);
           got = 1;

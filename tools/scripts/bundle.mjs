@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles an app into one executable CommonJS file under dist/bin with esbuild.
-//   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity|agent-coordinator|agent-dns
+//   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity|agent-coordinator|agent-dns|agent-dataplane
 // Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
 // file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
 // from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
@@ -75,6 +75,13 @@ const targets = {
     out: 'dist/bin/agent-dns.cjs',
     grpc: true,
     lazyAwsSdk: true,
+  },
+  'agent-dataplane': {
+    entry: 'apps/agent-dataplane/src/main.ts',
+    out: 'dist/bin/agent-dataplane.cjs',
+    grpc: true,
+    lazyAwsSdk: true,
+    koffi: true,
   },
 };
 const name = process.argv[2];
@@ -216,6 +223,28 @@ if (target.grpc) {
     },
   });
 }
+// agent-dataplane calls libbpf through koffi, whose native module is a prebuilt .node file per
+// platform, required from koffi's own build/ directory. Bundled, those requires point at
+// dist/bin/koffi/<platform>/koffi.node instead, which the build copies (Linux x64 and arm64, the
+// node architectures), with the committed eBPF objects beside them in dist/bin/bpf/. The files
+// belong to agent-dataplane:build's outputs.
+const KOFFI_PLATFORMS = ['linux_x64', 'linux_arm64'];
+if (target.koffi) {
+  plugins.push({
+    name: 'koffi-beside-bundle',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]node_modules[\\/]koffi[\\/]index\.js$/ }, (args) => {
+        const source = fs.readFileSync(args.path, 'utf8');
+        const native = /require\("\.\/build\/koffi\/([a-z0-9_]+)\/koffi\.node"\)/g;
+        if (!native.test(source)) throw new Error(`${args.path}: no native requires to redirect`);
+        return {
+          contents: source.replace(native, 'require(__dirname + "/koffi/$1/koffi.node")'),
+          loader: 'js',
+        };
+      });
+    },
+  });
+}
 // The CLI carries the OpenTofu/Terraform module: aws-module.ts, which reads infra/aws from the
 // checkout when run from source, becomes a module returning those files as string literals.
 if (target.infraModule) {
@@ -256,6 +285,17 @@ const result = await build({
 });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
 if (target.codeCache) wrapWithCodeCache(outfile);
+if (target.koffi) {
+  const bin = path.dirname(outfile);
+  for (const platform of KOFFI_PLATFORMS) {
+    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
+    fs.mkdirSync(path.join(bin, 'koffi', platform), { recursive: true });
+    fs.copyFileSync(from, path.join(bin, 'koffi', platform, 'koffi.node'));
+  }
+  fs.mkdirSync(path.join(bin, 'bpf'), { recursive: true });
+  for (const obj of fs.readdirSync(path.join(root, 'bpf/obj')).filter((n) => n.endsWith('.o')))
+    fs.copyFileSync(path.join(root, 'bpf/obj', obj), path.join(bin, 'bpf', obj));
+}
 fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));

@@ -13,6 +13,8 @@ export * as coordinator from './generated/podmin/agent/v1/coordinator';
 export * as coordination from './generated/podmin/agent/v1/coordination';
 /** Generated types, controllers and clients of agent-dns. */
 export * as dns from './generated/podmin/agent/v1/dns';
+/** Generated types, controllers and clients of agent-dataplane. */
+export * as dataplane from './generated/podmin/agent/v1/dataplane';
 /** Generated types of the Service snapshot `dns/services.pb` (a message schema, no service). */
 export * as snapshot from './generated/podmin/agent/v1/snapshot';
 
@@ -36,6 +38,7 @@ export const PROTO_FILES = {
   /** Node-to-node coordination (package `podmin.agent.v1`, service `Coordination`). */
   coordination: 'podmin/agent/v1/coordination.proto',
   dns: 'podmin/agent/v1/dns.proto',
+  dataplane: 'podmin/agent/v1/dataplane.proto',
   /** The Service snapshot `dns/services.pb` (message `ServiceSnapshot`). */
   snapshot: 'podmin/agent/v1/snapshot.proto',
   /** kubelet's Pods API (package `v1alpha1`, service `Pods`). */

@@ -1,4 +1,5 @@
 import type { CoordinatorClient } from './generated/podmin/agent/v1/coordinator';
+import type { DataplaneClient } from './generated/podmin/agent/v1/dataplane';
 import type { DnsClient } from './generated/podmin/agent/v1/dns';
 import type { IdentityClient } from './generated/podmin/agent/v1/identity';
 import type { RegistryClient } from './generated/podmin/agent/v1/registry';
@@ -48,6 +49,12 @@ export const AGENT_SERVICES = {
     service: 'Dns',
     healthName: 'podmin.agent.v1.Dns',
   },
+  dataplane: {
+    name: 'dataplane',
+    protoFile: 'podmin/agent/v1/dataplane.proto',
+    service: 'Dataplane',
+    healthName: 'podmin.agent.v1.Dataplane',
+  },
 } as const satisfies Record<string, AgentServiceContract>;
 
 /** Names of the agent service processes. */
@@ -60,4 +67,5 @@ export interface AgentClients {
   registry: RegistryClient;
   coordinator: CoordinatorClient;
   dns: DnsClient;
+  dataplane: DataplaneClient;
 }

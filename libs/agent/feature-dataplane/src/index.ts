@@ -10,3 +10,5 @@ export * from './maps/map-programmer';
 export * from './interfaces/interfaces';
 /** The dataplane: load, program, attach, detach. */
 export * from './dataplane';
+/** The agent-dataplane process: module, Dataplane controller and definition. */
+export * from './dataplane.process';

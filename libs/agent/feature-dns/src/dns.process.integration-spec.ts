@@ -9,7 +9,7 @@ import { runAgentProcess, type RunningAgentProcess } from '@podmin/agent-data-ac
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { localAgentArgs } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
-import { TestCoordinator, testSnapshot } from './__fixtures__/coordinator-server';
+import { TestCoordinator, testSnapshot } from '@podmin/agent-contracts/testing';
 import { dig, which } from './__fixtures__/dig';
 import { dnsProcess } from './dns.process';
 

@@ -53,6 +53,16 @@ describe('parseAgentArgs', () => {
       dns: 'fast',
       identity: 'lean',
       registry: 'fast',
+      dataplane: 'lean',
     });
+  });
+
+  it('stops the dataplane last, after the services Pods depend on', () => {
+    const config = parseAgentArgs(localAgentFlags, env);
+    if (typeof config === 'string') throw new Error('expected config');
+    const order = serviceSpecs(config, '/opt/podmin/bin')
+      .sort((a, b) => a.stopOrder - b.stopOrder)
+      .map((s) => s.name);
+    expect(order).toEqual(['staticpod', 'coordinator', 'dns', 'registry', 'identity', 'dataplane']);
   });
 });

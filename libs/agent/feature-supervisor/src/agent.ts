@@ -44,7 +44,8 @@ export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSp
     memory,
   });
   // Stop order is the spec's: reconciliation first, then the coordinator (it tells the leader
-  // this node's endpoints are leaving), then DNS, then the services Pods depend on. Processes
+  // this node's endpoints are leaving), then DNS, then the services Pods depend on, and the
+  // dataplane last, so Service flows keep working until everything else is down. Processes
   // that act a few times per poll interval run lean; the registry (blobs) and DNS (queries)
   // keep the optimizing compiler (supervisor.ts has the measurements).
   return [
@@ -53,6 +54,7 @@ export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSp
     spec('dns', 30, 'fast'),
     spec('identity', 60, 'lean'),
     spec('registry', 50, 'fast'),
+    spec('dataplane', 70, 'lean'),
   ];
 }
 

@@ -1,12 +1,7 @@
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import {
-  AGENT_SERVICES,
-  protoRoot,
-  snapshot as snapshotTypes,
-  type coordinator,
-} from '@podmin/agent-contracts';
+import { AGENT_SERVICES, protoRoot, snapshot as snapshotTypes, type coordinator } from '../index';
 
 type Watch = grpc.ServerUnaryCall<coordinator.WatchServicesRequest, unknown>;
 type Reply = grpc.sendUnaryData<unknown>;
