@@ -76,11 +76,13 @@ class DataplaneRunner implements OnApplicationBootstrap, OnApplicationShutdown {
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  onApplicationShutdown(): void {
+    // The loop may be inside a long poll; it ends when the runtime closes its client, and
+    // applies nothing after this (running is false), so detaching need not wait for it.
     this.running = false;
     clearInterval(this.timer);
     this.wake?.();
-    await this.loop;
+    void this.loop;
     this.deps.dataplane.close();
   }
 

@@ -119,12 +119,13 @@ export class Dataplane {
     this.programProblem = undefined;
     this.state = {
       ...this.state,
-      revision: snap.revision,
       vips: result.vips,
       serviceKeys: result.serviceKeys,
       backends: result.backends,
     };
     await this.refresh();
+    // The revision last: a reader that sees it sees the interfaces checked for it too.
+    this.state = { ...this.state, revision: snap.revision };
     return result;
   }
 

@@ -1,11 +1,14 @@
 // Test workload for the dataplane's network-namespace tests: small servers that answer with
 // their name, and clients that open many short flows and report what answered.
-//   flows serve-tcp PORT NAME        accept, read one request, answer NAME\n, wait for EOF
-//   flows serve-udp PORT NAME        answer every datagram with NAME
+//   flows serve-tcp PORT NAME        accept, read one request, answer "NAME PEERPORT\n", wait
+//                                    for EOF (PEERPORT: the source port the server saw)
+//   flows serve-udp PORT NAME        answer every datagram with "NAME PEERPORT"
 //   flows tcp ADDR PORT COUNT PROCS  COUNT short connections over PROCS processes; prints
-//                                    "ok N failed N" and "NAME count" per answering server
-//   flows udp ADDR PORT [BYTES]      one request (BYTES long, default 8) on a connected
-//                                    socket; prints the answer, or "error <errno text>"
+//                                    "ok N failed N", "ports MIN MAX" (peer ports the servers
+//                                    saw) and "NAME count" per answering server
+//   flows udp ADDR PORT [BYTES [SPORT]]  one request (BYTES long, default 8) on a connected
+//                                    socket, from source port SPORT if given; prints the
+//                                    answer, or "error <errno text>"
 // Every loop is bounded; connections close with a reset (SO_LINGER 0) so short flows do not
 // pile up in TIME_WAIT.
 #include <arpa/inet.h>
@@ -45,11 +48,13 @@ static int serve_tcp(int port, const char *name) {
     if (fork() == 0)
       break;
   char buf[4096], reply[256];
-  int n = snprintf(reply, sizeof(reply), "%s\n", name);
   for (;;) {
-    int c = accept(s, NULL, NULL);
+    struct sockaddr_in6 peer;
+    socklen_t plen = sizeof(peer);
+    int c = accept(s, (struct sockaddr *)&peer, &plen);
     if (c < 0)
       continue;
+    int n = snprintf(reply, sizeof(reply), "%s %d\n", name, ntohs(peer.sin6_port));
     if (read(c, buf, sizeof(buf)) > 0 && write(c, reply, n) == n)
       while (read(c, buf, sizeof(buf)) > 0) {
       }
@@ -68,14 +73,17 @@ static int serve_udp(int port, const char *name) {
   for (;;) {
     struct sockaddr_in6 from;
     socklen_t len = sizeof(from);
-    if (recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len) >= 0)
-      sendto(s, name, strlen(name), 0, (struct sockaddr *)&from, len);
+    if (recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len) >= 0) {
+      char reply[256];
+      int n = snprintf(reply, sizeof(reply), "%s %d", name, ntohs(from.sin6_port));
+      sendto(s, reply, n, 0, (struct sockaddr *)&from, len);
+    }
   }
 }
 
 #define MAX_NAMES 16
 struct tally {
-  long ok, failed;
+  long ok, failed, port_min, port_max;
   char names[MAX_NAMES][64];
   long counts[MAX_NAMES];
 };
@@ -101,6 +109,15 @@ static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
     t->ok++;
     buf[n] = 0;
     buf[strcspn(buf, "\n")] = 0;
+    char *space = strchr(buf, ' ');
+    if (space) {
+      long port = atol(space + 1);
+      *space = 0;
+      if (t->port_min == 0 || port < t->port_min)
+        t->port_min = port;
+      if (port > t->port_max)
+        t->port_max = port;
+    }
     for (int k = 0; k < MAX_NAMES; k++) {
       if (t->names[k][0] == 0)
         snprintf(t->names[k], sizeof(t->names[k]), "%s", buf);
@@ -137,6 +154,10 @@ static int tcp_flows(const char *ip, int port, long count, int procs) {
       return 1;
     all.ok += t.ok;
     all.failed += t.failed;
+    if (t.port_min && (all.port_min == 0 || t.port_min < all.port_min))
+      all.port_min = t.port_min;
+    if (t.port_max > all.port_max)
+      all.port_max = t.port_max;
     for (int k = 0; k < MAX_NAMES && t.names[k][0]; k++)
       for (int j = 0; j < MAX_NAMES; j++) {
         if (all.names[j][0] == 0)
@@ -150,14 +171,23 @@ static int tcp_flows(const char *ip, int port, long count, int procs) {
   while (wait(NULL) > 0) {
   }
   printf("ok %ld failed %ld\n", all.ok, all.failed);
+  printf("ports %ld %ld\n", all.port_min, all.port_max);
   for (int j = 0; j < MAX_NAMES && all.names[j][0]; j++)
     printf("%s %ld\n", all.names[j], all.counts[j]);
   return 0;
 }
 
-static int udp_request(const char *ip, int port, int bytes) {
+static int udp_request(const char *ip, int port, int bytes, int sport) {
   struct sockaddr_in6 a = addr_of(ip, port);
-  int s = socket(AF_INET6, SOCK_DGRAM, 0);
+  int s = socket(AF_INET6, SOCK_DGRAM, 0), one = 1;
+  if (sport > 0) {
+    struct sockaddr_in6 local = addr_of("::", sport);
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(s, (struct sockaddr *)&local, sizeof(local)) < 0) {
+      printf("error bind %s\n", strerror(errno));
+      return 0;
+    }
+  }
   struct timeval tv = {2, 0};
   setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
@@ -169,8 +199,6 @@ static int udp_request(const char *ip, int port, int bytes) {
   if (bytes < 1 || bytes > (int)sizeof(out))
     bytes = 8;
   char buf[256];
-  struct sockaddr_in6 local;
-  socklen_t llen = sizeof(local);
   ssize_t n = -1;
   if (send(s, out, bytes, 0) == bytes)
     n = recv(s, buf, sizeof(buf) - 1, 0);
@@ -179,7 +207,6 @@ static int udp_request(const char *ip, int port, int bytes) {
     return 0;
   }
   buf[n] = 0;
-  getsockname(s, (struct sockaddr *)&local, &llen);
   printf("%s\n", buf);
   return 0;
 }
@@ -192,7 +219,8 @@ int main(int argc, char **argv) {
   if (argc >= 6 && strcmp(argv[1], "tcp") == 0)
     return tcp_flows(argv[2], atoi(argv[3]), atol(argv[4]), atoi(argv[5]));
   if (argc >= 4 && strcmp(argv[1], "udp") == 0)
-    return udp_request(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 8);
+    return udp_request(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 8,
+                       argc >= 6 ? atoi(argv[5]) : 0);
   fprintf(stderr, "usage: see flows.c\n");
   return 2;
 }
