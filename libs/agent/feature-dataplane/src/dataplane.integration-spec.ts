@@ -92,7 +92,7 @@ if (unusable !== undefined) {
       const out = fromClient('tcp', WEB, '80', String(count), String(procs));
       const [, ok, failed] = /ok (\d+) failed (\d+)/.exec(out) ?? [];
       const [, min, max] = /ports (\d+) (\d+)/.exec(out) ?? [];
-      const names = Object.fromEntries(
+      const names: Record<string, number> = Object.fromEntries(
         [...out.matchAll(/^(web-[a-z]) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]),
       );
       return {
