@@ -32,7 +32,7 @@ if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   skip "the node stack could not be built (see above)"
 fi
 stack="${PODMIN_NODE_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/node-stack}/bin"
-for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs agent-coordinator.cjs agent-dns.cjs; do
+for b in podmin.cjs podmin-agent.cjs agent-registry.cjs agent-staticpod.cjs agent-identity.cjs agent-coordinator.cjs agent-dns.cjs agent-dataplane.cjs; do
   [[ -f dist/bin/$b ]] || skip "dist/bin/$b is missing (run npm run build)"
 done
 
@@ -120,6 +120,7 @@ readiness() {
     PODMIN_NODE_TIER_IMAGE=registry.podmin.internal/apps/hello:v1 \
     PODMIN_NODE_TIER_BUCKET=$bucket_dir PODMIN_NODE_TIER_CLUSTER=$cluster \
     PODMIN_NODE_TIER_NODE_ADDRESS=$node_address \
+    PODMIN_NODE_TIER_CRICTL=$stack/crictl PODMIN_NODE_TIER_CRI_SOCKET=$socket \
     npx jest -c libs/agent/feature-coordinator/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
@@ -189,6 +190,29 @@ check pod_resolves hello
 check pod_resolves hello.default
 check http_answers "$pod_ip" hello-v1
 
+# Services end to end: from inside another Pod, `http://hello/` goes through the Pod's resolver
+# (CoreDNS, then agent-dns) to the VIP, and agent-dataplane's eBPF program on the client's host
+# veth carries the connection to the hello Pod and the reply back from the VIP.
+mkdir -p "$work/client"
+(cd "$work/client" && podmin init client -g default --image hello:v1 >/dev/null 2>&1)
+podmin deploy client -g default -f "$work/client/daemonset.yaml" >/dev/null 2>&1
+client_cid() { crictl ps --name client --state Running -q | head -1; }
+client_running() { [[ -n $(client_cid) ]]; }
+check wait_for 120 client_running
+through_service() {
+  local got
+  got=$("$stack/crictl" --runtime-endpoint "unix://${socket}" exec "$(client_cid)" /hello get http://hello/ 2>"$work/get.err")
+  [[ $got == "$1 from "* ]] || {
+    echo "  get http://hello/ from the client Pod: '${got}' $(grep 'hello get' "$work/get.err")" >&2
+    return 1
+  }
+}
+check wait_for 30 through_service hello-v1
+if ! through_service hello-v1 2>/dev/null; then
+  grep 'dataplane' "$node_root/var/log/podmin-agent.log" | tail -n 20 >&2
+  ip -6 route show | grep -v '^fe80' >&2
+fi
+
 # RSS of the node's long-running processes with a Pod running.
 rss_of() { ps -o rss= -p "$1" 2>/dev/null | awk '{s+=$1} END {printf "%.0f", s/1024}'; }
 read -r kubelet_pid containerd_pid coredns_pid < <(json '.pids.join(" ")' <"$node_root/run/podmin/stack.json")
@@ -209,6 +233,8 @@ new_ip() { crictl inspectp "$(crictl pods --name hello --state Ready -q | head -
 serves_v2() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v2; }
 check wait_for 120 serves_v2
 replace_ms=$(($(date +%s%3N) - replaced_at))
+# New connections through the Service reach the new Pod.
+check wait_for 30 through_service hello-v2
 one_running() { [[ $(crictl ps --name hello --state Running -q | wc -l) -eq 1 ]] && [[ $(crictl ps --name hello --state Running -q) != "$cid" ]]; }
 check wait_for 60 one_running
 

@@ -5,6 +5,8 @@
  * (with the container's user and mounts) through `crictl exec` in an image without a shell.
  * `hello resolve NAME` resolves NAME's AAAA as a stub resolver does, from /etc/resolv.conf
  * (first nameserver, search list, ndots), so a test can see what a Pod's lookups return.
+ * `hello get http://NAME/` resolves NAME the same way and prints the body of one HTTP GET, so a
+ * test can call a Service from inside a Pod (DNS, VIP and dataplane together).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -198,7 +200,7 @@ static int query_aaaa(const struct resolv_conf *rc, const char *name, struct in6
  * Prints NAME's first AAAA address. Exit status: 0; else that of the last candidate: its rcode
  * (3 for NXDOMAIN), 1 for NODATA, 2 (as SERVFAIL) when the nameserver did not answer.
  */
-static int resolve(const char *name) {
+static int lookup(const char *name, struct in6_addr *found) {
   struct resolv_conf rc;
   if (read_resolv_conf(&rc) < 0) return 1;
   /* The candidates in resolv.conf(5) order: as given first when it has at least ndots dots. */
@@ -219,9 +221,7 @@ static int resolve(const char *name) {
     struct in6_addr addr;
     int rcode = 0, result = query_aaaa(&rc, candidates[i], &addr, &rcode);
     if (result == 0) {
-      char text[INET6_ADDRSTRLEN];
-      /* glibc's inet_ntop writes RFC 5952 text (longest zero run, first of equals, lowercase) */
-      puts(inet_ntop(AF_INET6, &addr, text, sizeof text));
+      *found = addr;
       return 0;
     }
     if (result < 0) {
@@ -234,6 +234,89 @@ static int resolve(const char *name) {
     }
   }
   return status;
+}
+
+static int resolve(const char *name) {
+  struct in6_addr addr;
+  int status = lookup(name, &addr);
+  if (status == 0) {
+    char text[INET6_ADDRSTRLEN];
+    /* glibc's inet_ntop writes RFC 5952 text (longest zero run, first of equals, lowercase) */
+    puts(inet_ntop(AF_INET6, &addr, text, sizeof text));
+  }
+  return status;
+}
+
+/*
+ * `hello get http://HOST[:PORT]/PATH`: resolves HOST as `resolve` does (a Service name through
+ * the Pod's resolv.conf) unless it is a bracketed IPv6 literal, sends one HTTP/1.0 GET and
+ * prints the response body. Exit status 0 for a 2xx answer; 7 when the connection fails (as
+ * curl's "couldn't connect"), with the reason on stderr; 1 otherwise.
+ */
+static int get(const char *url) {
+  const char *p = strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
+  if (!p) {
+    fprintf(stderr, "hello get: only http:// URLs\n");
+    return 1;
+  }
+  char host[256] = "", path[512] = "/";
+  int port = 80;
+  const char *slash = strchr(p, '/');
+  size_t hl = slash ? (size_t)(slash - p) : strlen(p);
+  if (hl >= sizeof host) return 1;
+  memcpy(host, p, hl);
+  host[hl] = '\0';
+  if (slash) snprintf(path, sizeof path, "%s", slash);
+  struct in6_addr addr;
+  char *colon = strrchr(host, ':');
+  if (host[0] == '[') {
+    char *end = strchr(host, ']');
+    if (!end) return 1;
+    *end = '\0';
+    if (end[1] == ':') port = atoi(end + 2);
+    memmove(host, host + 1, strlen(host));
+    if (inet_pton(AF_INET6, host, &addr) != 1) return 1;
+  } else {
+    if (colon) {
+      *colon = '\0';
+      port = atoi(colon + 1);
+    }
+    int status = lookup(host, &addr);
+    if (status != 0) return status;
+  }
+  struct sockaddr_in6 sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin6_family = AF_INET6;
+  sa.sin6_port = htons((uint16_t)port);
+  sa.sin6_addr = addr;
+  int s = socket(AF_INET6, SOCK_STREAM, 0);
+  struct timeval timeout = {5, 0};
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  if (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    fprintf(stderr, "hello get: connect %s port %d: %s\n", host, port, strerror(errno));
+    close(s);
+    return 7;
+  }
+  char req[1024];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", path, host);
+  if (write(s, req, (size_t)n) != n) {
+    close(s);
+    return 1;
+  }
+  char resp[8192];
+  size_t used = 0;
+  for (;;) {
+    ssize_t r = read(s, resp + used, sizeof resp - 1 - used);
+    if (r <= 0) break;
+    used += (size_t)r;
+    if (used == sizeof resp - 1) break;
+  }
+  close(s);
+  resp[used] = '\0';
+  char *body = strstr(resp, "\r\n\r\n");
+  if (body) fputs(body + 4, stdout);
+  return strncmp(resp, "HTTP/1.0 2", 10) == 0 || strncmp(resp, "HTTP/1.1 2", 10) == 0 ? 0 : 1;
 }
 
 static void stop(int sig) {
@@ -273,6 +356,7 @@ static void answer(int c, const char *greeting, const char *host) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "cat") == 0) return cat(argc, argv);
   if (argc == 3 && strcmp(argv[1], "resolve") == 0) return resolve(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "get") == 0) return get(argv[2]);
   const char *greeting = getenv("GREETING") ? getenv("GREETING") : "hello";
   const char *env_port = getenv("PORT");
   int port = env_port ? atoi(env_port) : 8080;

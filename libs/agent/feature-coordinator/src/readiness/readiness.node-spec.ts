@@ -21,6 +21,8 @@ import { KubeletReadiness } from './kubelet-readiness';
 //   PODMIN_NODE_TIER_BUCKET       the local provider's bucket directory the agent leads on
 //   PODMIN_NODE_TIER_CLUSTER      the cluster name (the VIP's first input)
 //   PODMIN_NODE_TIER_NODE_ADDRESS the node IPv6 address CoreDNS listens on (port 53)
+//   PODMIN_NODE_TIER_CRICTL       crictl, and PODMIN_NODE_TIER_CRI_SOCKET containerd's socket:
+//                                 the Pod calls its own Service through the VIP dataplane
 // The static Pod is written as .json, which kubelet reads and the static-Pod reconciler (which
 // owns every *.yaml there) leaves alone. Its exec readiness probe reads a file on a hostPath
 // volume, so the test flips readiness from the host.
@@ -41,6 +43,38 @@ const image = required('PODMIN_NODE_TIER_IMAGE');
 const bucket = new LocalDirectoryObjectStore(required('PODMIN_NODE_TIER_BUCKET'));
 const cluster = required('PODMIN_NODE_TIER_CLUSTER');
 const nodeAddress = required('PODMIN_NODE_TIER_NODE_ADDRESS');
+const crictl = required('PODMIN_NODE_TIER_CRICTL');
+const criSocket = required('PODMIN_NODE_TIER_CRI_SOCKET');
+
+/**
+ * `/hello get http://flip:8081/` inside the flip Pod `pod`: its resolver, CoreDNS, agent-dns,
+ * then the VIP, which agent-dataplane's program on the Pod's own host veth sends back to it.
+ */
+async function getFlipFrom(pod: string): Promise<{ code: number; out: string }> {
+  const cri = ['--runtime-endpoint', `unix://${criSocket}`];
+  const { stdout } = await promisify(execFile)(crictl, [
+    ...cri,
+    'ps',
+    '-q',
+    '--state',
+    'Running',
+    '--label',
+    `io.kubernetes.pod.name=${pod}`,
+  ]);
+  const container = stdout.trim().split('\n')[0] ?? '';
+  return new Promise((resolve) => {
+    execFile(
+      crictl,
+      [...cri, 'exec', container, '/hello', 'get', 'http://flip:8081/'],
+      { timeout: 15_000 },
+      (err, out, errOut) =>
+        resolve({
+          code: err ? Number((err as { code?: unknown }).code ?? 1) : 0,
+          out: `${out}${errOut}`,
+        }),
+    );
+  });
+}
 
 const LABEL = 'podmin-node-tier';
 const VALUE = 'readiness';
@@ -280,6 +314,16 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
     );
     expect(await flipBackends()).toEqual([entered.address]);
     await expectFlipVip();
+    // Through the VIP, once agent-dataplane has programmed the backend.
+    const got = await waitFor(
+      'an answer through the flip VIP',
+      async () => {
+        const r = await getFlipFrom(entered.pod);
+        return r.code === 0 ? r : undefined;
+      },
+      15_000,
+    );
+    expect(got.out).toMatch(/ from /);
   }, 60_000);
 
   it('leaves the set and the backends when its probe fails, and the set when the Pod is deleted', async () => {
@@ -315,6 +359,17 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
     );
     expect(await flipBackends()).toEqual([]);
     await expectFlipVip();
+    // No ready backend: the dataplane refuses new connections to the VIP at once.
+    const refused = await waitFor(
+      'the flip VIP refusing connections',
+      async () => {
+        const r = await getFlipFrom(pod?.name ?? '');
+        // crictl exits 1 whatever the command's status; hello get says why it failed.
+        return r.code !== 0 && /Connection refused/.test(r.out) ? r : undefined;
+      },
+      15_000,
+    );
+    expect(refused.out).toMatch(/Connection refused/);
 
     fs.writeFileSync(flag, 'ready\n', { mode: 0o644 });
     await waitFor('the Pod Ready again', () => readiness.current().find(ours), 30_000);
