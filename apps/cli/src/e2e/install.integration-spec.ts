@@ -149,7 +149,7 @@ describe('podmin install cloudflared on a local bucket, the image from a loopbac
     expect(first.stderr).toContain(
       'Tunnel token /demo/platform-cloudflared/cloudflared/tunnel-token exists in aws-parameter-store (its value is not read)',
     );
-    expect(first.stderr).toContain(`Mirrored ${SOURCE}@${pinned} to ${MIRROR}`);
+    expect(first.stderr).toContain(`Mirrored ${SOURCE} to ${MIRROR}@${pinned}`);
     expect(first.stderr).toContain('Committed: edge/cloudflared');
     expect(`${first.stdout}${first.stderr}`).not.toContain(TOKEN);
     // Pulled by the pinned digest, never by tag.

@@ -120,11 +120,12 @@ export async function installComponent(
       },
     );
   }
-  deps.reporter.info(
-    mirror === 'present'
-      ? `Reusing ${mirrored.path} (${mirrored.version}, ${mirrored.digest}): already mirrored`
-      : `Mirrored ${pinned} to ${mirrored.path}`,
-  );
+  // An upload or repair is reported by the mirror itself; a reuse writes nothing, so say so.
+  if (mirror === 'present') {
+    deps.reporter.info(
+      `Reusing ${mirrored.path} (${mirrored.version}, ${mirrored.digest}): already mirrored`,
+    );
+  }
 
   const committed = await deps.commit({
     name: deployment.name,
