@@ -11,8 +11,12 @@
 # VIP with TTL 5 (NXDOMAIN for an unknown name) and the Pod resolves the short names through its
 # search list; a static Pod with an exec readiness probe is a backend of a Service in the
 # agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag replaces the Pod;
-# delete removes it and its files; `podmin teardown` leaves no process, mount, address or
-# interface behind.
+# delete removes it and its files; `podmin install cloudflared` (a stand-in with the upstream
+# image's layout, tools/node-stack/cloudflared, under the pin's name: the real image cannot be
+# pulled here) mirrors the image, and its static Pod runs with the hardening in force (crictl
+# inspect and the process's own /proc status: user 65532, read-only root, no new privileges,
+# no capabilities) and the token mounted, without reaching Cloudflare; a re-run changes nothing;
+# `podmin teardown` leaves no process, mount, address or interface behind.
 # Prints `SKIPPED node: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +68,9 @@ for v in v1 v2; do
   aarch64-linux-gnu-gcc -static -Os -s -o "$work/hello-$v/hello-arm64" tools/node-stack/hello/hello.c
   sed "s/^ENV GREETING=.*/ENV GREETING=hello-$v/" tools/node-stack/hello/Containerfile >"$work/hello-$v/Containerfile"
 done
+# The cloudflared stand-in: hello.c in the upstream image's layout.
+mkdir -p "$work/cloudflared"
+cp "$work/hello-v1/hello-amd64" "$work/hello-v1/hello-arm64" tools/node-stack/cloudflared/Containerfile "$work/cloudflared/"
 cluster=node-tier
 podmin connect "$cluster" --provider local >/dev/null 2>&1
 bucket_dir=$(json ".contexts[\"$cluster\"].bucket" <"$XDG_CONFIG_HOME/podmin/config.json")
@@ -72,6 +79,12 @@ for v in v1 v2; do
   podmin build "$work/hello-$v" -t "hello:$v" --platform linux/amd64 --platform linux/arm64 >/dev/null 2>&1
   podmin push "hello:$v" >/dev/null 2>&1
 done
+
+# Stored under the pin's upstream name, so the install mirrors it without a registry; the pin
+# is pointed at its digest (PODMIN_TEST_CLOUDFLARED_PIN) because the real one is not this image.
+podmin build "$work/cloudflared" -t docker.io/cloudflare/cloudflared:stand-in --platform linux/amd64 --platform linux/arm64 >/dev/null 2>&1
+cloudflared_digest=$(json '.manifests.find((d) => (d.annotations || {})["org.opencontainers.image.ref.name"] === "stand-in").digest' \
+  <"$XDG_CACHE_HOME/podmin/oci/docker.io/cloudflare/cloudflared/index.json")
 
 node_root=$(podmin setup 2>"$work/setup.log") || { cat "$work/setup.log" >&2; exit 1; }
 cat "$work/setup.log" >&2
@@ -247,6 +260,66 @@ pod_gone() { ! running && ! sandbox_ready; }
 files_gone() { ! manifest_files && [[ ! -e $node_root/run/podmin/workloads/hello ]]; }
 check wait_for 90 pod_gone
 check wait_for 30 files_gone
+
+# podmin install cloudflared: token first, then the install; the runtime's view of the Pod.
+cloudflared_token=node-tier-stand-in-token
+token_mount=/var/run/podmin/aws-parameter-store/tunnel-token
+printf %s "$cloudflared_token" | podmin secret create tunnel-token --for cloudflared -n platform-cloudflared --from-stdin >/dev/null 2>&1
+install_cloudflared() { PODMIN_TEST_CLOUDFLARED_PIN="stand-in@${cloudflared_digest}" podmin install cloudflared -g default 2>&1; }
+desired_bytes() { (cd "$bucket_dir" && find deployments mirror nodegroups -type f -exec sha256sum {} + | sort); }
+installed=$(install_cloudflared) || true
+cloudflared_committed() { grep -q "^Committed: default/cloudflared" <<<"$installed" || { printf '%s\n' "$installed" >&2; return 1; }; }
+cloudflared_listed() { podmin list 2>/dev/null | grep -Eq '^cloudflared +platform-cloudflared +default +- +install/cloudflared *$'; }
+cloudflared_running() { [[ -n $(crictl ps --name cloudflared --state Running -q) ]]; }
+check cloudflared_committed
+check cloudflared_listed
+check wait_for 120 cloudflared_running
+cf=$(crictl ps --name cloudflared --state Running -q | head -1)
+# The OCI runtime spec containerd gave runc: user, read-only root, no_new_privs, no capabilities, the args.
+cloudflared_spec_hardened() {
+  crictl inspect "$cf" | TOKEN_MOUNT=$token_mount node -e '
+    let s = "";
+    process.stdin.on("data", (d) => (s += d)).on("end", () => {
+      const spec = JSON.parse(s).info.runtimeSpec;
+      const caps = spec.process.capabilities ?? {};
+      const problems = [];
+      if (spec.process.user.uid !== 65532 || spec.process.user.gid !== 65532) problems.push(`user ${JSON.stringify(spec.process.user)}`);
+      if (spec.root.readonly !== true) problems.push("root not read-only");
+      if (spec.process.noNewPrivileges !== true) problems.push("new privileges allowed");
+      for (const set of ["bounding", "effective", "permitted", "inheritable", "ambient"]) {
+        if ((caps[set] ?? []).length > 0) problems.push(`${set} capabilities ${caps[set].join(",")}`);
+      }
+      const args = ["/usr/local/bin/cloudflared", "tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run", "--token-file", process.env.TOKEN_MOUNT];
+      if (JSON.stringify(spec.process.args) !== JSON.stringify(args)) problems.push(`args ${JSON.stringify(spec.process.args)}`);
+      for (const p of problems) console.error(`  cloudflared: ${p}`);
+      process.exit(problems.length === 0 ? 0 : 1);
+    });'
+}
+# The running process's own view, from inside the container.
+in_cloudflared() { crictl exec "$cf" /usr/local/bin/cloudflared cat "$@"; }
+cloudflared_process_hardened() {
+  local status
+  status=$(in_cloudflared /proc/1/status) &&
+    grep -Eq '^Uid:\s+65532\s+65532\s+65532\s+65532$' <<<"$status" &&
+    grep -Eq '^NoNewPrivs:\s+1$' <<<"$status" &&
+    grep -Eq '^CapEff:\s+0+$' <<<"$status" && grep -Eq '^CapPrm:\s+0+$' <<<"$status" &&
+    grep -Eq '^CapBnd:\s+0+$' <<<"$status" &&
+    awk '$2 == "/" { split($4, o, ","); if (o[1] == "ro") found = 1 } END { exit !found }' <<<"$(in_cloudflared /proc/1/mounts)"
+}
+cloudflared_token_mounted() { [[ $(in_cloudflared "$token_mount") == "$cloudflared_token" ]]; }
+check cloudflared_spec_hardened
+check cloudflared_process_hardened
+check cloudflared_token_mounted
+before_rerun=$(desired_bytes)
+reinstalled=$(install_cloudflared) || true
+cloudflared_rerun_unchanged() {
+  grep -q "^Already committed (unchanged): default/cloudflared" <<<"$reinstalled" && grep -q "already mirrored" <<<"$reinstalled" &&
+    [[ $(desired_bytes) == "$before_rerun" ]]
+}
+check cloudflared_rerun_unchanged
+podmin delete cloudflared -g default >/dev/null 2>&1
+cloudflared_gone() { [[ -z $(crictl ps --name cloudflared -q) ]]; }
+check wait_for 90 cloudflared_gone
 
 short=$(dirname "$(dirname "$socket")")
 podmin teardown >/dev/null 2>&1

@@ -10,6 +10,7 @@ import { destroyCommand } from './commands/destroy/destroy.command';
 import { disconnectCommand } from './commands/disconnect/disconnect.command';
 import { fetchCommand } from './commands/fetch/fetch.command';
 import { initCommand } from './commands/init/init.command';
+import { installCommand } from './commands/install/install.command';
 import { listCommand } from './commands/list/list.command';
 import { pullCommand } from './commands/pull/pull.command';
 import { pushCommand } from './commands/push/push.command';
@@ -47,6 +48,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(deployCommand(ctx))
     .command(listCommand(ctx))
     .command(deleteCommand(ctx))
+    .command(installCommand(ctx))
     .command(secretCommand(ctx))
     .command(fetchCommand(ctx))
     .command(buildCommand(ctx))

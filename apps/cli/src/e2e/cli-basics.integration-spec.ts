@@ -2,7 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeSandbox, type CliSandbox } from './cli-harness';
 
-const COMMANDS = ['connect', 'use', 'disconnect', 'init', 'validate', 'deploy', 'list', 'delete'];
+const COMMANDS = [
+  'connect',
+  'use',
+  'disconnect',
+  'init',
+  'validate',
+  'deploy',
+  'list',
+  'delete',
+  'install',
+];
 
 describe('podmin basics', () => {
   let sandbox: CliSandbox;
@@ -36,6 +46,7 @@ describe('podmin basics', () => {
       ['list'],
       ['delete', 'web', '-g', 'default'],
       ['deploy', 'web', '-g', 'default', '--image', 'hello:v1'],
+      ['install', 'cloudflared', '-g', 'default'],
     ]) {
       const result = await sandbox.run(args);
       expect(result.code).toBe(1);

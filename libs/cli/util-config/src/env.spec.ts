@@ -37,4 +37,17 @@ describe('readCliEnvironment', () => {
     });
     expect(env.processEnv?.['PODMIN_TF_CMD']).toBe('/opt/tofu');
   });
+
+  it('reads the install test overrides only when set', () => {
+    expect(readCliEnvironment({})).not.toHaveProperty('testCloudflaredPin');
+    expect(
+      readCliEnvironment({
+        PODMIN_TEST_UPSTREAM_REGISTRY_URL: 'http://127.0.0.1:7',
+        PODMIN_TEST_CLOUDFLARED_PIN: '1.0.0@sha256:00',
+      }),
+    ).toMatchObject({
+      testUpstreamRegistryUrl: 'http://127.0.0.1:7',
+      testCloudflaredPin: '1.0.0@sha256:00',
+    });
+  });
 });

@@ -37,6 +37,16 @@ export interface CliEnvironment {
    * (PODMIN_TEST_DEPENDENCY_BASE_URL; see `releaseEndpointsUnder`).
    */
   testDependencyBaseUrl?: string;
+  /**
+   * Tests only: the base URL of a loopback registry that serves every upstream image `podmin
+   * install` pulls, under its upstream name (PODMIN_TEST_UPSTREAM_REGISTRY_URL).
+   */
+  testUpstreamRegistryUrl?: string;
+  /**
+   * Tests only: `<version>@sha256:<hex>` replacing the cloudflared pin, for a stand-in image
+   * (PODMIN_TEST_CLOUDFLARED_PIN); the real upstream digest cannot be served here.
+   */
+  testCloudflaredPin?: string;
   /** The whole environment, handed to child processes such as OpenTofu/Terraform. */
   processEnv?: Readonly<Record<string, string | undefined>>;
 }
@@ -87,5 +97,9 @@ export function readCliEnvironment(
   if (moduleDir) out.testInfraModuleDir = moduleDir;
   const dependencyBase = pick('PODMIN_TEST_DEPENDENCY_BASE_URL');
   if (dependencyBase) out.testDependencyBaseUrl = dependencyBase;
+  const upstreamRegistry = pick('PODMIN_TEST_UPSTREAM_REGISTRY_URL');
+  if (upstreamRegistry) out.testUpstreamRegistryUrl = upstreamRegistry;
+  const cloudflaredPin = pick('PODMIN_TEST_CLOUDFLARED_PIN');
+  if (cloudflaredPin) out.testCloudflaredPin = cloudflaredPin;
   return out;
 }

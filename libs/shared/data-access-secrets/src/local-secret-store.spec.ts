@@ -31,6 +31,16 @@ describe('LocalSecretStore', () => {
     expect(fs.readFileSync(file, 'utf8')).not.toContain('from-sm');
   });
 
+  it('answers existence per provider name without writing the file', async () => {
+    expect(await ps().exists(name)).toBe(false);
+    expect(fs.existsSync(file)).toBe(false);
+    await sm().create(name, Buffer.from('tok'));
+    const before = fs.readFileSync(file);
+    expect(await sm().exists(name)).toBe(true);
+    expect(await ps().exists(name)).toBe(false);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+  });
+
   it('records the deletion date, restores within the window, and forgets after 30 days', async () => {
     await sm().create(name, Buffer.from('tok'));
     await sm().delete(name);

@@ -112,6 +112,14 @@ export class LocalSecretStore implements SecretStore {
     );
   }
 
+  async exists(name: string): Promise<boolean> {
+    parseSecretName(name);
+    const entries = this.entriesAt(await this.read(), this.now());
+    if (entries[name] === undefined) return false;
+    this.live(entries, name, `checking ${name} in ${this.provider}`);
+    return true;
+  }
+
   async list(prefix: string): Promise<string[]> {
     assertSecretPrefix(prefix);
     const entries = this.entriesAt(await this.read(), this.now());

@@ -103,6 +103,20 @@ describe('ParameterStoreSecretStore', () => {
     }
   });
 
+  it('checks existence with DescribeParameters on the exact name, never reading the value', async () => {
+    const fake = new FakeAwsClient();
+    fake.answers.push({ Parameters: [{ Name: name }] }, { Parameters: [] });
+    expect(await store(fake).exists(name)).toBe(true);
+    expect(await store(fake).exists(name)).toBe(false);
+    expect(fake.sent.map((s) => s.command)).toEqual([
+      'DescribeParametersCommand',
+      'DescribeParametersCommand',
+    ]);
+    expect(fake.sent[0]?.input).toEqual({
+      ParameterFilters: [{ Key: 'Name', Option: 'Equals', Values: [name] }],
+    });
+  });
+
   it('lists by recursive path filter across every page', async () => {
     const fake = new FakeAwsClient();
     fake.answers.push(

@@ -110,6 +110,19 @@ export class ParameterStoreSecretStore implements SecretStore {
     return Buffer.from(parameter.Value, 'utf8');
   }
 
+  async exists(name: string): Promise<boolean> {
+    parseSecretName(name);
+    // DescribeParameters returns metadata only, so the check needs no decryption and no value.
+    const out = await this.call(`checking ${name} in ${this.provider}`, () =>
+      this.client.send(
+        new DescribeParametersCommand({
+          ParameterFilters: [{ Key: 'Name', Option: 'Equals', Values: [name] }],
+        }),
+      ),
+    );
+    return (out.Parameters ?? []).some((p) => p.Name === name);
+  }
+
   async list(prefix: string): Promise<string[]> {
     assertSecretPrefix(prefix);
     const path = prefix === '/' ? '/' : prefix.slice(0, -1);

@@ -86,6 +86,18 @@ export function describeSecretStoreContract(
       expect((await store().get(name('log-level'))).toString()).toBe('debug');
     });
 
+    it('tells whether a secret exists without reading it, and validates the name', async () => {
+      expect(await store().exists(name('tunnel-token'))).toBe(false);
+      await store().create(name('tunnel-token'), Buffer.from('eyJ'));
+      expect(await store().exists(name('tunnel-token'))).toBe(true);
+      // An exact name, never a prefix or a sibling.
+      expect(await store().exists(name('tunnel'))).toBe(false);
+      expect(await store().exists(name('tunnel-token', 'other'))).toBe(false);
+      await expectCode(store().exists(`/${cluster}/default/web/../x`), 'INVALID_ARGUMENT');
+      await store().destroy(name('tunnel-token'));
+      expect(await store().exists(name('tunnel-token'))).toBe(false);
+    });
+
     it('reports missing secrets as NOT_FOUND', async () => {
       await expectCode(store().get(name('missing')), 'NOT_FOUND');
       await expectCode(store().destroy(name('missing')), 'NOT_FOUND');
@@ -203,6 +215,7 @@ export function describeSecretStoreContract(
           'PRECONDITION_FAILED',
         );
         await expectCode(store().delete(name('oauth-token')), 'PRECONDITION_FAILED');
+        await expectCode(store().exists(name('oauth-token')), 'PRECONDITION_FAILED');
         expect(await store().list(`/${cluster}/`)).toEqual([]);
         await store().restore(name('oauth-token'));
         expect((await store().get(name('oauth-token'))).toString()).toBe('tok');

@@ -32,6 +32,11 @@ export interface SecretStore {
   update(name: string, value: Buffer): Promise<void>;
   /** The current value; NOT_FOUND when absent, PRECONDITION_FAILED when scheduled for deletion. */
   get(name: string): Promise<Buffer>;
+  /**
+   * Whether a live secret has this name, from metadata only: the value is never read or
+   * decrypted. False when absent; PRECONDITION_FAILED when scheduled for deletion (as `get`).
+   */
+  exists(name: string): Promise<boolean>;
   /** Names of every live secret under `prefix` (which starts and ends with "/"), sorted. */
   list(prefix: string): Promise<string[]>;
   /** Schedules deletion with the provider's recovery window (rejected where none exists). */

@@ -100,6 +100,24 @@ describe('SecretsManagerSecretStore', () => {
     });
   });
 
+  it('checks existence with DescribeSecret only: absent, live, scheduled for deletion', async () => {
+    const fake = new FakeAwsClient();
+    fake.answers.push(
+      new ResourceNotFoundException({ message: 'nope', $metadata: {} }),
+      { Name: name },
+      { Name: name, DeletedDate: new Date('2030-01-01T00:00:00Z') },
+    );
+    expect(await store(fake).exists(name)).toBe(false);
+    expect(await store(fake).exists(name)).toBe(true);
+    await expect(store(fake).exists(name)).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+    expect(fake.sent).toEqual(
+      Array.from({ length: 3 }, () => ({
+        command: 'DescribeSecretCommand',
+        input: { SecretId: name },
+      })),
+    );
+  });
+
   it('returns SecretString bytes or SecretBinary', async () => {
     const fake = new FakeAwsClient();
     fake.answers.push({ SecretString: 'tok' }, { SecretBinary: new Uint8Array([1, 2]) });

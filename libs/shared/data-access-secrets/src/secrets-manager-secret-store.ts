@@ -9,7 +9,7 @@ import {
   RestoreSecretCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, hasCode } from '@podmin/util-errors';
 import { awsErrorDetails, translateCommonAwsError } from './aws-errors';
 import {
   assertRecoverySupported,
@@ -122,6 +122,21 @@ export class SecretsManagerSecretStore implements SecretStore {
       'IO_ERROR',
       `${doing}: the answer has neither SecretString nor SecretBinary`,
     );
+  }
+
+  async exists(name: string): Promise<boolean> {
+    parseSecretName(name);
+    const doing = `checking ${name} in ${this.provider}`;
+    let deletionDate: Date | undefined;
+    try {
+      // DescribeSecret answers metadata only; GetSecretValue is never called.
+      deletionDate = await this.deletionDate(doing, name);
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return false;
+      throw err;
+    }
+    if (deletionDate !== undefined) throw scheduledForDeletionError(doing, name, { deletionDate });
+    return true;
   }
 
   async list(prefix: string): Promise<string[]> {

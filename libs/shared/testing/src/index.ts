@@ -24,3 +24,5 @@ export {
   type FakeRelease,
   type FakeUpstreamEndpoints,
 } from './fake-upstream';
+/** A read-only loopback registry serving one OCI image layout under an upstream name. */
+export { LayoutRegistry } from './layout-registry';

@@ -1,3 +1,5 @@
+import { PodminError } from '@podmin/util-errors';
+
 /** CPU architectures a cluster may run; one cluster may mix both. */
 export const ARCHITECTURES = ['amd64', 'arm64'] as const;
 
@@ -222,4 +224,62 @@ export function expandTemplate(template: string, values: Readonly<Record<string,
     }
     return value;
   });
+}
+
+/**
+ * An image Podmin pins to one version and the digest of its multi-platform index, for a
+ * built-in install (`podmin install`); unlike {@link IMAGE_DEPENDENCIES} it is never resolved
+ * to a newer release, so every cluster runs exactly the reviewed bytes.
+ */
+export interface PinnedImage {
+  /** The component the image runs. */
+  name: string;
+  description: string;
+  /** Upstream registry host. */
+  registry: string;
+  /** Upstream repository within the registry. */
+  repository: string;
+  /** The upstream tag the digest was read from. */
+  version: string;
+  /** `sha256:<hex>` of the upstream multi-platform image index. */
+  digest: string;
+}
+
+/**
+ * cloudflared for `podmin install cloudflared`: Cloudflare's own multi-platform image
+ * (linux/amd64 and linux/arm64; `cloudflared` in /usr/local/bin, user 65532). The digest is the
+ * upstream index digest of the 2026.8.2 tag as published on Docker Hub.
+ */
+export const CLOUDFLARED_IMAGE: PinnedImage = Object.freeze({
+  name: 'cloudflared',
+  description: 'the Cloudflare Tunnel connector',
+  registry: 'docker.io',
+  repository: 'cloudflare/cloudflared',
+  version: '2026.8.2',
+  digest: 'sha256:0aa26e284f05e6c77ae375b8c9c11d9eb6a448fb7bcd8d40f31cb6176189eb38',
+});
+
+/** The upstream reference of a pinned image: `<registry>/<repository>:<version>`. */
+export function pinnedImageSource(
+  image: Pick<PinnedImage, 'registry' | 'repository' | 'version'>,
+): string {
+  return `${image.registry}/${image.repository}:${image.version}`;
+}
+
+const PIN_OVERRIDE = /^([0-9A-Za-z][0-9A-Za-z._-]{0,127})@(sha256:[0-9a-f]{64})$/;
+
+/**
+ * `image` with its version and digest replaced by `override` (`<version>@sha256:<hex>`), for
+ * tests that serve a stand-in image whose digest cannot be the real one. Throws on any other
+ * shape, so a typo never silently keeps or half-applies the pin.
+ */
+export function overridePin(image: PinnedImage, override: string): PinnedImage {
+  const match = PIN_OVERRIDE.exec(override);
+  if (match === null || match[1] === undefined || match[2] === undefined) {
+    throw new PodminError(
+      'CONFIG_INVALID',
+      `overriding the ${image.name} pin: ${JSON.stringify(override)} is not <version>@sha256:<64 hex>`,
+    );
+  }
+  return Object.freeze({ ...image, version: match[1], digest: match[2] });
 }

@@ -28,6 +28,18 @@ describe('RegistryClient', () => {
     expect(isLoopbackHost('128.0.0.1')).toBe(false);
   });
 
+  it('reaches every registry at the test base URL override, names unchanged', async () => {
+    const client = new RegistryClient({ baseUrlOverride: 'http://127.0.0.1:5999/' });
+    expect(client.baseUrl('docker.io')).toBe('http://127.0.0.1:5999');
+    const { fetch, seen } = fakeFetch(() => new Response('{}', { status: 200 }));
+    await new RegistryClient({ fetch, baseUrlOverride: 'http://127.0.0.1:5999' }).getManifest(
+      'docker.io',
+      'cloudflare/cloudflared',
+      '2026.8.2',
+    );
+    expect(seen).toEqual(['http://127.0.0.1:5999/v2/cloudflare/cloudflared/manifests/2026.8.2 -']);
+  });
+
   it('parses Bearer challenges and ignores other schemes', () => {
     expect(
       parseBearerChallenge(

@@ -13,6 +13,11 @@ export interface RegistryClientOptions {
   plainHttp?: boolean;
   /** Deadline of one manifest or token request, in milliseconds (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * Tests only: the base URL (`http://127.0.0.1:<port>`) every registry host is reached at, so an
+   * image keeps its upstream name (and mirror path) while a loopback test registry serves it.
+   */
+  baseUrlOverride?: string;
 }
 
 /** A manifest as the registry served it. */
@@ -52,6 +57,9 @@ export class RegistryClient {
 
   /** Base URL of a registry host: Docker Hub's API host for `docker.io`. */
   baseUrl(registry: string): string {
+    if (this.options.baseUrlOverride !== undefined) {
+      return this.options.baseUrlOverride.replace(/\/+$/, '');
+    }
     const host = registry === DOCKER_HUB_REGISTRY ? 'registry-1.docker.io' : registry;
     const scheme = this.options.plainHttp === true || isLoopbackHost(host) ? 'http' : 'https';
     return `${scheme}://${host}`;

@@ -45,6 +45,14 @@ export class InMemorySecretStore implements SecretStore {
   get(name: string): Promise<Buffer> {
     return this.run(() => this.live(name));
   }
+  exists(name: string): Promise<boolean> {
+    return this.run(() => {
+      parseSecretName(name);
+      if (!this.values.has(name)) return false;
+      this.live(name);
+      return true;
+    });
+  }
   list(prefix: string): Promise<string[]> {
     return this.run(() => {
       assertSecretPrefix(prefix);
