@@ -28,6 +28,16 @@ describe('formatError', () => {
     expect(formatError(err, true)).toContain('at ');
   });
 
+  it('escapes control characters of message, cause and hint', () => {
+    const err = new PodminError('INVALID_ARGUMENT', 'reading a\u0000b:\n  - c\u001b[2J', {
+      cause: new Error('line\nforged'),
+      hint: 'use \u0007',
+    });
+    expect(formatError(err, false)).toBe(
+      'Error: reading a\\x00b:\n  - c\\x1b[2J\nCaused by: line\\x0aforged\nHint: use \\x07\n',
+    );
+  });
+
   it('marks unexpected errors and offers --debug', () => {
     expect(formatError(new TypeError('x is undefined'), false)).toContain('--debug');
   });
