@@ -55,6 +55,17 @@ describe('TerminalReporter', () => {
     expect(String(stderr.read())).toBe('connecting\nWarning: careful\n');
   });
 
+  it('escapes control characters in status lines', () => {
+    const stderr = new PassThrough();
+    const reporter = new TerminalReporter({
+      stdout: new PassThrough(),
+      stderr,
+      stdin: new PassThrough(),
+    });
+    reporter.warn('selector app=\u001b[31mred');
+    expect(String(stderr.read())).toBe('Warning: selector app=\\x1b[31mred\n');
+  });
+
   it('refuses to confirm without a terminal', async () => {
     const reporter = new TerminalReporter({
       stdout: new PassThrough(),
