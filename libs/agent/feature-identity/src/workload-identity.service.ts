@@ -22,6 +22,7 @@ import {
   issueWorkloadLeaf,
   parseCertificate,
 } from '@podmin/util-pki';
+import { PodminError } from '@podmin/util-errors';
 import { IdentityError } from './identity-error';
 import type { TrustedWorkloadCa } from './workload-ca.trust';
 
@@ -88,7 +89,12 @@ export class WorkloadIdentityService {
     assertWorkloadIdentity(identity);
     // One Pod's generations are changed by one call at a time.
     const previous = this.locks.get(identity.pod) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.ensureLocked(identity, ca));
+    const run = previous
+      .catch(() => undefined)
+      .then(() => this.ensureLocked(identity, ca))
+      .catch((err: unknown) => {
+        throw fileSystemError(err, `issuing the workload identity of Pod ${identity.pod}`);
+      });
     this.locks.set(identity.pod, run);
     void run
       .finally(() => {
@@ -234,6 +240,22 @@ function isErrno(err: unknown, code: string): boolean {
 
 function ioError(doing: string, err: unknown): IdentityError {
   return new IdentityError('IO_ERROR', `${doing}: ${(err as Error).message}`, { cause: err });
+}
+
+/**
+ * A file-system failure as an IdentityError naming the operation, path and errno, so it
+ * crosses gRPC with its cause instead of as "internal error"; anything else passes unchanged.
+ */
+function fileSystemError(err: unknown, doing: string): unknown {
+  if (err instanceof PodminError || typeof err !== 'object' || err === null) return err;
+  const { code, syscall, path: file } = err as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || typeof syscall !== 'string') return err;
+  const denied = code === 'EPERM' || code === 'EACCES' || code === 'EROFS';
+  return new IdentityError(
+    denied ? 'ACCESS_DENIED' : 'IO_ERROR',
+    `${doing}: ${syscall} ${file ?? ''}: ${code}${denied ? ' (permission denied)' : ''}`,
+    { cause: err },
+  );
 }
 
 /** fsync of a directory, so renames inside it survive a crash of the host (tmpfs aside). */

@@ -1,4 +1,5 @@
 import { Catch, HttpException, Inject } from '@nestjs/common';
+import { PodminError } from '@podmin/util-errors';
 import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REGISTRY_API_VERSION_HEADER } from './http-headers';
@@ -16,6 +17,7 @@ export type OciErrorCode =
   | 'NAME_UNKNOWN'
   | 'TAG_INVALID'
   | 'UNSUPPORTED'
+  | 'UNAVAILABLE'
   | 'UNKNOWN';
 
 /** The HTTP status, OCI error code and extra headers a refusal is answered with. */
@@ -69,6 +71,19 @@ export function ociResponse(err: RegistryError): OciResponse {
   }
 }
 
+/**
+ * True for a store failure that says the bucket cannot be used now (gone, unreachable, access
+ * withdrawn) rather than that the requested content is missing: pulls should retry, not give up.
+ */
+function isBucketUnavailable(err: unknown): err is PodminError {
+  return (
+    err instanceof PodminError &&
+    (err.code === 'BUCKET_UNAVAILABLE' ||
+      err.code === 'SERVICE_UNAVAILABLE' ||
+      err.code === 'ACCESS_DENIED')
+  );
+}
+
 /** The OCI error body: `{"errors":[{"code","message","detail"?}]}`. */
 export function ociErrorBody(code: OciErrorCode, message: string, detail?: unknown): string {
   return JSON.stringify({
@@ -102,6 +117,19 @@ export class OciErrorFilter implements ExceptionFilter {
       message = exception.message;
       const level = status >= 500 ? 'error' : 'debug';
       this.logger.event(level, 'refuse request', { method, path, status, code, error: message });
+    } else if (isBucketUnavailable(exception)) {
+      // distribution's UNAVAILABLE (503): the client may retry once the bucket is back.
+      status = 503;
+      code = 'UNAVAILABLE';
+      message = 'the cluster bucket is unavailable; retry later';
+      headers = { 'Retry-After': '5' };
+      this.logger.event('warn', 'refuse request', {
+        method,
+        path,
+        status,
+        code,
+        error: exception.message,
+      });
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       code = 'UNSUPPORTED';

@@ -64,9 +64,11 @@ describe('context commands', () => {
   it('saves and selects a context only after the bucket is verified', async () => {
     const contexts = new MemoryContexts();
     const reporter = new RecordingReporter();
+    let deleted = 0;
     const failing: BucketPreparer = {
       ensureBucket: () => Promise.resolve({ created: true }),
       probeAccess: () => Promise.reject(new Error('write denied')),
+      deleteBucket: () => Promise.resolve(void deleted++),
     };
     await expect(
       connect(
@@ -75,10 +77,13 @@ describe('context commands', () => {
       ),
     ).rejects.toThrow('write denied');
     expect(contexts.config.contexts).toEqual({});
+    // The bucket it created is removed again.
+    expect(deleted).toBe(1);
 
     const ok: BucketPreparer = {
       ensureBucket: () => Promise.resolve({ created: false }),
       probeAccess: () => Promise.resolve(),
+      deleteBucket: () => Promise.reject(new Error('an existing bucket is never removed')),
     };
     await connect(
       { cluster: 'demo', provider: 'local' },
@@ -86,6 +91,51 @@ describe('context commands', () => {
     );
     expect(contexts.config.current).toBe('demo');
     expect(reporter.infos).toContain('Using existing bucket directory /d/buckets/demo');
+  });
+
+  it('reads the config before touching the bucket, so a bad config creates nothing', async () => {
+    const reporter = new RecordingReporter();
+    const contexts = {
+      read: () => Promise.reject(new Error('config.json: not valid JSON')),
+      update: () => Promise.reject(new Error('not reached')),
+    };
+    let opened = false;
+    await expect(
+      connect(
+        { cluster: 'demo', provider: 'local' },
+        {
+          reporter,
+          contexts,
+          dirs,
+          openBucket: () => {
+            opened = true;
+            return Promise.reject(new Error('not reached'));
+          },
+        },
+      ),
+    ).rejects.toThrow('not valid JSON');
+    expect(opened).toBe(false);
+  });
+
+  it('keeps a bucket it did not create when saving the context fails', async () => {
+    const reporter = new RecordingReporter();
+    let deleted = false;
+    const contexts = {
+      read: () => Promise.resolve({ contexts: {} }),
+      update: () => Promise.reject(new Error('lock denied')),
+    };
+    const existing: BucketPreparer = {
+      ensureBucket: () => Promise.resolve({ created: false }),
+      probeAccess: () => Promise.resolve(),
+      deleteBucket: () => Promise.resolve(void (deleted = true)),
+    };
+    await expect(
+      connect(
+        { cluster: 'demo', provider: 'local' },
+        { reporter, contexts, dirs, openBucket: () => Promise.resolve(existing) },
+      ),
+    ).rejects.toThrow('lock denied');
+    expect(deleted).toBe(false);
   });
 
   it('selects, lists and forgets contexts', async () => {

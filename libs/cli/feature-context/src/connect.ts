@@ -10,7 +10,7 @@ import {
   type SecretsProvider,
 } from '@podmin/cli-util-config';
 import { renderTable } from '@podmin/cli-util-io';
-import type { ContextDeps } from './context.ports';
+import type { BucketPreparer, ContextDeps } from './context.ports';
 
 /** Where a cluster's bucket lives. */
 export type BucketLocation = Pick<ClusterContext, 'provider' | 'region' | 'bucket' | 'profile'>;
@@ -97,23 +97,52 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
   return ctx;
 }
 
-/** `podmin connect`: prepares the bucket, then saves and selects the context. */
+/**
+ * `podmin connect`: prepares the bucket, then saves and selects the context. The config is
+ * read first, so a config it cannot update fails the command before anything is created; a
+ * bucket it created is removed again when a later step fails.
+ */
 export async function connect(options: ConnectOptions, deps: ContextDeps): Promise<ClusterContext> {
   const ctx = resolveConnect(options, deps.dirs.data);
+  await deps.contexts.read();
   const where =
     ctx.provider === 'local' ? `directory ${ctx.bucket}` : `s3://${ctx.bucket} (${ctx.region})`;
   deps.reporter.info(`Checking bucket ${where}`);
   const bucket = await deps.openBucket(ctx);
   const { created } = await bucket.ensureBucket();
   deps.reporter.info(created ? `Created bucket ${where}` : `Using existing bucket ${where}`);
-  await bucket.probeAccess();
-  deps.reporter.info('Verified read, write and delete access');
-  await deps.contexts.update((config) => ({
-    current: ctx.cluster,
-    contexts: { ...config.contexts, [ctx.cluster]: ctx },
-  }));
+  try {
+    await bucket.probeAccess();
+    deps.reporter.info('Verified read, write and delete access');
+    await deps.contexts.update(
+      (config) => ({
+        current: ctx.cluster,
+        contexts: { ...config.contexts, [ctx.cluster]: ctx },
+      }),
+      'podmin connect',
+    );
+  } catch (err) {
+    if (created) await removeCreatedBucket(bucket, where, deps);
+    throw err;
+  }
   deps.reporter.info(`Connected to cluster ${ctx.cluster}; it is now the current context`);
   return ctx;
+}
+
+/** Undoes the bucket creation of a failed connect; a failure to do so is reported, not thrown. */
+async function removeCreatedBucket(
+  bucket: BucketPreparer,
+  where: string,
+  deps: Pick<ContextDeps, 'reporter'>,
+): Promise<void> {
+  try {
+    await bucket.deleteBucket();
+    deps.reporter.info(`Removed bucket ${where} again, since connect failed`);
+  } catch (cleanupErr) {
+    deps.reporter.warn(
+      `connect created bucket ${where} but could not remove it after failing: ${cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr)}`,
+    );
+  }
 }
 
 /** `podmin use <cluster>`: selects a saved context. */
@@ -128,7 +157,7 @@ export async function useContext(
       });
     }
     return { ...config, current: cluster };
-  });
+  }, 'podmin use');
   deps.reporter.info(`Switched to cluster ${cluster}`);
 }
 
@@ -160,7 +189,7 @@ export async function disconnect(
     const contexts = { ...config.contexts };
     delete contexts[cluster];
     return config.current === cluster ? { contexts } : { current: config.current, contexts };
-  });
+  }, 'podmin disconnect');
   // Generated infrastructure files are local state of this context too.
   await fs.rm(path.join(deps.dirs.cache, 'infrastructure', cluster), {
     recursive: true,

@@ -6,6 +6,8 @@ import type { BucketLocation } from './connect';
 export interface BucketPreparer {
   ensureBucket(): Promise<{ created: boolean }>;
   probeAccess(): Promise<void>;
+  /** Removes the (empty) bucket; connect uses it to undo a creation when a later step fails. */
+  deleteBucket(): Promise<void>;
 }
 
 /** What the context commands need from the CLI shell. */

@@ -1,7 +1,13 @@
 import { InMemoryObjectStore } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
-import { INDEX_KEY, parseIndex, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';
-import { commitDeployment, deleteDeployment } from './commit';
+import {
+  INDEX_KEY,
+  MAX_PAYLOAD_BYTES,
+  parseIndex,
+  podPayloadKey,
+  serializeIndex,
+} from '@podmin/util-desired-state';
+import { commitDeployment, deleteDeployment, ensurePayload } from './commit';
 import { listDeployments } from './list';
 
 const noWait = () => Promise.resolve();
@@ -17,19 +23,23 @@ describe('commitDeployment', () => {
     const store = new InMemoryObjectStore();
     const result = await commitDeployment(store, web, { backoff: noWait });
     expect(result).toMatchObject({ key: 'default/web', changed: true, attempts: 1 });
+    // Each payload is read first (absent here), then created; the index comes last.
     expect(store.calls.map((c) => c.split(' ')[0])).toEqual([
+      'get',
+      'get',
+      'putIfAbsent',
       'get',
       'putIfAbsent',
       'putIfAbsent',
-      'putIfAbsent',
     ]);
+    expect(store.calls.at(-1)).toBe(`putIfAbsent ${INDEX_KEY}`);
     const index = parseIndex(store.objects.get(INDEX_KEY)!.body);
     expect(index['default/web']?.pod).toBe(podPayloadKey('default', web.podYaml));
   });
 
-  it('needs at most four requests when payloads exist, and one when nothing changed', async () => {
+  it('needs at most four requests when payloads exist, and three when nothing changed', async () => {
     const store = new InMemoryObjectStore();
-    await commitDeployment(store, web, { backoff: noWait });
+    const first = await commitDeployment(store, web, { backoff: noWait });
     await deleteDeployment(store, 'default', 'web', { backoff: noWait });
     store.calls.length = 0;
     await commitDeployment(store, web, { backoff: noWait });
@@ -37,7 +47,52 @@ describe('commitDeployment', () => {
     store.calls.length = 0;
     const again = await commitDeployment(store, web, { backoff: noWait });
     expect(again.changed).toBe(false);
-    expect(store.calls).toEqual([`get ${INDEX_KEY}`]);
+    // Nothing is written, but what the entry points at is verified.
+    expect(store.calls).toEqual([
+      `get ${INDEX_KEY}`,
+      `get ${first.entry.pod}`,
+      `get ${first.entry.service ?? ''}`,
+    ]);
+  });
+
+  it('needs at most five requests with a new Pod payload beside an existing Service', async () => {
+    const store = new InMemoryObjectStore();
+    await commitDeployment(store, web, { backoff: noWait });
+    store.calls.length = 0;
+    const podYaml = `${web.podYaml}  labels: {v: "2"}\n`;
+    const result = await commitDeployment(store, { ...web, podYaml }, { backoff: noWait });
+    expect(result.changed).toBe(true);
+    expect(store.calls).toHaveLength(5);
+  });
+
+  it('repairs a corrupt or oversized payload at its key by if-match, and reports it', async () => {
+    const store = new InMemoryObjectStore();
+    const { entry } = await commitDeployment(store, web, { backoff: noWait });
+    await deleteDeployment(store, 'default', 'web', { backoff: noWait });
+    store.store(entry.pod, 'garbage');
+    store.store(entry.service!, Buffer.alloc(MAX_PAYLOAD_BYTES + 1));
+    store.calls.length = 0;
+    const result = await commitDeployment(store, web, { backoff: noWait });
+    expect(result.repaired).toEqual([entry.pod, entry.service]);
+    expect(store.objects.get(entry.pod)?.body.toString()).toBe(web.podYaml);
+    expect(store.objects.get(entry.service!)?.body.toString()).toBe(web.service.yaml);
+    expect(store.calls).toContain(`putIfMatch ${entry.pod}`);
+    expect(store.calls).toContain(`head ${entry.service}`);
+    // Unchanged entry, corrupt payload: repaired too.
+    store.store(entry.pod, '');
+    const again = await commitDeployment(store, web, { backoff: noWait });
+    expect(again).toMatchObject({ changed: false, repaired: [entry.pod] });
+    expect(store.objects.get(entry.pod)?.body.toString()).toBe(web.podYaml);
+  });
+
+  it('re-reads when another writer creates the payload first, and accepts intact bytes', async () => {
+    const store = new InMemoryObjectStore();
+    const key = podPayloadKey('default', web.podYaml);
+    store.beforeConditionalWrite = (written) => {
+      if (written === key && !store.objects.has(key)) store.store(key, web.podYaml);
+    };
+    await expect(ensurePayload(store, key, web.podYaml)).resolves.toBe('verified');
+    await expect(ensurePayload(store, key, 'other')).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 
   it('rereads and reapplies on a conflicting writer without losing its update', async () => {

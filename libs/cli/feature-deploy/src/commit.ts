@@ -1,7 +1,11 @@
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, hasCode } from '@podmin/util-errors';
 import {
+  MAX_PAYLOAD_BYTES,
   deploymentKey,
+  parsePodKey,
+  parseServiceKey,
   podPayloadKey,
+  sha512Hex,
   sameEntry,
   servicePayloadKey,
   withDeployment,
@@ -10,7 +14,6 @@ import {
   type IndexEntry,
 } from '@podmin/util-desired-state';
 import {
-  putPayload,
   updateIndex as updateDesiredIndex,
   type UpdateIndexOptions,
 } from '@podmin/data-access-desired-state';
@@ -32,6 +35,8 @@ export interface CommitResult {
   changed: boolean;
   /** How many index compare-and-swap attempts it took. */
   attempts: number;
+  /** Payload keys whose stored object did not match its digest and was rewritten. */
+  repaired: string[];
 }
 
 /** Bounds of the compare-and-swap loop. */
@@ -54,8 +59,9 @@ export function updateIndex(
 
 /**
  * Commits one deployment: reads the index and validates the change (so a rejected deploy
- * writes nothing), writes payloads create-only, then the index entry by CAS.
- * Success means desired state is committed, not that a Pod runs.
+ * writes nothing), makes sure every payload is stored intact, then writes the index entry by
+ * CAS. An unchanged entry still has its payloads verified. Success means desired state is
+ * committed, not that a Pod runs.
  */
 export async function commitDeployment(
   store: DesiredStateStore,
@@ -71,17 +77,72 @@ export async function commitDeployment(
       payloads.service.yaml,
     );
   }
-  const writePayloads = async (): Promise<void> => {
-    await putPayload(store, entry.pod, payloads.podYaml);
-    if (payloads.service && entry.service)
-      await putPayload(store, entry.service, payloads.service.yaml);
+  const repaired: string[] = [];
+  const ensurePayloads = async (): Promise<void> => {
+    if ((await ensurePayload(store, entry.pod, payloads.podYaml)) === 'repaired')
+      repaired.push(entry.pod);
+    if (payloads.service && entry.service) {
+      if ((await ensurePayload(store, entry.service, payloads.service.yaml)) === 'repaired')
+        repaired.push(entry.service);
+    }
   };
   const { changed, attempts } = await updateIndex(
     store,
     (index) => (sameEntry(index[key], entry) ? undefined : withDeployment(index, key, entry)),
-    { ...options, beforeFirstWrite: writePayloads },
+    { ...options, beforeFirstWrite: ensurePayloads },
   );
-  return { key, entry, changed, attempts };
+  // The entry was already committed: what it points at must still be intact.
+  if (!changed) await ensurePayloads();
+  return { key, entry, changed, attempts, repaired };
+}
+
+/** What {@link ensurePayload} found at a payload's key. */
+export type PayloadOutcome = 'written' | 'verified' | 'repaired';
+
+// Lost races on one payload key before giving up; each round is one read and at most one write.
+const PAYLOAD_ATTEMPTS = 3;
+
+/**
+ * Makes the object at a content-addressed key hold exactly `body`. It reads the key first
+ * (which doubles as the existence check, so reusing a payload costs one request) and checks
+ * the digest; absent, it is created; corrupt (wrong digest, or larger than any payload), it is
+ * replaced by if-match: its key names the content, so rewriting the right bytes is safe.
+ */
+export async function ensurePayload(
+  store: DesiredStateStore,
+  key: string,
+  body: string,
+): Promise<PayloadOutcome> {
+  const digest = parsePodKey(key)?.digest ?? parseServiceKey(key)?.digest;
+  if (digest === undefined || digest !== sha512Hex(body)) {
+    throw new PodminError(
+      'INTERNAL',
+      `writing ${key}: the key does not name the SHA-512 of the payload`,
+    );
+  }
+  for (let attempt = 1; ; attempt++) {
+    let etag: string | undefined;
+    try {
+      const stored = await store.get(key, { maxBytes: MAX_PAYLOAD_BYTES });
+      if (sha512Hex(stored.body) === digest) return 'verified';
+      etag = stored.etag;
+    } catch (err) {
+      if (hasCode(err, 'OBJECT_TOO_LARGE')) etag = (await store.head(key)).etag;
+      else if (!hasCode(err, 'OBJECT_NOT_FOUND')) throw err;
+    }
+    try {
+      if (etag === undefined) {
+        await store.putIfAbsent(key, body);
+        return 'written';
+      }
+      await store.putIfMatch(key, body, etag);
+      return 'repaired';
+    } catch (err) {
+      // Another writer got there first: read again and judge what it left.
+      const raced = hasCode(err, 'PRECONDITION_FAILED') || hasCode(err, 'CONFLICT');
+      if (!raced || attempt >= PAYLOAD_ATTEMPTS) throw err;
+    }
+  }
 }
 
 /** Removes one deployment's index entry (payloads stay; they are immutable and unreferenced). */

@@ -63,9 +63,16 @@ export class ContextStore {
     return parseConfig(text, this.file);
   }
 
-  /** Applies `mutate` to the current config under a lock and writes the result atomically. */
-  async update(mutate: (config: PodminConfig) => PodminConfig): Promise<PodminConfig> {
-    return withFileLock(this.lockFile, `updating ${this.file}`, async () => {
+  /**
+   * Applies `mutate` to the current config under a lock and writes the result atomically;
+   * `command` (e.g. `podmin connect`) prefixes failures so they say who was writing.
+   */
+  async update(
+    mutate: (config: PodminConfig) => PodminConfig,
+    command?: string,
+  ): Promise<PodminConfig> {
+    const doing = `${command === undefined ? '' : `${command}: `}updating ${this.file}`;
+    return withFileLock(this.lockFile, doing, async () => {
       const next = mutate(await this.read());
       await writeFileAtomic(this.file, JSON.stringify(sortConfig(next), null, 2) + '\n', {
         mode: 0o600,
@@ -106,7 +113,7 @@ export function parseConfig(text: string, source: string): PodminConfig {
   } catch (err) {
     throw new PodminError('CONFIG_INVALID', `reading ${source}: not valid JSON`, {
       cause: err,
-      hint: 'fix or remove the file; `podmin connect` recreates it',
+      hint: 'fix the JSON by hand, or move the file aside (it holds every saved context) and run `podmin connect` to start a new one',
     });
   }
   const problems: FieldProblem[] = [];

@@ -28,6 +28,16 @@ describe('formatError', () => {
     expect(formatError(err, true)).toContain('at ');
   });
 
+  it('escapes control characters of message, cause and hint', () => {
+    const err = new PodminError('INVALID_ARGUMENT', 'reading a\u0000b:\n  - c\u001b[2J', {
+      cause: new Error('line\nforged'),
+      hint: 'use \u0007',
+    });
+    expect(formatError(err, false)).toBe(
+      'Error: reading a\\x00b:\n  - c\\x1b[2J\nCaused by: line\\x0aforged\nHint: use \\x07\n',
+    );
+  });
+
   it('marks unexpected errors and offers --debug', () => {
     expect(formatError(new TypeError('x is undefined'), false)).toContain('--debug');
   });
@@ -43,6 +53,17 @@ describe('TerminalReporter', () => {
     reporter.warn('careful');
     expect(String(stdout.read())).toBe('ref\n');
     expect(String(stderr.read())).toBe('connecting\nWarning: careful\n');
+  });
+
+  it('escapes control characters in status lines', () => {
+    const stderr = new PassThrough();
+    const reporter = new TerminalReporter({
+      stdout: new PassThrough(),
+      stderr,
+      stdin: new PassThrough(),
+    });
+    reporter.warn('selector app=\u001b[31mred');
+    expect(String(stderr.read())).toBe('Warning: selector app=\\x1b[31mred\n');
   });
 
   it('refuses to confirm without a terminal', async () => {

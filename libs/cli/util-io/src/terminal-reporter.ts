@@ -1,4 +1,5 @@
 import readline from 'node:readline';
+import { escapeControlCharacters } from '@podmin/util-errors';
 import type { Reporter } from './reporter';
 
 /** Streams the terminal reporter writes to (injected for tests). */
@@ -65,7 +66,9 @@ export class TerminalReporter implements Reporter {
 
   private line(message: string): void {
     this.endProgress();
-    this.streams.stderr.write(message.endsWith('\n') ? message : message + '\n');
+    // Status lines echo input too (names, paths, labels): it must not drive the terminal.
+    const safe = escapeControlCharacters(message, { keepNewlines: true });
+    this.streams.stderr.write(safe.endsWith('\n') ? safe : safe + '\n');
   }
 
   private endProgress(): void {

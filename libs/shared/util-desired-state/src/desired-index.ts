@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { isDns1123Label } from '@podmin/util-manifest';
+import { MAX_PAYLOAD_BYTES, isDns1123Label } from '@podmin/util-manifest';
 
 /** Object key of the single cluster-wide desired-state commit. */
 export const INDEX_KEY = 'deployments/index.json';
@@ -8,8 +8,8 @@ export const INDEX_KEY = 'deployments/index.json';
 /** Upper bound for reading the index; it only holds paths. */
 export const MAX_INDEX_BYTES = 8 * 1024 * 1024;
 
-/** Upper bound for reading one Pod or Service payload. */
-export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Upper bound for reading one Pod or Service payload: the manifest library's, which deploy checks. */
+export { MAX_PAYLOAD_BYTES };
 
 /** One deployment in the index: content-addressed Pod payload and optional Service payload. */
 export interface IndexEntry {

@@ -1,1 +1,2 @@
 export * from './podmin-error';
+export * from './escape';

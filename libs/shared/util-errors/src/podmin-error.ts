@@ -1,3 +1,5 @@
+import { escapeControlCharacters } from './escape';
+
 /** Who is at fault for an error: the operator's input, or the system/environment. */
 export type ErrorFault = 'user' | 'system';
 
@@ -82,7 +84,8 @@ export class ValidationError extends PodminError {
     problems: readonly FieldProblem[],
     options: PodminErrorOptions & { code?: 'INVALID_ARGUMENT' | 'INVALID_MANIFEST' } = {},
   ) {
-    const lines = problems.map((p) => `${p.field}: ${p.message}`);
+    // Each problem is one line whatever the input held: fields and messages echo input.
+    const lines = problems.map((p) => escapeControlCharacters(`${p.field}: ${p.message}`));
     const message =
       lines.length === 1 ? `${subject}: ${lines[0]}` : `${subject}:\n  - ${lines.join('\n  - ')}`;
     super(options.code ?? 'INVALID_MANIFEST', message, options);

@@ -73,11 +73,15 @@ async function acquire(lockPath: string, options: LockTiming, doing: string): Pr
     } catch (err) {
       const code = errnoCode(err);
       if (code === 'ENOENT') {
-        await mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+        await mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 }).catch(
+          (mkdirErr: unknown) => {
+            throw lockFileError(mkdirErr, lockPath, doing);
+          },
+        );
         continue;
       }
       if (code !== 'EEXIST') {
-        throw err;
+        throw lockFileError(err, lockPath, doing);
       }
     }
     if (await breakIfStale(lockPath, options.staleMs)) {
@@ -93,6 +97,26 @@ async function acquire(lockPath: string, options: LockTiming, doing: string): Pr
     await sleep(delay + Math.random() * delay);
     delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
+}
+
+/** A lock file that cannot be created, naming what was being done, the file and the errno. */
+function lockFileError(err: unknown, lockPath: string, doing: string): PodminError {
+  const code = errnoCode(err);
+  const denied = code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+  // The errno names the failure; the errno message would repeat the path.
+  const why = code === undefined ? String(err) : denied ? `${code} (permission denied)` : code;
+  return new PodminError(
+    denied ? 'ACCESS_DENIED' : 'IO_ERROR',
+    `${doing}: cannot create the lock file ${lockPath}: ${why}`,
+    {
+      cause: err,
+      ...(denied
+        ? {
+            hint: `make ${path.dirname(lockPath)} writable by this user (check \`ls -ld ${path.dirname(lockPath)}\`), or run as its owner`,
+          }
+        : {}),
+    },
+  );
 }
 
 async function release(lockPath: string, token: string): Promise<void> {

@@ -11,6 +11,19 @@ describe('util-fs', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  it('names what it was doing and the lock file when the lock cannot be created', async () => {
+    const blocker = path.join(dir, 'not-a-dir');
+    fs.writeFileSync(blocker, '');
+    const lock = path.join(blocker, '.lock');
+    const err: unknown = await withFileLock(lock, 'podmin use: updating config.json', () =>
+      Promise.resolve(),
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'IO_ERROR' });
+    expect((err as Error).message).toMatch(
+      `podmin use: updating config.json: cannot create the lock file ${lock}: ENOTDIR`,
+    );
+  });
+
   it('writes atomically with the exact mode and leaves no temporary file', async () => {
     const file = path.join(dir, 'a', 'config.json');
     await writeFileAtomic(file, '{}\n');

@@ -45,3 +45,9 @@ export const RESERVED_NAMESPACE = '_system';
 
 /** Origins `podmin list` recognises in the ORIGIN column. */
 export const RECOGNIZED_ORIGINS: readonly string[] = ['install/cloudflared'];
+
+/**
+ * Largest Pod or Service payload, in bytes. Agents refuse to read a larger one and the CLI
+ * refuses to commit one, so both sides use this single bound.
+ */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;

@@ -1151,3 +1151,85 @@ describe('buildDeployment', () => {
     });
   });
 });
+
+describe('buildDeployment refuses what kubelet would refuse', () => {
+  const C = 'spec.template.spec.containers.0';
+  const F = 'DaemonSet spec.template.spec.containers[0]';
+
+  it.each([
+    [`${C}.ports`, [{ containerPort: -1 }], `${F}.ports[0].containerPort`, /1 through 65535/],
+    [`${C}.ports`, [{ containerPort: 99999999 }], `${F}.ports[0].containerPort`, /1 through 65535/],
+    [`${C}.ports`, [{ containerPort: 80.5 }], `${F}.ports[0].containerPort`, /integer/],
+    [`${C}.ports`, [{}], `${F}.ports[0].containerPort`, /is required/],
+    [`${C}.ports`, [{ containerPort: 80, hostPort: 65536 }], `${F}.ports[0].hostPort`, /65535/],
+    [`${C}.ports`, [{ containerPort: 80, protocol: 'ICMP' }], `${F}.ports[0].protocol`, /TCP/],
+    [`${C}.ports`, [{ containerPort: 80, name: 'Web_Port' }], `${F}.ports[0].name`, /port name/],
+    [`${C}.ports`, [{ containerPort: 80, colour: 1 }], `${F}.ports[0].colour`, /ContainerPort/],
+    [`${C}.readinessProbe`, { httpGet: { port: -5 } }, `${F}.readinessProbe.httpGet.port`, /65535/],
+    [
+      `${C}.livenessProbe`,
+      { tcpSocket: { port: 0 } },
+      `${F}.livenessProbe.tcpSocket.port`,
+      /65535/,
+    ],
+    [`${C}.startupProbe`, { grpc: { port: 'grpc' } }, `${F}.startupProbe.grpc.port`, /integer/],
+    [`${C}.readinessProbe`, { httpGet: {} }, `${F}.readinessProbe.httpGet.port`, /required/],
+    [
+      `${C}.lifecycle`,
+      { preStop: { httpGet: { port: 70000 } } },
+      `${F}.lifecycle.preStop.httpGet.port`,
+      /65535/,
+    ],
+    [`${C}.resources`, { limits: { cpu: '1e400' } }, `${F}.resources.limits.cpu`, /out of range/],
+    [`${C}.resources`, { requests: { cpu: '1n' } }, `${F}.resources.requests.cpu`, /below 1m/],
+    [`${C}.resources`, { limits: { memory: '-1' } }, `${F}.resources.limits.memory`, /negative/],
+    [`${C}.resources`, { limits: { memory: true } }, `${F}.resources.limits.memory`, /quantity/],
+    [
+      `${C}.resources`,
+      { limits: { 'example.com/gpu': '0.5' } },
+      `${F}.resources.limits["example.com/gpu"]`,
+      /whole number/,
+    ],
+    [
+      `${C}.resources`,
+      { requests: { memory: '2Gi' }, limits: { memory: '1Gi' } },
+      `${F}.resources.requests.memory`,
+      /must not exceed its limit/,
+    ],
+    [`${C}.resources`, { limit: {} }, `${F}.resources.limit`, /ResourceRequirements/],
+    [
+      'spec.template.spec.resources',
+      { limits: { cpu: '0.0001' } },
+      'DaemonSet spec.template.spec.resources.limits.cpu',
+      /below 1m/,
+    ],
+  ] as const)('refuses %s = %j at %s', (path, value, field, pattern) => {
+    const err = expectInvalid(edit(MINIMAL, [[path, value]]));
+    expect(messageFor(err, field)).toMatch(pattern);
+  });
+
+  it('accepts named probe ports, YAML-number quantities and zero requests', () => {
+    const text = edit(MINIMAL, [
+      [`${C}.ports`, [{ containerPort: 8443, name: 'https', protocol: 'TCP', hostPort: 0 }]],
+      [`${C}.readinessProbe`, { httpGet: { port: 'https' }, periodSeconds: 5 }],
+      [`${C}.startupProbe`, { grpc: { port: 9090 } }],
+      [
+        `${C}.resources`,
+        { requests: { cpu: 0, memory: '64Mi' }, limits: { cpu: 1.5, memory: 1073741824 } },
+      ],
+    ]);
+    expect(build(text).pod).toBeDefined();
+  });
+
+  it('refuses a Pod payload over MAX_PAYLOAD_BYTES, naming the deployment, size and limit', () => {
+    const containers = Array.from({ length: 6000 }, (_, i) => ({
+      name: `c${i}`,
+      image: 'hello:v1',
+    }));
+    const err = expectInvalid(edit(MINIMAL, [['spec.template.spec.containers', containers]]));
+    expect(err.problems).toHaveLength(1);
+    expect(err.problems[0]?.message).toMatch(
+      /^deployment workers\/app has a Pod payload of \d+ bytes, over the 1048576-byte limit/,
+    );
+  });
+});

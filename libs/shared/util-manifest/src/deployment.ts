@@ -14,6 +14,7 @@ import {
 import {
   AWS_PARAMETER_STORE_ANNOTATION,
   AWS_SECRETS_MANAGER_ANNOTATION,
+  MAX_PAYLOAD_BYTES,
   RESERVED_POD_ANNOTATIONS,
   SERVICE_ANNOTATION,
 } from './constants';
@@ -141,7 +142,29 @@ export function buildDeployment(text: string, opts: BuildOptions): Deployment {
   if (problems.length > 0) {
     throw new ValidationError(`validating ${opts.source}`, problems);
   }
-  return assemble(checked, checkedService);
+  return checkPayloadSizes(assemble(checked, checkedService), opts.source);
+}
+
+/** Refuses payloads no agent would read, before anything is committed. */
+function checkPayloadSizes(deployment: Deployment, source: string): Deployment {
+  const problems: FieldProblem[] = [];
+  const payloads: Array<[string, string | undefined]> = [
+    ['Pod', deployment.podYaml],
+    ['Service', deployment.service?.yaml],
+  ];
+  for (const [kind, yaml] of payloads) {
+    const size = yaml === undefined ? 0 : Buffer.byteLength(yaml);
+    if (size > MAX_PAYLOAD_BYTES) {
+      problems.push({
+        field: source,
+        message: `deployment ${deployment.nodegroup}/${deployment.name} has a ${kind} payload of ${size} bytes, over the ${MAX_PAYLOAD_BYTES}-byte limit every agent reads; split it into several deployments or remove containers, volumes or environment entries`,
+      });
+    }
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(`validating ${source}`, problems);
+  }
+  return deployment;
 }
 
 function assemble(

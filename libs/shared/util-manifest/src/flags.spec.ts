@@ -97,12 +97,48 @@ describe('parsePortFlags', () => {
 });
 
 describe('parseQuantity', () => {
-  it.each(['250m', '0.5', '1', '512Mi', '1G', '1e3', '2Gi', '1.5', '.5', '100k', '1E-3', '+1'])(
-    'accepts %s',
+  it.each(['250m', '0.5', '1', '1e3', '1.5', '.5', '100k', '1E-3', '+1', '1000000', '1500m'])(
+    'accepts --cpu %s',
     (value) => {
       expect(parseQuantity('--cpu', value)).toBe(value);
     },
   );
+
+  it.each(['512Mi', '1G', '1e3', '2Gi', '100k', '+1', '7Ei', '9223372036854775807', '1.5Ki'])(
+    'accepts --memory %s',
+    (value) => {
+      expect(parseQuantity('--memory', value)).toBe(value);
+    },
+  );
+
+  it.each([
+    ['--cpu', '1e400', /out of range; it must be at most 1000000 \(cores\)/],
+    ['--cpu', '1e99999999999', /out of range/],
+    ['--cpu', '1000001', /out of range/],
+    ['--cpu', '1G', /out of range/],
+    ['--cpu', '0.0000000001', /below 1m/],
+    ['--cpu', '999u', /below 1m/],
+    ['--cpu', '1500u', /whole number of millicores/],
+    [
+      '--memory',
+      '99999999999999999999999999Ei',
+      /out of range; it must be at most 9223372036854775807 bytes/,
+    ],
+    ['--memory', '8Ei', /out of range/],
+    ['--memory', '7Ei', undefined],
+    ['--memory', '9223372036854775808', /out of range/],
+    ['--memory', '0.5', /whole number of bytes/],
+    ['--memory', '1e-400', /whole number of bytes/],
+    ['--cpu', '1e-400', /below 1m/],
+  ] as const)('bounds %s %s as kubelet does', (flag, value, pattern) => {
+    if (pattern === undefined) {
+      expect(parseQuantity(flag, value)).toBe(value);
+      return;
+    }
+    const err = captureError(() => parseQuantity(flag, value));
+    expect(err.problems[0]?.field).toBe(flag);
+    expect(err.problems[0]?.message).toMatch(pattern);
+  });
 
   it.each([
     '0',

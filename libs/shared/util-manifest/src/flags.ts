@@ -1,6 +1,7 @@
 import { ValidationError } from '@podmin/util-errors';
 import type { FieldProblem } from '@podmin/util-errors';
 import { DNS1123_LABEL_RULE, isDns1123Label } from './names';
+import { quantityProblem } from './quantity';
 
 /** Image overrides from repeated `--image` flags: one bare reference, or container-name → reference. */
 export interface ImageOverrides {
@@ -133,24 +134,17 @@ export function parsePortFlags(values: readonly string[]): PortMapping[] {
   return mappings;
 }
 
-// Kubernetes quantity grammar: unsigned decimal number plus a binary-SI, decimal-SI or exponent suffix.
-const QUANTITY =
-  /^\+?([0-9]+(?:\.[0-9]+)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
-
-/** Problem with a Kubernetes resource quantity given for `flag`, or undefined when it is positive and well-formed. */
-export function checkQuantity(flag: string, value: string): FieldProblem | undefined {
-  const number = QUANTITY.exec(value)?.[1];
-  if (number !== undefined && /[1-9]/.test(number)) {
-    return undefined;
-  }
-  return {
-    field: flag,
-    message: `"${value}" is not a positive Kubernetes quantity; use a number greater than zero with an optional suffix (m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent such as e3), e.g. 250m, 0.5, 512Mi`,
-  };
+/** Problem with a `--cpu` or `--memory` quantity, or undefined when it is positive and kubelet accepts it. */
+export function checkQuantity(flag: '--cpu' | '--memory', value: string): FieldProblem | undefined {
+  const message = quantityProblem(value, {
+    kind: flag === '--cpu' ? 'cpu' : 'memory',
+    allowZero: false,
+  });
+  return message === undefined ? undefined : { field: flag, message };
 }
 
-/** Validates a positive Kubernetes resource quantity (e.g. `250m`, `0.5`, `512Mi`, `1G`) for `flag`. */
-export function parseQuantity(flag: string, value: string): string {
+/** Validates a positive `--cpu` or `--memory` quantity (e.g. `250m`, `0.5`, `512Mi`, `1G`) within kubelet's bounds. */
+export function parseQuantity(flag: '--cpu' | '--memory', value: string): string {
   const problem = checkQuantity(flag, value);
   if (problem !== undefined) {
     throw invalidArgument([problem]);

@@ -1,4 +1,4 @@
-export { parseYamlStream, stringifyCanonical } from './yaml';
+export { MAX_YAML_DEPTH, parseYamlStream, stringifyCanonical } from './yaml';
 export { parseImageFlags, parsePortFlags, parseQuantity, checkImageOverrides } from './flags';
 export type { ImageOverrides, PortMapping } from './flags';
 export { CLUSTER_REGISTRY, checkClusterImage, resolveClusterImage } from './image-reference';
@@ -19,6 +19,7 @@ export type { BuildOptions, Deployment, DeploymentService } from './deployment';
 export { recognizedOrigin } from './origin';
 export { DNS1123_LABEL_RULE, isDns1123Label } from './names';
 export {
+  MAX_PAYLOAD_BYTES,
   AWS_PARAMETER_STORE_ANNOTATION,
   AWS_SECRETS_MANAGER_ANNOTATION,
   NODEGROUP_SELECTOR_KEY,

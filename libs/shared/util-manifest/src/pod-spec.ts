@@ -20,6 +20,7 @@ import {
   WORKLOAD_IDENTITY_VOLUME,
   workloadIdentityHostPath,
 } from './constants';
+import { checkContainerDetails, checkResources } from './container-checks';
 import { checkClusterImage } from './image-reference';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
 
@@ -87,6 +88,10 @@ export function checkPodSpec(
   for (const entry of entries) {
     checkImage(entry, sink);
     checkPullPolicy(entry, sink);
+    checkContainerDetails(entry.container, entry.path, sink);
+  }
+  if (spec.resources !== undefined) {
+    checkResources(spec.resources, childPath(SPEC_PATH, 'resources'), sink);
   }
   addWorkloadIdentity(spec, entries, ctx);
   return { spec, nodegroup };

@@ -42,6 +42,43 @@ describe('parseYamlStream', () => {
     ]);
   });
 
+  it('says a file is nested too deeply instead of overflowing the stack', () => {
+    for (const text of [
+      `a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+      Array.from({ length: 70 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n',
+      `${'- '.repeat(65)}x\n`,
+    ]) {
+      const err = captureError(() => parseYamlStream(text, 'deep.yaml'));
+      expect(err.message).toMatch(
+        /^parsing deep\.yaml: deep\.yaml:\d+: nested too deeply \(limit 64\)/,
+      );
+    }
+    const ok = Array.from({ length: 63 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x\n';
+    expect(parseYamlStream(ok, 'ok.yaml')).toHaveLength(1);
+  });
+
+  it('says a number beyond float range is out of range, naming where it is', () => {
+    const err = captureError(() =>
+      parseYamlStream('a:\n  - b: 1\n  - c: [1e400]\nd: -.inf\n', 'big.yaml'),
+    );
+    expect(err.problems).toEqual([
+      {
+        field: 'big.yaml:3',
+        message: expect.stringMatching(/^a\[1\]\.c\[0\]: the number 1e400 is out of range/),
+      },
+      {
+        field: 'big.yaml:4',
+        message: expect.stringMatching(/^d: the number -\.inf is out of range/),
+      },
+    ]);
+    expect(err.message).not.toContain('null');
+  });
+
+  it('still rejects anchors on scalars', () => {
+    const err = captureError(() => parseYamlStream('a: &x 1\n', 'anchor.yaml'));
+    expect(err.message).toContain('anchor &x is not allowed');
+  });
+
   it('rejects merge keys', () => {
     const err = captureError(() => parseYamlStream('a:\n  <<: {b: 1}\n', 'merge.yaml'));
     expect(err.code).toBe('INVALID_MANIFEST');

@@ -1,5 +1,16 @@
-import { LineCounter, isAlias, isNode, isScalar, parseAllDocuments, stringify, visit } from 'yaml';
-import type { Document, Node, Pair, ToStringOptions, YAMLError } from 'yaml';
+import {
+  LineCounter,
+  Parser,
+  isAlias,
+  isNode,
+  isPair,
+  isScalar,
+  isSeq,
+  parseAllDocuments,
+  stringify,
+  visit,
+} from 'yaml';
+import type { CST, Document, Node, Pair, Scalar, ToStringOptions, YAMLError } from 'yaml';
 import { PodminError, ValidationError } from '@podmin/util-errors';
 import type { FieldProblem } from '@podmin/util-errors';
 
@@ -18,11 +29,15 @@ const PARSE_OPTIONS = {
   prettyErrors: false,
 } as const;
 
+/** Deepest nesting of mappings and lists a manifest may have; real manifests stay far below it. */
+export const MAX_YAML_DEPTH = 64;
+
 /**
  * Parses a multi-document YAML stream strictly, keeping each document's start line.
  * Empty documents (a bare `---`, only comments) are skipped.
  */
 export function parseYamlDocuments(text: string, source: string): YamlDocument[] {
+  checkDepth(text, source);
   const lineCounter = new LineCounter();
   const documents = parseAllDocuments(text, { ...PARSE_OPTIONS, lineCounter });
   const problems: FieldProblem[] = [];
@@ -54,6 +69,60 @@ export function parseYamlStream(text: string, source: string): unknown[] {
   return parseYamlDocuments(text, source).map((doc) => doc.value);
 }
 
+/**
+ * Refuses nesting beyond {@link MAX_YAML_DEPTH} before the document is composed: composing
+ * recurses once per level, so a deep enough file would otherwise overflow the stack. The CST
+ * parser is iterative, and so is this walk.
+ */
+function checkDepth(text: string, source: string): void {
+  const lineCounter = new LineCounter();
+  const stack: Array<{ token: CST.Token | undefined; depth: number }> = [];
+  for (const token of new Parser(lineCounter.addNewLine).parse(text)) {
+    stack.push({ token, depth: 0 });
+    while (stack.length > 0) {
+      const { token: next, depth } = stack.pop() as { token: CST.Token | undefined; depth: number };
+      if (next === undefined) continue;
+      if (next.type === 'document') {
+        stack.push({ token: next.value, depth });
+      } else if (
+        next.type === 'block-map' ||
+        next.type === 'block-seq' ||
+        next.type === 'flow-collection'
+      ) {
+        if (depth + 1 > MAX_YAML_DEPTH) {
+          throw new ValidationError(`parsing ${source}`, [
+            {
+              field: `${source}:${lineCounter.linePos(next.offset).line}`,
+              message: `nested too deeply (limit ${MAX_YAML_DEPTH}): mappings and lists may nest at most ${MAX_YAML_DEPTH} levels`,
+            },
+          ]);
+        }
+        for (const item of next.items) {
+          const key = 'key' in item ? item.key : undefined;
+          stack.push({ token: key ?? undefined, depth: depth + 1 });
+          stack.push({ token: item.value, depth: depth + 1 });
+        }
+      }
+    }
+  }
+}
+
+/** Field path of a node from the visitor's ancestors, e.g. `spec.ports[0].port`. */
+function fieldPath(node: Node, ancestors: readonly (Document | Node | Pair)[]): string {
+  let out = '';
+  for (let i = 0; i < ancestors.length; i++) {
+    const ancestor = ancestors[i];
+    const child = ancestors[i + 1] ?? node;
+    if (isSeq(ancestor)) {
+      out += `[${ancestor.items.indexOf(child)}]`;
+    } else if (isPair(ancestor) && ancestor.value === child) {
+      const key = isScalar(ancestor.key) ? String(ancestor.key.value) : '?';
+      out += out === '' ? key : `.${key}`;
+    }
+  }
+  return out === '' ? '(document)' : out;
+}
+
 function isEmptyDocument(doc: Document.Parsed): boolean {
   const contents = doc.contents;
   return (
@@ -79,7 +148,25 @@ function checkStrictNodes(
   problems: FieldProblem[],
 ): void {
   const start = (node: Node | null | undefined): number | undefined => node?.range?.[0];
+  const checkAnchor = (node: Node): void => {
+    if (!isAlias(node) && node.anchor !== undefined) {
+      problems.push({
+        field: at(start(node)),
+        message: `anchor &${node.anchor} is not allowed; anchors and aliases are rejected`,
+      });
+    }
+  };
   visit(doc, {
+    Scalar(_, node: Scalar, ancestors) {
+      checkAnchor(node);
+      // 1e400 and .inf read as Infinity, which would later print as "null": say what it is.
+      if (typeof node.value === 'number' && !Number.isFinite(node.value)) {
+        problems.push({
+          field: at(start(node)),
+          message: `${fieldPath(node, ancestors)}: the number ${node.source ?? String(node.value)} is out of range; numbers must be finite (within about ±1.8e308): write a smaller number, or quote it to make it a string`,
+        });
+      }
+    },
     Alias(_, node) {
       problems.push({
         field: at(start(node)),
@@ -87,12 +174,7 @@ function checkStrictNodes(
       });
     },
     Node(_, node) {
-      if (!isAlias(node) && node.anchor !== undefined) {
-        problems.push({
-          field: at(start(node)),
-          message: `anchor &${node.anchor} is not allowed; anchors and aliases are rejected`,
-        });
-      }
+      checkAnchor(node);
     },
     Pair(_, pair: Pair<unknown, unknown>) {
       const key = pair.key;

@@ -61,6 +61,10 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
             }
           : {}),
       });
+      for (const key of result.repaired)
+        ctx.reporter.warn(
+          `Repaired ${key}: the object stored there did not match the digest its key names, so deploy rewrote it with the right bytes`,
+        );
       const what = result.changed ? 'Committed' : 'Already committed (unchanged)';
       ctx.reporter.info(
         `${what}: ${result.key} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${deployment.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`,
