@@ -297,7 +297,7 @@ try {
   // --- 1. iperf3 throughput ----------------------------------------------------------------
   const iperf = async (address) => {
     for (let attempt = 0; ; attempt++) {
-      const r = net.exec(
+      const r = await execIn(
         clientNs,
         ['iperf3', '-c', address, '-p', '5201', '-t', String(IPERF_SECONDS), '-J'],
         (IPERF_SECONDS + 30) * 1000,
@@ -338,9 +338,13 @@ try {
   const rulesFile = path.join(dir, 'kube-nat.rules');
   fs.writeFileSync(rulesFile, kubeProxyNat(services));
   /** COUNT short connections from the client Pod to `vip`:80. */
-  const connect = (vip, count) => {
+  const connect = async (vip, count) => {
     const started = nowMs();
-    const r = net.exec(clientNs, [flows, 'tcp', vip, '80', String(count), String(PROCS)], 600_000);
+    const r = await execIn(
+      clientNs,
+      [flows, 'tcp', vip, '80', String(count), String(PROCS)],
+      600_000,
+    );
     const seconds = (nowMs() - started) / 1000;
     if (r.status !== 0) throw new Error(`flows tcp ${vip}: ${r.stderr}`);
     const [, ok, failed] = /ok (\d+) failed (\d+)/.exec(r.stdout) ?? [];
@@ -348,8 +352,8 @@ try {
     return { ok: Number(ok), failed: Number(failed), rate: Number(ok) / seconds, names };
   };
   /** A short run that must reach all three backends without a failure. */
-  const probe = (vip, what) => {
-    const r = connect(vip, 300);
+  const probe = async (vip, what) => {
+    const r = await connect(vip, 300);
     if (r.ok !== 300 || r.names.join() !== 'web-a,web-b,web-c')
       throw new Error(`${what}: ${r.ok}/300 connections, backends ${r.names.join()}`);
   };
@@ -376,7 +380,8 @@ try {
   // Rounds alternate the order (vip ipt, ipt vip, ...), so each path is set up once per block
   // of rounds: the nat table is restored once (it takes seconds) and stays; while agent-
   // dataplane is attached its TCX program redirects VIP packets before netfilter sees them,
-  // which every VIP probe checks (the eBPF new-flow counter rises, the SNAT counter does not).
+  // which every probe checks (the eBPF forward counter rises, the SNAT rule's does not; and
+  // the other way round on the ip6tables path).
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of round % 2 === 0 ? ['vip', 'ipt'] : ['ipt', 'vip']) {
       if (mode === 'vip' && !attached) {
@@ -391,24 +396,25 @@ try {
       if (mode === 'ipt' && restoreMs === undefined) {
         const started = nowMs();
         natLoaded = true;
-        const r = net.exec(net.nodeNs, ['ip6tables-restore', rulesFile], 300_000);
+        const r = await execIn(net.nodeNs, ['ip6tables-restore', rulesFile], 300_000);
         if (r.status !== 0) throw new Error(`ip6tables-restore: ${r.stderr}`);
         restoreMs = nowMs() - started;
       }
       const snatBefore = natLoaded ? snatCount() : 0;
-      const flowsBefore = (await status()).newFlows;
-      probe(services[LAST].vip, mode === 'vip' ? 'VIP (eBPF)' : 'ip6tables');
+      const forwardedBefore = (await status()).forwarded;
+      await probe(services[LAST].vip, mode === 'vip' ? 'VIP (eBPF)' : 'ip6tables');
+      // Packets, not connections: a client port reused at once may continue a closed flow.
       const snatted = natLoaded ? snatCount() - snatBefore : 0;
-      const viaEbpf = (await status()).newFlows - flowsBefore;
+      const viaEbpf = (await status()).forwarded - forwardedBefore;
       if (mode === 'vip' && (viaEbpf < 300 || snatted !== 0))
-        throw new Error(`VIP probe: ${viaEbpf} new eBPF flows, ${snatted} ip6tables SNATs`);
-      if (mode === 'ipt' && (viaEbpf !== 0 || snatted < 300))
-        throw new Error(`ip6tables probe: ${viaEbpf} new eBPF flows, ${snatted} ip6tables SNATs`);
+        throw new Error(`VIP probe: ${viaEbpf} eBPF forwards, ${snatted} ip6tables SNATs`);
+      if (mode === 'ipt' && (viaEbpf !== 0 || snatted === 0))
+        throw new Error(`ip6tables probe: ${viaEbpf} eBPF forwards, ${snatted} ip6tables SNATs`);
       for (const [which, index] of [
         ['Last', LAST],
         ['Middle', MIDDLE],
       ]) {
-        const r = connect(services[index].vip, CONNECTIONS);
+        const r = await connect(services[index].vip, CONNECTIONS);
         failed += r.failed;
         rates[`${mode}${which}`].push(r.rate);
       }
@@ -510,6 +516,26 @@ try {
   cleanup();
 }
 process.exit(exitCode);
+
+/**
+ * Runs `argv` in namespace `ns` without blocking this process's event loop, which serves the
+ * Coordinator long poll agent-dataplane waits on (PodNetwork.exec would stall it past the
+ * poll's deadline during long runs).
+ */
+function execIn(ns, argv, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', ['netns', 'exec', ns, ...argv], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+  });
+}
 
 /** Runs a command to completion; rejects with its stderr when it fails. */
 function run(what, command, args, env = process.env) {
