@@ -8,9 +8,11 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 /**
  * `lines` are the export statements of the entry (e.g. `export { DnsServer } from
- * '@podmin/agent-feature-dns';`); the bundle is written to `outfile` and required.
+ * '@podmin/agent-feature-dns';`); the bundle is written to `outfile` and required. `external`
+ * names more packages to leave to `require` at run time (native modules such as koffi, which
+ * then resolve through a `node_modules` beside `outfile`).
  */
-export async function bundleLibraries(outfile, lines) {
+export async function bundleLibraries(outfile, lines, { external = [] } = {}) {
   await build({
     stdin: {
       contents: ["import 'reflect-metadata';", ...lines].join('\n'),
@@ -29,6 +31,7 @@ export async function bundleLibraries(outfile, lines) {
       '@nestjs/websockets',
       'class-transformer',
       'class-validator',
+      ...external,
     ],
     logLevel: 'warning',
   });
