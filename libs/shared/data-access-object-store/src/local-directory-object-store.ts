@@ -424,10 +424,11 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   /**
    * Opens the object's file and runs `fn` on it; OBJECT_NOT_FOUND when there is none. A
-   * directory at the path is absent for metadata and listing (S3 has no directories), but
-   * `directoryIsFault` makes it BUCKET_UNAVAILABLE: a whole-object read of a key someone
-   * replaced by a directory must not look like a clean "not found" to a reader that acts on
-   * absence (the reconciler would take a vanished index for empty desired state).
+   * directory at the path is absent (the prefix of longer keys: S3 has no directories), but with
+   * `directoryIsFault` an empty one is BUCKET_UNAVAILABLE: no bucket operation leaves an empty
+   * directory (delete prunes them), so someone replaced the object by hand, and a whole-object
+   * read must not pass that off as a clean "not found" to a reader that acts on absence (the
+   * reconciler would take a vanished index for empty desired state).
    */
   private async withObjectFile<T>(
     key: string,
@@ -444,10 +445,10 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) {
-        throw directoryIsFault
+        throw directoryIsFault && (await readdir(this.pathOf(key)).catch(() => [''])).length === 0
           ? new PodminError(
               'BUCKET_UNAVAILABLE',
-              `${doing}: ${this.pathOf(key)} is a directory, not an object file`,
+              `${doing}: ${this.pathOf(key)} is an empty directory, not an object file`,
             )
           : new PodminError(
               'OBJECT_NOT_FOUND',
