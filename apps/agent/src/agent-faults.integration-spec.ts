@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -121,6 +121,8 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
   beforeAll(async () => {
     bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-bucket-'));
     nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-node-'));
+    // Like / on a node: every host user may traverse it, so only podmin's modes protect Pods.
+    fs.chmodSync(nodeRoot, 0o755);
     secretsFile = path.join(
       fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-secrets-')),
       'demo.json',
@@ -323,4 +325,70 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
     expect(podYaml('web')).toContain('hello:v4');
     process.stderr.write(`web converged ${tookMs} ms after its secret was created\n`);
   }, 90_000);
+
+  it("keeps every Pod's files private on the host, owned as the Pod runs, and readable in its mount", async () => {
+    // As on a node, where /run and the /run/podmin tmpfs are 0755: only the modes podmin gives
+    // the workloads subtree may keep other host users out.
+    for (const dir of ['run', 'run/podmin']) fs.chmodSync(path.join(nodeRoot, dir), 0o755);
+    await secrets.create('/demo/product/priv/key', Buffer.from('private value'));
+    const priv = manifest('priv', 'hello:v1', 'key').replace(
+      '    spec:\n',
+      '    spec:\n      securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000 }\n',
+    );
+    await commitDesiredState(objects, {
+      deploy: [buildDeployment(priv, { source: 'test', name: 'priv', nodegroup: 'default' })],
+    });
+    const privDir = path.join(workloads(), 'priv');
+    await waitFor(
+      () =>
+        fs.existsSync(podFile('priv')) && fs.existsSync(path.join(privDir, 'identity', 'tls.key'))
+          ? true
+          : undefined,
+      'the priv Pod and its identity',
+    );
+    const nobody = (...command: string[]) =>
+      execFileSync(
+        'setpriv',
+        ['--reuid', '65534', '--regid', '65534', '--clear-groups', ...command],
+        {
+          stdio: 'pipe',
+        },
+      );
+    const secretFile = /path: (\S+aws-parameter-store)/.exec(podYaml('web'))![1]!;
+    // Another host user can neither list the Pods nor read any Pod's key or secret.
+    for (const target of [
+      ['ls', workloads()],
+      ['ls', path.join(workloads(), 'web')],
+      ['cat', path.join(workloads(), 'web', 'identity', 'tls.key')],
+      ['cat', path.join(secretFile, 'db-url')],
+      ['cat', path.join(privDir, 'identity', 'tls.key')],
+    ])
+      expect(() => nobody(...target)).toThrow(/Permission denied/);
+    expect(fs.statSync(workloads()).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(privDir).mode & 0o777).toBe(0o700);
+    // Inside the Pod the files stay 0444, owned by the user and fsGroup it declares.
+    const key = fs.statSync(path.join(privDir, 'identity', 'tls.key'));
+    expect({ mode: key.mode & 0o777, uid: key.uid, gid: key.gid }).toEqual({
+      mode: 0o444,
+      uid: 1000,
+      gid: 2000,
+    });
+    // The container reaches its files through a bind mount of the directory: as its user it reads them.
+    const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-mount-'));
+    fs.chmodSync(mountPoint, 0o755);
+    try {
+      const read = execFileSync('unshare', [
+        '--mount',
+        'sh',
+        '-c',
+        'mount --bind "$1" "$2" && setpriv --reuid 1000 --regid 2000 --clear-groups cat "$2/tls.key"',
+        'sh',
+        fs.realpathSync(path.join(privDir, 'identity')),
+        mountPoint,
+      ]).toString();
+      expect(read).toContain('PRIVATE KEY');
+    } finally {
+      fs.rmSync(mountPoint, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

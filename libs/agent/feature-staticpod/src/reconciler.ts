@@ -112,6 +112,8 @@ interface StagedPod {
   yaml: string;
   secrets: Array<{ provider: SecretProviderName; key: string; value: Buffer }>;
   service: DesiredService | undefined;
+  /** Who the Pod runs as (its securityContext), when it says: its files are owned so. */
+  owner: { uid: number; gid: number } | undefined;
 }
 
 const TEMP_PREFIX = '.podmin-tmp-';
@@ -378,7 +380,15 @@ export class StaticPodReconciler {
       nodeAddress: this.options.nodeAddress,
       secretProviders: [...declared.keys()],
     });
-    return { key, name, revision, yaml: stringifyCanonical(transformed), secrets, service };
+    return {
+      key,
+      name,
+      revision,
+      yaml: stringifyCanonical(transformed),
+      secrets,
+      service,
+      owner: podOwner(pod),
+    };
   }
 
   private async publish(
@@ -389,6 +399,8 @@ export class StaticPodReconciler {
     const { manifests, workloads } = this.options.paths;
     signal.throwIfAborted();
     await fs.mkdir(manifests, { recursive: true, mode: 0o755 });
+    await fs.mkdir(workloads, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await fs.chmod(workloads, PRIVATE_DIR_MODE);
     let changedFiles = 0;
     // Secrets first (new revision directories), so a published Pod never names missing files.
     const written: Array<{ pod: string; dir: string; previous: string | undefined }> = [];
@@ -406,6 +418,7 @@ export class StaticPodReconciler {
         }
         this.secretRevisions.set(pod.name, pod.revision);
       }
+      for (const pod of staged) await securePodFiles(path.join(workloads, pod.name), pod.owner);
       for (const pod of staged) {
         const file = path.join(manifests, `${pod.name}.yaml`);
         next.set(pod.name, pod.yaml);
@@ -500,6 +513,48 @@ function degraded(
       ...(faults.length === 1 ? { cause: faults[0]?.cause } : {}),
     },
   );
+}
+
+/** Mode of the workloads root and of each Pod's directory: no other host user lists or enters them. */
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** The uid/gid a Pod's securityContext runs it as, if it names either (fsGroup wins for the group). */
+function podOwner(pod: PodObject): { uid: number; gid: number } | undefined {
+  const context = pod.spec['securityContext'] as Record<string, unknown> | undefined;
+  const id = (v: unknown): number | undefined =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+  const uid = id(context?.['runAsUser']);
+  const gid = id(context?.['fsGroup']) ?? id(context?.['runAsGroup']);
+  if (uid === undefined && gid === undefined) return undefined;
+  return { uid: uid ?? 0, gid: gid ?? 0 };
+}
+
+/**
+ * Makes a Pod's directory 0700 (the files below stay 0444: the Pod reaches them through its own
+ * bind mount, never through this directory, so no other host user can list or read them) and,
+ * where the Pod names its user or group and the agent may chown (root on a node), owns the
+ * secret and identity files below as that user and group.
+ */
+async function securePodFiles(
+  podDir: string,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  try {
+    await fs.chmod(podDir, PRIVATE_DIR_MODE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (owner === undefined || process.getuid?.() !== 0) return;
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      await fs.chown(p, owner.uid, owner.gid);
+      if (entry.isDirectory()) await walk(p);
+    }
+  };
+  await walk(podDir);
 }
 
 /** Whether the static-Pod directory holds any published manifest (Pods from an earlier index). */
