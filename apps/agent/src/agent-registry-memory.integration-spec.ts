@@ -85,12 +85,18 @@ describe('agent-registry under clients that stop reading (built agent, local pro
       child.on('close', (code) => resolve(code ?? -1)),
     );
     agent = { child, output: () => output, exited };
+    let last = '';
     const ready = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+      last = await res.text();
       return res.status === 200
-        ? ((await res.json()) as { services: Array<{ name: string; pid: number }> })
+        ? (JSON.parse(last) as { services: Array<{ name: string; pid: number }> })
         : undefined;
-    }, 'readiness');
+    }, 'readiness').catch((err: unknown) => {
+      // What the agent said explains a failed start.
+      process.stderr.write(`${last}\n${agent.output().split('\n').slice(-20).join('\n')}\n`);
+      throw err;
+    });
     registryPid = ready.services.find((s) => s.name === 'registry')!.pid;
   }, 60_000);
 
