@@ -253,12 +253,13 @@ describe('podmin-agent (built)', () => {
       registryPort,
       fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-')),
     );
+    // Every service started; /readyz itself stays 503 here, because the bucket still holds the
+    // corrupt payload the previous test committed and this fresh node never published web.
     const ready = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-      return res.status === 200
-        ? ((await res.json()) as { services: Array<{ pid: number }> })
-        : undefined;
-    }, 'readiness');
+      const body = (await res.json()) as { services: Array<{ pid: number; ready: boolean }> };
+      return body.services.every((s) => s.ready && s.pid > 0) ? body : undefined;
+    }, 'every service started');
     agent.child.kill('SIGKILL');
     await agent.exited;
     for (const { pid } of ready.services) {

@@ -131,6 +131,7 @@ export class WorkloadIdentityService {
     const leaf = await issueWorkloadLeaf(ca.issuer, identity, now);
     const id = `${compactUtc(now)}-${leaf.certificate.fingerprint.slice(0, 16)}`;
     const gensDir = path.join(podDir, GENERATIONS_DIR);
+    await privateDirectories(podDir);
     await mkdir(gensDir, { recursive: true, mode: 0o755 });
     await removeLeftoverTemps(gensDir);
     await writeGeneration(gensDir, id, {
@@ -318,6 +319,21 @@ async function prune(gensDir: string, keep: ReadonlySet<string>): Promise<void> 
     if (!keep.has(name) && !name.startsWith('.')) await removeTree(path.join(gensDir, name));
   }
 }
+
+/**
+ * The workloads root and the Pod's directory are 0700: the files inside stay 0444 for the Pod
+ * (its bind mount starts below them, so the container never walks these), but no other host
+ * user can list the Pods or reach any Pod's key. chmod as well, because mkdir honours the umask
+ * and leaves existing directories alone.
+ */
+async function privateDirectories(podDir: string): Promise<void> {
+  await mkdir(podDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await chmod(path.dirname(podDir), PRIVATE_DIR_MODE);
+  await chmod(podDir, PRIVATE_DIR_MODE);
+}
+
+/** Mode of the workloads root and of every Pod's directory below it. */
+export const PRIVATE_DIR_MODE = 0o700;
 
 /** Removes temporary directories a crashed writer left behind. */
 async function removeLeftoverTemps(gensDir: string): Promise<void> {

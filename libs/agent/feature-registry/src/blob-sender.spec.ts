@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sha256Digest } from '@podmin/util-oci';
 import { RecordingSink } from './__fixtures__/recording-sink';
-import { BlobSender, DigestMismatchError } from './blob-sender';
+import { BlobSender, ClientStalledError, DigestMismatchError } from './blob-sender';
+import { TransferBudget } from './transfer-budget';
 import { HashingThread } from './hashing-thread';
 import { readableBody } from '@podmin/data-access-object-store';
 import type { ObjectBody } from '@podmin/data-access-object-store';
@@ -77,6 +78,21 @@ describe('BlobSender', () => {
     setImmediate(() => sink.hangUp());
     await expect(sending).rejects.toThrow('the client closed the connection');
     expect(body.closed).toBe(true);
+    expect(sink.received.length).toBeLessThan(content.length);
+  });
+
+  it('gives up on a client that stops reading and releases its transfer', async () => {
+    const budget = new TransferBudget({ largeSets: 1, maxTransfers: 1, stallMs: 50 });
+    const stalling = new BlobSender(hashing, budget);
+    const content = randomBytes(8 * MiB);
+    const sink = new RecordingSink();
+    sink.stalled = true;
+    const body = bodyOf(content);
+    await expect(stalling.send(body, sink, sha256Digest(content))).rejects.toBeInstanceOf(
+      ClientStalledError,
+    );
+    expect(body.closed).toBe(true);
+    expect(budget.inFlight).toBe(0);
     expect(sink.received.length).toBeLessThan(content.length);
   });
 });

@@ -1,14 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { parseDigest } from '@podmin/util-oci';
 import { HashingThread } from './hashing-thread';
 import type { ObjectBody } from '@podmin/data-access-object-store';
-
-/** Buffers per transfer: one being read, one held back, the rest being written or hashed. */
-const SLOTS = 4;
-/** Bytes per buffer: large reads and writes keep per-chunk costs small. */
-const SLOT_BYTES = 1024 * 1024;
-/** Buffer sets kept for reuse between transfers (more are made, then dropped, under load). */
-const KEPT_BUFFER_SETS = 4;
+import { SLOTS, TransferBudget, type TransferLease } from './transfer-budget';
 
 /** Raised at the end of a blob whose bytes do not hash to the expected digest. */
 export class DigestMismatchError extends Error {
@@ -18,6 +12,22 @@ export class DigestMismatchError extends Error {
   ) {
     super(`stored blob ${expected} hashes to ${actual}`);
     this.name = 'DigestMismatchError';
+  }
+}
+
+/** Raised when the client stopped reading: a write did not finish within the stall bound. */
+export class ClientStalledError extends Error {
+  constructor(readonly stallMs: number) {
+    super(`the client read nothing for ${stallMs} ms`);
+    this.name = 'ClientStalledError';
+  }
+}
+
+/** Raised when the client closed the connection mid-transfer. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client closed the connection');
+    this.name = 'ClientGoneError';
   }
 }
 
@@ -42,41 +52,72 @@ export interface BlobSink {
  */
 @Injectable()
 export class BlobSender {
-  private readonly spare: SharedArrayBuffer[] = [];
-
-  constructor(@Inject(HashingThread) private readonly hashing: HashingThread) {}
+  constructor(
+    @Inject(HashingThread) private readonly hashing: HashingThread,
+    @Optional()
+    @Inject(TransferBudget)
+    private readonly budget: TransferBudget = new TransferBudget(),
+  ) {}
 
   /**
-   * Sends `body` and ends `sink`; closes `body` in every case. Rejects (leaving the sink
-   * unfinished) on a read failure, a gone client, or a {@link DigestMismatchError}.
+   * Admits one transfer (before any response is written, so a refusal can still be a 503):
+   * throws the `BUSY` RegistryError beyond the budget's bound.
    */
-  async send(body: ObjectBody, sink: BlobSink, expectedDigest: string | undefined): Promise<void> {
-    const memory = this.spare.pop() ?? new SharedArrayBuffer(SLOTS * SLOT_BYTES);
+  admit(): TransferLease {
+    return this.budget.acquire();
+  }
+
+  /**
+   * Sends `body` through the buffers of `lease` (admitted now when not given) and ends `sink`;
+   * closes `body` and releases the lease in every case. Rejects (leaving the sink unfinished) on
+   * a read failure, a gone client ({@link ClientGoneError}), one that stopped reading
+   * ({@link ClientStalledError}), or a {@link DigestMismatchError}.
+   */
+  async send(
+    body: ObjectBody,
+    sink: BlobSink,
+    expectedDigest: string | undefined,
+    lease: TransferLease = this.admit(),
+  ): Promise<void> {
+    const { stallMs } = this.budget.limits;
+    let { memory, slotBytes } = lease;
+    let clean = false;
     const digester =
       expectedDigest === undefined
         ? undefined
         : this.hashing.start(parseDigest(expectedDigest).algorithm);
     const gone = new Promise<never>((_, reject) =>
-      sink.once('close', () => reject(new Error('the client closed the connection'))),
+      sink.once('close', () => reject(new ClientGoneError())),
     );
     gone.catch(() => undefined);
     // A buffer is free again once written and hashed.
-    const free: Array<Promise<void>> = Array.from({ length: SLOTS }, () => Promise.resolve());
-    const write = (chunk: Buffer): Promise<void> =>
-      Promise.race([
+    let free: Array<Promise<void>> = Array.from({ length: SLOTS }, () => Promise.resolve());
+    // Writes still reading a set this transfer moved off; awaited before the body ends.
+    const earlier: Array<Promise<void>> = [];
+    // A write that never completes pins this transfer's buffers: bound how long it may.
+    const write = (chunk: Buffer): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([
         gone,
-        new Promise<void>((resolve, reject) =>
-          sink.write(chunk, (err) => (err ? reject(err) : resolve())),
-        ),
-      ]);
+        new Promise<void>((resolve, reject) => {
+          timer = setTimeout(() => reject(new ClientStalledError(stallMs)), stallMs);
+          sink.write(chunk, (err) => (err ? reject(err) : resolve()));
+        }),
+      ]).finally(() => clearTimeout(timer));
+    };
     let held: { slot: number; chunk: Buffer; hashed: Promise<void> } | undefined;
     try {
       for (let slot = 0; ; slot = (slot + 1) % SLOTS) {
+        if (slot === 0 && lease.upgrade()) {
+          ({ memory, slotBytes } = lease);
+          earlier.push(...free);
+          free = Array.from({ length: SLOTS }, () => Promise.resolve());
+        }
         await Promise.race([gone, free[slot]]);
-        const view = new Uint8Array(memory, slot * SLOT_BYTES, SLOT_BYTES);
+        const view = new Uint8Array(memory, slot * slotBytes, slotBytes);
         const length = await body.read(view);
         if (length === 0) break;
-        const chunk = Buffer.from(memory, slot * SLOT_BYTES, length);
+        const chunk = Buffer.from(memory, slot * slotBytes, length);
         const hashed = digester?.update(chunk) ?? Promise.resolve();
         if (held !== undefined) {
           const released = Promise.all([write(held.chunk), held.hashed]).then(() => undefined);
@@ -91,14 +132,15 @@ export class BlobSender {
         if (actual !== expectedDigest) throw new DigestMismatchError(expectedDigest, actual);
       }
       if (held !== undefined) await write(held.chunk);
-      await Promise.race([gone, Promise.all(free)]);
+      await Promise.race([gone, Promise.all([...earlier, ...free])]);
       await Promise.race([gone, new Promise<void>((resolve) => sink.end(resolve))]);
       // Only after a clean finish: nothing can still be writing or hashing these buffers.
-      if (this.spare.length < KEPT_BUFFER_SETS) this.spare.push(memory);
+      clean = true;
     } catch (err) {
       digester?.abandon();
       throw err;
     } finally {
+      lease.release(clean);
       await body.close();
     }
   }

@@ -8,6 +8,12 @@ export {
 } from './bootstrap';
 /** The Nest module and its ports. */
 export { RegistryModule, type RegistryModuleOptions } from './registry.module';
+export {
+  DEFAULT_TRANSFER_LIMITS,
+  TransferBudget,
+  type TransferLease,
+  type TransferLimits,
+} from './transfer-budget';
 /** The bucket port the registry reads through (part of the shared ObjectStore), and its logger port. */
 export * from './registry.ports';
 /** JSON-lines logger for agent processes. */

@@ -5,6 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REGISTRY_API_VERSION_HEADER } from './http-headers';
 import { rawPath } from './registry.http-controller';
 import { RegistryError } from './registry-error';
+import { RateLimitedLog } from './rate-limited-log';
+import { RETRY_AFTER_SECONDS } from './transfer-budget';
 import { REGISTRY_LOGGER } from './registry.ports';
 import type { StructuredLogger } from './registry.ports';
 
@@ -18,6 +20,7 @@ export type OciErrorCode =
   | 'TAG_INVALID'
   | 'UNSUPPORTED'
   | 'UNAVAILABLE'
+  | 'TOOMANYREQUESTS'
   | 'UNKNOWN';
 
 /** The HTTP status, OCI error code and extra headers a refusal is answered with. */
@@ -66,6 +69,13 @@ export function ociResponse(err: RegistryError): OciResponse {
     case 'MANIFEST_TOO_LARGE':
     case 'INDEX_INVALID':
       return plain(500, 'UNKNOWN');
+    case 'BUSY':
+      // Unavailable for a moment, not broken: clients (containerd) retry after Retry-After.
+      return {
+        status: 503,
+        code: 'TOOMANYREQUESTS',
+        headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+      };
     default:
       return unreachable(err.refusal);
   }
@@ -99,6 +109,8 @@ export function ociErrorBody(code: OciErrorCode, message: string, detail?: unkno
  */
 @Catch()
 export class OciErrorFilter implements ExceptionFilter {
+  private readonly busyLog = new RateLimitedLog();
+
   constructor(@Inject(REGISTRY_LOGGER) private readonly logger: StructuredLogger) {}
 
   /** Maps `exception` to an OCI error response. */
@@ -115,8 +127,13 @@ export class OciErrorFilter implements ExceptionFilter {
     if (exception instanceof RegistryError) {
       ({ status, code, headers } = ociResponse(exception));
       message = exception.message;
-      const level = status >= 500 ? 'error' : 'debug';
-      this.logger.event(level, 'refuse request', { method, path, status, code, error: message });
+      // Refusing for load is expected under a flood: one rate-limited line, not one per request.
+      if (exception.refusal === 'BUSY')
+        this.busyLog.event(this.logger, 'warn', 'refuse request', { status, code, error: message });
+      else {
+        const level = status >= 500 ? 'error' : 'debug';
+        this.logger.event(level, 'refuse request', { method, path, status, code, error: message });
+      }
     } else if (isBucketUnavailable(exception)) {
       // distribution's UNAVAILABLE (503): the client may retry once the bucket is back.
       status = 503;

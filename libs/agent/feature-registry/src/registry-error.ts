@@ -29,7 +29,9 @@ export type RegistryRefusal =
   /** A listed manifest is larger than the registry reads. */
   | 'MANIFEST_TOO_LARGE'
   /** The stored layout index does not parse. */
-  | 'INDEX_INVALID';
+  | 'INDEX_INVALID'
+  /** Every blob transfer slot is taken: retry shortly. */
+  | 'BUSY';
 
 /** The podmin code of each refusal: who is at fault and how callers branch on it. */
 const CODES: Record<RegistryRefusal, PodminErrorCode> = {
@@ -45,6 +47,7 @@ const CODES: Record<RegistryRefusal, PodminErrorCode> = {
   MANIFEST_CORRUPT: 'INTERNAL',
   MANIFEST_TOO_LARGE: 'OBJECT_TOO_LARGE',
   INDEX_INVALID: 'INTERNAL',
+  BUSY: 'SERVICE_UNAVAILABLE',
 };
 
 /** Options of a registry refusal. */

@@ -1,6 +1,7 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BlobSender } from './blob-sender';
+import { BlobSender, ClientGoneError, ClientStalledError } from './blob-sender';
+import { RateLimitedLog } from './rate-limited-log';
 import { OCI_BLOB_CONTENT_TYPE, REGISTRY_API_VERSION_HEADER } from './http-headers';
 import { parseRangeHeader } from './range';
 import { parseRegistryRoute } from './registry-route';
@@ -15,6 +16,8 @@ import type { StructuredLogger } from './registry.ports';
  */
 @Controller()
 export class RegistryHttpController {
+  private readonly sendFailures = new RateLimitedLog();
+
   constructor(
     @Inject(RegistryService) private readonly registry: RegistryService,
     @Inject(BlobSender) private readonly sender: BlobSender,
@@ -63,11 +66,19 @@ export class RegistryHttpController {
       send(res, 200, { ...headers, 'Content-Length': String(info.size) }, undefined);
       return;
     }
-    const blob = await this.registry.openBlob(
-      route.name,
-      route.digest,
-      parseRangeHeader(req.headers.range),
-    );
+    // Admitted before the blob is opened or any header written, so a refusal is still a 503.
+    const lease = this.sender.admit();
+    let blob;
+    try {
+      blob = await this.registry.openBlob(
+        route.name,
+        route.digest,
+        parseRangeHeader(req.headers.range),
+      );
+    } catch (err) {
+      lease.release(true);
+      throw err;
+    }
     if (blob.range === undefined) {
       res.writeHead(200, { ...headers, 'Content-Length': String(blob.size) });
     } else {
@@ -78,15 +89,16 @@ export class RegistryHttpController {
       });
     }
     try {
-      await this.sender.send(blob.body, res, blob.verifyAgainst);
+      await this.sender.send(blob.body, res, blob.verifyAgainst, lease);
     } catch (err) {
       // Headers are gone: the only safe signal left is a connection cut short of Content-Length.
       res.destroy();
-      this.logger.event('error', 'send blob', {
-        repository: route.name,
-        digest: route.digest,
-        error: describe(err),
-      });
+      const fields = { repository: route.name, digest: route.digest, error: describe(err) };
+      // Any local process can hang up or stop reading at will: that is debug, never a line per
+      // client at the default level. Real failures (a corrupt blob, the bucket) stay errors, rate-limited.
+      if (err instanceof ClientGoneError || err instanceof ClientStalledError)
+        this.logger.event('debug', 'send blob', fields);
+      else this.sendFailures.event(this.logger, 'error', 'send blob', fields);
     }
   }
 }

@@ -9,6 +9,7 @@ import { RegistryHttpController } from './registry.http-controller';
 import { REGISTRY_LOGGER, REGISTRY_STORE } from './registry.ports';
 import type { RegistryStore, StructuredLogger } from './registry.ports';
 import { RegistryService } from './registry.service';
+import { TransferBudget, type TransferLimits } from './transfer-budget';
 
 /** What the registry module is wired with. */
 export interface RegistryModuleOptions {
@@ -16,6 +17,8 @@ export interface RegistryModuleOptions {
   store: RegistryStore;
   /** Structured logger for request failures. */
   logger: StructuredLogger;
+  /** Bounds of concurrent blob transfers (default `DEFAULT_TRANSFER_LIMITS`). */
+  limits?: TransferLimits;
 }
 
 /**
@@ -33,6 +36,7 @@ export class RegistryModule {
         RegistryService,
         BlobSender,
         HashingThread,
+        { provide: TransferBudget, useValue: new TransferBudget(options.limits) },
         { provide: REGISTRY_STORE, useValue: options.store },
         { provide: REGISTRY_LOGGER, useValue: options.logger },
         { provide: APP_FILTER, useClass: OciErrorFilter },

@@ -1,5 +1,5 @@
 import { runReconcileLoop } from './reconcile-loop';
-import type { StaticPodReconciler } from './reconciler';
+import { DegradedPassError, type StaticPodReconciler } from './reconciler';
 
 describe('runReconcileLoop', () => {
   it('polls serially, backs off on failure and stops when aborted', async () => {
@@ -83,5 +83,34 @@ describe('runReconcileLoop', () => {
       'reconciling static Pods: the pass exceeded its 10 ms deadline and was cancelled',
     );
     expect(maxRunning).toBe(1);
+  });
+
+  it('retries a degraded pass at the poll interval, not with backoff', async () => {
+    const controller = new AbortController();
+    const outcomes: Array<{ retryInMs: number; degraded: boolean }> = [];
+    let calls = 0;
+    const reconciler = {
+      reconcileOnce: () => {
+        if (++calls >= 3) controller.abort();
+        return Promise.reject(
+          calls === 1
+            ? new Error('bucket down')
+            : new DegradedPassError('OBJECT_NOT_FOUND', 'deployment workers/web keeps its Pod'),
+        );
+      },
+    } as unknown as StaticPodReconciler;
+    await runReconcileLoop(
+      reconciler,
+      controller.signal,
+      { intervalMs: 7, backoffMs: 2, maxBackoffMs: 6, passTimeoutMs: 1000, jitter: 0 },
+      (o) => {
+        if (!o.ok) outcomes.push({ retryInMs: o.retryInMs, degraded: o.degraded });
+      },
+    );
+    expect(outcomes).toEqual([
+      { retryInMs: 2, degraded: false },
+      { retryInMs: 7, degraded: true },
+      { retryInMs: 7, degraded: true },
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { PodminError } from '@podmin/util-errors';
-import type { StaticPodReconciler } from './reconciler';
+import { DegradedPassError, type StaticPodReconciler } from './reconciler';
 
 /** Timing of the reconcile loop. */
 export interface LoopTiming {
@@ -26,9 +26,14 @@ export const DEFAULT_TIMING: LoopTiming = {
   jitter: 0.1,
 };
 
-/** Reports each pass's outcome (logging). */
+/**
+ * Reports each pass's outcome (logging). `warning` is a successful pass the operator must hear
+ * about; `degraded` a failed pass that kept the node's state and is retried at the poll interval.
+ */
 export type PassListener = (
-  outcome: { ok: true; detail: string } | { ok: false; error: string; retryInMs: number },
+  outcome:
+    | { ok: true; detail: string; warning?: string }
+    | { ok: false; error: string; retryInMs: number; degraded: boolean },
 ) => void;
 
 /**
@@ -65,21 +70,30 @@ export async function runReconcileLoop(
     try {
       const result = await Promise.race([running, rejectOnAbort(pass.signal)]);
       failures = 0;
-      listener({
-        ok: true,
-        detail:
-          result.status === 'published'
-            ? `published ${result.changedFiles} changed, ${result.removedFiles} removed`
-            : 'unchanged',
-      });
+      const detail =
+        result.status === 'published'
+          ? `published ${result.changedFiles} changed, ${result.removedFiles} removed`
+          : 'unchanged';
+      listener(
+        result.warning === undefined
+          ? { ok: true, detail }
+          : { ok: true, detail, warning: result.warning },
+      );
       wait = timing.intervalMs;
     } catch (err) {
-      failures++;
-      wait = Math.min(timing.maxBackoffMs, timing.backoffMs * 2 ** (failures - 1));
+      // A degraded pass read the bucket fine: poll again on schedule, so the moment the broken
+      // deployment (or the vanished index) is repaired it converges within one interval.
+      const degraded = err instanceof DegradedPassError;
+      if (degraded) failures = 0;
+      else failures++;
+      wait = degraded
+        ? timing.intervalMs
+        : Math.min(timing.maxBackoffMs, timing.backoffMs * 2 ** (failures - 1));
       listener({
         ok: false,
         error: err instanceof Error ? err.message : String(err),
         retryInMs: wait,
+        degraded,
       });
     } finally {
       clearTimeout(timer);

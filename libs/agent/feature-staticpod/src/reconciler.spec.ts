@@ -7,7 +7,7 @@ import { PodminError } from '@podmin/util-errors';
 import { INDEX_KEY, podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
-import { StaticPodReconciler } from './reconciler';
+import { DegradedPassError, MISSING_INDEX_GRACE_MS, StaticPodReconciler } from './reconciler';
 import type {
   DesiredService,
   IdentityIssuer,
@@ -250,5 +250,119 @@ describe('StaticPodReconciler decisions', () => {
     );
     expect(manifests()).toEqual(['web.yaml']);
     expect(sink.published).toHaveLength(1);
+  });
+
+  it('keeps everything while a vanished index is within its grace, then counts it as empty', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    store.objects.delete(INDEX_KEY);
+    const err = await reconciler.reconcileOnce().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DegradedPassError);
+    expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(String(err)).toContain('deployments/index.json disappeared 0 s ago');
+    expect(reconciler.status()).toMatchObject({ healthy: false, pods: ['web'] });
+    clock.instant = new Date(clock.instant.getTime() + MISSING_INDEX_GRACE_MS - 1);
+    await expect(reconciler.reconcileOnce()).rejects.toBeInstanceOf(DegradedPassError);
+    expect(manifests()).toEqual(['web.yaml']);
+    expect(identity.removed).toEqual([]);
+    clock.instant = new Date(clock.instant.getTime() + 1);
+    await expect(reconciler.reconcileOnce()).resolves.toMatchObject({
+      status: 'published',
+      removedFiles: 1,
+      warning: expect.stringContaining('counting it as empty desired state') as string,
+    });
+    expect(manifests()).toEqual([]);
+    expect(identity.removed).toEqual(['web']);
+    // From now on this is a node without an index: missing is simply empty, no grace.
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
+  });
+
+  it('restarts the grace when the index returns, and reissues nothing', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    const index = store.objects.get(INDEX_KEY)!;
+    store.objects.delete(INDEX_KEY);
+    await expect(reconciler.reconcileOnce()).rejects.toBeInstanceOf(DegradedPassError);
+    store.objects.set(INDEX_KEY, index);
+    const fetched = secrets.fetched.length;
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
+    expect(secrets.fetched).toHaveLength(fetched);
+    expect(reconciler.status().healthy).toBe(true);
+    clock.instant = new Date(clock.instant.getTime() + MISSING_INDEX_GRACE_MS);
+    store.objects.delete(INDEX_KEY);
+    await expect(reconciler.reconcileOnce()).rejects.toBeInstanceOf(DegradedPassError);
+    expect(manifests()).toEqual(['web.yaml']);
+  });
+
+  it('treats a missing index as vanished after a restart when Pods are published', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    store.objects.delete(INDEX_KEY);
+    const restarted = new StaticPodReconciler(
+      { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
+      store,
+      secrets,
+      identity,
+      sink,
+      clock.now,
+    );
+    await expect(restarted.reconcileOnce()).rejects.toThrow(/disappeared/);
+    expect(manifests()).toEqual(['web.yaml']);
+  });
+
+  it('lets the others converge while one deployment is broken, which keeps its last Pod', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web'), deployment('api')] });
+    await reconciler.reconcileOnce();
+    const webV1 = fs.readFileSync(path.join(paths().manifests, 'web.yaml'), 'utf8');
+    const missing = podPayloadKey('workers', deployment('web', { image: 'hello:v2' }).podYaml);
+    await commitDesiredState(store, {
+      entries: { 'workers/web': { pod: missing } },
+      deploy: [deployment('api', { image: 'hello:v2' })],
+    });
+    const err = (await reconciler.reconcileOnce().catch((e: unknown) => e)) as DegradedPassError;
+    expect(err).toBeInstanceOf(DegradedPassError);
+    expect(err.code).toBe('OBJECT_NOT_FOUND');
+    expect(err.message).toContain('deployment workers/web keeps its last published Pod');
+    expect(err.faults).toEqual([
+      { deployment: 'workers/web', error: expect.any(String) as string, kept: true },
+    ]);
+    expect(err.result).toMatchObject({ status: 'published', changedFiles: 1 });
+    expect(fs.readFileSync(path.join(paths().manifests, 'api.yaml'), 'utf8')).toContain('hello:v2');
+    expect(fs.readFileSync(path.join(paths().manifests, 'web.yaml'), 'utf8')).toBe(webV1);
+    expect(workloadFiles()).toEqual(expect.arrayContaining(['api', 'web']));
+    expect(reconciler.status()).toMatchObject({ healthy: false });
+    expect(reconciler.pending).toBe(true);
+    // Repaired: it converges on the next pass.
+    store.store(missing, deployment('web', { image: 'hello:v2' }).podYaml);
+    await expect(reconciler.reconcileOnce()).resolves.toMatchObject({ status: 'published' });
+    expect(fs.readFileSync(path.join(paths().manifests, 'web.yaml'), 'utf8')).toContain('hello:v2');
+  });
+
+  it('removes nothing as stale while a deployment it never published is broken', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    const restarted = () =>
+      new StaticPodReconciler(
+        { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
+        store,
+        secrets,
+        identity,
+        sink,
+        clock.now,
+      );
+    await restarted().reconcileOnce();
+    // After a restart the payload of web is gone: its Pod name is unknown, so its file stays.
+    const key = JSON.parse(store.objects.get(INDEX_KEY)!.body.toString()) as Record<
+      string,
+      { pod: string }
+    >;
+    store.objects.delete(key['workers/web']!.pod);
+    await commitDesiredState(store, { deploy: [deployment('api')] });
+    const err = (await restarted()
+      .reconcileOnce()
+      .catch((e: unknown) => e)) as DegradedPassError;
+    expect(err.faults).toMatchObject([{ deployment: 'workers/web', kept: false }]);
+    expect(err.message).toContain('deployment workers/web is not published');
+    expect(manifests()).toEqual(['api.yaml', 'web.yaml']);
+    expect(identity.removed).toEqual([]);
   });
 });

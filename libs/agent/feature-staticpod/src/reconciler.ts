@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
-import { parseDeploymentKey, type DesiredIndex } from '@podmin/util-desired-state';
+import {
+  INDEX_KEY,
+  parseDeploymentKey,
+  type DesiredIndex,
+  type IndexEntry,
+} from '@podmin/util-desired-state';
 import {
   entriesOf,
   isIndexCurrent,
@@ -40,6 +45,50 @@ export interface ReconcilerOptions {
   nodegroup: string;
   nodeAddress: string;
   paths: NodePaths;
+  /**
+   * How long an index that disappeared after the node saw one must stay missing before it counts
+   * as empty desired state (default {@link MISSING_INDEX_GRACE_MS}).
+   */
+  missingIndexGraceMs?: number;
+}
+
+/**
+ * Five poll intervals: a vanished index is far more often an operator's slip or a bucket
+ * fault than an intended "delete everything", so the node keeps its Pods that long first.
+ */
+export const MISSING_INDEX_GRACE_MS = 25_000;
+
+/** One deployment that could not be staged this pass; it keeps its last published Pod. */
+export interface DeploymentFault {
+  /** Index key `<nodegroup>/<name>`. */
+  deployment: string;
+  /** Why staging it failed. */
+  error: string;
+  /** Whether a previously published Pod was kept for it (false: it was never published). */
+  kept: boolean;
+}
+
+/**
+ * A pass that could not reconcile everything but kept the node's state (some deployments
+ * faulted, or the index vanished within its grace): reported unhealthy, retried at the poll
+ * interval rather than with backoff, since nothing is wrong with reading the bucket itself.
+ */
+export class DegradedPassError extends PodminError {
+  /** What the pass still published for the deployments that staged (when it got that far). */
+  readonly result: PassResult | undefined;
+  /** The deployments that kept their last published Pod. */
+  readonly faults: readonly DeploymentFault[];
+
+  constructor(
+    code: PodminError['code'],
+    message: string,
+    details: { result?: PassResult; faults?: readonly DeploymentFault[]; cause?: unknown } = {},
+  ) {
+    super(code, message, details.cause === undefined ? {} : { cause: details.cause });
+    this.name = 'DegradedPassError';
+    this.result = details.result;
+    this.faults = details.faults ?? [];
+  }
 }
 
 /** Health of the reconciler as reported to the supervisor. */
@@ -51,9 +100,10 @@ export interface ReconcileHealth {
   pods: string[];
 }
 
-/** Outcome of one pass. */
-export type PassResult =
-  { status: 'published'; changedFiles: number; removedFiles: number } | { status: 'unchanged' };
+/** Outcome of one pass; `warning` is something the operator must hear about even though it worked. */
+export type PassResult = (
+  { status: 'published'; changedFiles: number; removedFiles: number } | { status: 'unchanged' }
+) & { warning?: string };
 
 interface StagedPod {
   key: string;
@@ -62,6 +112,8 @@ interface StagedPod {
   yaml: string;
   secrets: Array<{ provider: SecretProviderName; key: string; value: Buffer }>;
   service: DesiredService | undefined;
+  /** Who the Pod runs as (its securityContext), when it says: its files are owned so. */
+  owner: { uid: number; gid: number } | undefined;
 }
 
 const TEMP_PREFIX = '.podmin-tmp-';
@@ -90,6 +142,12 @@ export class StaticPodReconciler {
     pods: [],
   };
   private needsPass = true;
+  /** What each deployment (index key) last published, kept for it while it cannot be staged. */
+  private publishedByKey = new Map<string, StagedPod>();
+  /** Whether this node has seen a committed index (or holds Pods published from one). */
+  private seenIndex: boolean | undefined = undefined;
+  /** When the index was first found missing after the node had seen one. */
+  private missingSince: Date | undefined = undefined;
 
   constructor(
     private readonly options: ReconcilerOptions,
@@ -148,19 +206,56 @@ export class StaticPodReconciler {
   }
 
   /** Reads the index (conditionally once a version is known); true when desired state changed. */
-  private async readIndex(signal: AbortSignal): Promise<boolean> {
+  private async readIndex(signal: AbortSignal): Promise<{ changed: boolean; warning?: string }> {
     const seen = this.indexVersion;
     const read: IndexChange =
       typeof seen === 'string'
         ? await readIndexIfChanged(this.store, seen, { signal })
         : await readIndex(this.store, { signal });
-    if (read.status === 'unchanged') return false;
+    if (read.status === 'unchanged') {
+      this.missingSince = undefined;
+      return { changed: false };
+    }
+    let warning: string | undefined;
+    if (read.status === 'absent') {
+      warning = await this.absentIndex();
+    } else {
+      this.seenIndex = true;
+      this.missingSince = undefined;
+    }
     // A missing index means empty desired state; still missing is no change.
     const version = versionOf(read);
     const changed = !(seen === null && version === null);
     this.index = entriesOf(read);
     this.indexVersion = version;
-    return changed;
+    return warning === undefined ? { changed } : { changed, warning };
+  }
+
+  /**
+   * The spec's "missing index means empty desired state" holds for a cluster that never had one.
+   * An index that vanishes after the node saw one (in this process, or as Pods it published
+   * before a restart) counts as empty only once it has stayed missing for the grace period;
+   * until then the pass keeps everything and fails loudly. Returns the warning to log when the
+   * grace has run out.
+   */
+  private async absentIndex(): Promise<string | undefined> {
+    this.seenIndex ??= await hasPublishedManifests(this.options.paths.manifests);
+    if (!this.seenIndex) return undefined;
+    const graceMs = this.options.missingIndexGraceMs ?? MISSING_INDEX_GRACE_MS;
+    const now = this.now();
+    this.missingSince ??= now;
+    const missingMs = now.getTime() - this.missingSince.getTime();
+    if (missingMs < graceMs) {
+      throw new DegradedPassError(
+        'SERVICE_UNAVAILABLE',
+        `reading the desired-state index: ${INDEX_KEY} disappeared ${Math.round(missingMs / 1000)} s ago ` +
+          `after this node had seen one; keeping every published Pod, identity and secret until it ` +
+          `has been missing for ${Math.round(graceMs / 1000)} s, then it counts as empty desired state`,
+      );
+    }
+    this.seenIndex = false;
+    this.missingSince = undefined;
+    return `${INDEX_KEY} has been missing for ${Math.round(missingMs / 1000)} s: counting it as empty desired state and removing every static Pod of NodeGroup ${this.options.nodegroup}`;
   }
 
   private async fetchPayload(key: string, signal: AbortSignal): Promise<Buffer> {
@@ -172,7 +267,7 @@ export class StaticPodReconciler {
   }
 
   private async pass(signal: AbortSignal): Promise<PassResult> {
-    const indexChanged = await this.readIndex(signal);
+    const { changed: indexChanged, warning } = await this.readIndex(signal);
     const fenceVersion = this.indexVersion ?? null;
     const mine = Object.entries(this.index).filter(
       ([key]) => parseDeploymentKey(key).nodegroup === this.options.nodegroup,
@@ -182,56 +277,23 @@ export class StaticPodReconciler {
     for (const key of this.payloads.keys()) if (!referenced.has(key)) this.payloads.delete(key);
 
     const staged: StagedPod[] = [];
+    const faults: Array<DeploymentFault & { cause: unknown }> = [];
     for (const [key, entry] of mine) {
-      // The same strict parser and validator the CLI deploys with; payloads are never trusted raw.
-      const payload = parsePodBytes(entry.pod, await this.fetchPayload(entry.pod, signal));
-      const pod = payload.pod as unknown as PodObject;
-      const { name, namespace } = payload;
-      let service: DesiredService | undefined;
-      if (entry.service) {
-        const parsed = parseServiceBytes(
-          entry.service,
-          await this.fetchPayload(entry.service, signal),
-        );
-        service = {
-          namespace: parsed.namespace,
-          name: parsed.name,
-          owner: key,
-          object: parsed.object,
-        };
+      try {
+        staged.push(await this.stage(key, entry, signal));
+      } catch (err) {
+        // A cancelled pass is not one deployment's fault.
+        if (signal.aborted) throw err;
+        // One broken deployment must not hold up the others: it keeps what it last published.
+        const previous = this.publishedByKey.get(key);
+        if (previous !== undefined) staged.push({ ...previous, secrets: [] });
+        faults.push({
+          deployment: key,
+          error: err instanceof Error ? err.message : String(err),
+          kept: previous !== undefined,
+          cause: err,
+        });
       }
-      const revision = deploymentRevision(entry.pod, entry.service);
-      const declared = declaredSecrets(pod);
-      const secrets: StagedPod['secrets'] = [];
-      if (this.secretRevisions.get(name) !== revision) {
-        for (const [provider, keys] of declared) {
-          for (const secretKey of keys) {
-            const value = await this.secrets.fetch(
-              provider,
-              `/${this.options.cluster}/${namespace}/${name}/${secretKey}`,
-            );
-            signal.throwIfAborted();
-            secrets.push({ provider, key: secretKey, value });
-          }
-        }
-      }
-      const serviceName = pod.metadata.annotations?.[SERVICE_ANNOTATION];
-      const { fingerprint } = await this.identity.ensure({
-        pod: name,
-        namespace,
-        ...(serviceName ? { service: serviceName } : {}),
-      });
-      signal.throwIfAborted();
-      const transformed = transformPod({
-        pod,
-        revision,
-        identityFingerprint: fingerprint,
-        root: this.options.paths.root,
-        workloads: this.options.paths.workloads,
-        nodeAddress: this.options.nodeAddress,
-        secretProviders: [...declared.keys()],
-      });
-      staged.push({ key, name, revision, yaml: stringifyCanonical(transformed), secrets, service });
     }
     const names = staged.map((s) => s.name);
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
@@ -252,20 +314,93 @@ export class StaticPodReconciler {
       );
     }
 
-    if (
+    // A deployment that never staged in this process has no known Pod name (its payload may be
+    // unreadable), so no manifest or workload directory can be proven stale: remove nothing.
+    const removeStale = faults.every((f) => f.kept);
+    const unchanged =
       !indexChanged &&
       staged.every((s) => this.published.get(s.name) === s.yaml) &&
-      this.published.size === staged.length
-    ) {
-      return { status: 'unchanged' };
-    }
-    return this.publish(staged, signal);
+      this.published.size === staged.length;
+    const result: PassResult = unchanged
+      ? { status: 'unchanged' }
+      : await this.publish(staged, signal, removeStale);
+    this.publishedByKey = new Map(staged.map((s) => [s.key, { ...s, secrets: [] }]));
+    if (warning !== undefined) result.warning = warning;
+    if (faults.length > 0) throw degraded(this.options.nodegroup, faults, result);
+    return result;
   }
 
-  private async publish(staged: StagedPod[], signal: AbortSignal): Promise<PassResult> {
+  /** Fetches, verifies and transforms one deployment: its Pod, Service, secrets and identity. */
+  private async stage(key: string, entry: IndexEntry, signal: AbortSignal): Promise<StagedPod> {
+    // The same strict parser and validator the CLI deploys with; payloads are never trusted raw.
+    const payload = parsePodBytes(entry.pod, await this.fetchPayload(entry.pod, signal));
+    const pod = payload.pod as unknown as PodObject;
+    const { name, namespace } = payload;
+    let service: DesiredService | undefined;
+    if (entry.service) {
+      const parsed = parseServiceBytes(
+        entry.service,
+        await this.fetchPayload(entry.service, signal),
+      );
+      service = {
+        namespace: parsed.namespace,
+        name: parsed.name,
+        owner: key,
+        object: parsed.object,
+      };
+    }
+    const revision = deploymentRevision(entry.pod, entry.service);
+    const declared = declaredSecrets(pod);
+    const secrets: StagedPod['secrets'] = [];
+    if (this.secretRevisions.get(name) !== revision) {
+      for (const [provider, keys] of declared) {
+        for (const secretKey of keys) {
+          const value = await this.secrets.fetch(
+            provider,
+            `/${this.options.cluster}/${namespace}/${name}/${secretKey}`,
+          );
+          signal.throwIfAborted();
+          secrets.push({ provider, key: secretKey, value });
+        }
+      }
+    }
+    const serviceName = pod.metadata.annotations?.[SERVICE_ANNOTATION];
+    const { fingerprint } = await this.identity.ensure({
+      pod: name,
+      namespace,
+      ...(serviceName ? { service: serviceName } : {}),
+    });
+    signal.throwIfAborted();
+    const transformed = transformPod({
+      pod,
+      revision,
+      identityFingerprint: fingerprint,
+      root: this.options.paths.root,
+      workloads: this.options.paths.workloads,
+      nodeAddress: this.options.nodeAddress,
+      secretProviders: [...declared.keys()],
+    });
+    return {
+      key,
+      name,
+      revision,
+      yaml: stringifyCanonical(transformed),
+      secrets,
+      service,
+      owner: podOwner(pod),
+    };
+  }
+
+  private async publish(
+    staged: StagedPod[],
+    signal: AbortSignal,
+    removeStale: boolean,
+  ): Promise<PassResult> {
     const { manifests, workloads } = this.options.paths;
     signal.throwIfAborted();
     await fs.mkdir(manifests, { recursive: true, mode: 0o755 });
+    await fs.mkdir(workloads, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await fs.chmod(workloads, PRIVATE_DIR_MODE);
     let changedFiles = 0;
     // Secrets first (new revision directories), so a published Pod never names missing files.
     const written: Array<{ pod: string; dir: string; previous: string | undefined }> = [];
@@ -283,6 +418,7 @@ export class StaticPodReconciler {
         }
         this.secretRevisions.set(pod.name, pod.revision);
       }
+      for (const pod of staged) await securePodFiles(path.join(workloads, pod.name), pod.owner);
       for (const pod of staged) {
         const file = path.join(manifests, `${pod.name}.yaml`);
         next.set(pod.name, pod.yaml);
@@ -306,7 +442,7 @@ export class StaticPodReconciler {
     let removedFiles = 0;
     for (const entry of await fs.readdir(manifests)) {
       const podName = entry.slice(0, -'.yaml'.length);
-      if (entry.endsWith('.yaml') && !next.has(podName)) {
+      if (entry.endsWith('.yaml') && !next.has(podName) && removeStale) {
         await fs.rm(path.join(manifests, entry), { force: true });
         removedFiles++;
       } else if (entry.startsWith(TEMP_PREFIX)) {
@@ -315,7 +451,7 @@ export class StaticPodReconciler {
     }
     this.published = next;
     signal.throwIfAborted();
-    await this.cleanWorkloads(staged);
+    if (removeStale) await this.cleanWorkloads(staged);
     signal.throwIfAborted();
     await this.services.publish(staged.flatMap((s) => (s.service ? [s.service] : [])));
     return { status: 'published', changedFiles, removedFiles };
@@ -349,6 +485,84 @@ export class StaticPodReconciler {
   /** Whether the next poll must run a full pass even if the index is unchanged. */
   get pending(): boolean {
     return this.needsPass;
+  }
+}
+
+/** The pass's error when some deployments kept their last published Pod instead of updating. */
+function degraded(
+  nodegroup: string,
+  faults: ReadonlyArray<DeploymentFault & { cause: unknown }>,
+  result: PassResult,
+): DegradedPassError {
+  const codes = new Set(
+    faults.map((f) => (f.cause instanceof PodminError ? f.cause.code : 'INTERNAL')),
+  );
+  const [only] = codes;
+  const described = faults
+    .map(
+      (f) =>
+        `deployment ${f.deployment} ${f.kept ? 'keeps its last published Pod' : 'is not published'}: ${f.error}`,
+    )
+    .join('; ');
+  return new DegradedPassError(
+    codes.size === 1 && only !== undefined ? only : 'SERVICE_UNAVAILABLE',
+    `staging NodeGroup ${nodegroup}: ${described}`,
+    {
+      result,
+      faults: faults.map(({ deployment, error, kept }) => ({ deployment, error, kept })),
+      ...(faults.length === 1 ? { cause: faults[0]?.cause } : {}),
+    },
+  );
+}
+
+/** Mode of the workloads root and of each Pod's directory: no other host user lists or enters them. */
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** The uid/gid a Pod's securityContext runs it as, if it names either (fsGroup wins for the group). */
+function podOwner(pod: PodObject): { uid: number; gid: number } | undefined {
+  const context = pod.spec['securityContext'] as Record<string, unknown> | undefined;
+  const id = (v: unknown): number | undefined =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+  const uid = id(context?.['runAsUser']);
+  const gid = id(context?.['fsGroup']) ?? id(context?.['runAsGroup']);
+  if (uid === undefined && gid === undefined) return undefined;
+  return { uid: uid ?? 0, gid: gid ?? 0 };
+}
+
+/**
+ * Makes a Pod's directory 0700 (the files below stay 0444: the Pod reaches them through its own
+ * bind mount, never through this directory, so no other host user can list or read them) and,
+ * where the Pod names its user or group and the agent may chown (root on a node), owns the
+ * secret and identity files below as that user and group.
+ */
+async function securePodFiles(
+  podDir: string,
+  owner: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  try {
+    await fs.chmod(podDir, PRIVATE_DIR_MODE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (owner === undefined || process.getuid?.() !== 0) return;
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      await fs.chown(p, owner.uid, owner.gid);
+      if (entry.isDirectory()) await walk(p);
+    }
+  };
+  await walk(podDir);
+}
+
+/** Whether the static-Pod directory holds any published manifest (Pods from an earlier index). */
+async function hasPublishedManifests(manifests: string): Promise<boolean> {
+  try {
+    return (await fs.readdir(manifests)).some((e) => e.endsWith('.yaml'));
+  } catch {
+    return false;
   }
 }
 

@@ -98,11 +98,18 @@ export class StaticPodService
     this.log.event('info', 'start reconcile loop', { nodegroup: this.config.nodegroup });
     const timing = { ...DEFAULT_TIMING, ...this.timing };
     this.loop = runReconcileLoop(this.reconciler, this.abort.signal, timing, (o) => {
-      if (o.ok)
+      if (o.ok && o.warning !== undefined)
+        this.log.event('error', 'reconcile', { result: o.detail, warning: o.warning });
+      else if (o.ok)
         this.log.event(o.detail === 'unchanged' ? 'debug' : 'info', 'reconcile', {
           result: o.detail,
         });
-      else this.log.event('warn', 'reconcile failed', { error: o.error, retryInMs: o.retryInMs });
+      // Degraded passes are logged as errors: the node is knowingly not at its desired state.
+      else
+        this.log.event(o.degraded ? 'error' : 'warn', 'reconcile failed', {
+          error: o.error,
+          retryInMs: o.retryInMs,
+        });
       // Report health to the supervising podmin-agent; its /healthz aggregates it.
       if (o.ok) this.lifecycle.reportHealth(true);
       else this.lifecycle.reportHealth(false, o.error);

@@ -49,7 +49,7 @@ export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSp
   // that act a few times per poll interval run lean; the registry (blobs) and DNS (queries)
   // keep the optimizing compiler (supervisor.ts has the measurements).
   return [
-    spec('staticpod', 10, 'lean'),
+    { ...spec('staticpod', 10, 'lean'), readyAfterHealthy: true },
     { ...spec('coordinator', 20, 'lean'), nice: COORDINATOR_NICE },
     spec('dns', 30, 'fast'),
     spec('identity', 60, 'lean'),

@@ -122,9 +122,29 @@ describe('Supervisor', () => {
       expect(
         ((await res.json()) as { services: Array<{ detail: string }> }).services[0]?.detail,
       ).toBe('index unreachable');
+      // A service that reports a fault is not ready either, although it started.
+      expect(supervisor.statuses()[0]?.ready).toBe(true);
+      expect((await fetch(`http://127.0.0.1:${server.port}/readyz`)).status).toBe(503);
     } finally {
       await supervisor.stop();
       await server.close();
+    }
+  });
+
+  it('counts a readyAfterHealthy service ready only once it reports itself healthy', async () => {
+    const { log } = capture();
+    const supervisor = new Supervisor(
+      [{ ...spec('staticpod', 'ready', 1), readyAfterHealthy: true }, spec('dns', 'ready', 2)],
+      log,
+    );
+    supervisor.start();
+    try {
+      await until(() => supervisor.statuses().every((s) => s.ready), 'both started');
+      // Started but never reported a converged pass: healthy, not ready.
+      expect(supervisor.healthy()).toBe(true);
+      expect(supervisor.ready()).toBe(false);
+    } finally {
+      await supervisor.stop();
     }
   });
 

@@ -22,6 +22,11 @@ export interface ServiceSpec {
    * CPU to latency-sensitive processes (DNS answers) on a small node.
    */
   nice?: number;
+  /**
+   * The service counts as ready only once it has reported itself healthy (staticpod: the node
+   * has converged to its desired state at least once), not merely once it started.
+   */
+  readyAfterHealthy?: boolean;
 }
 
 /**
@@ -188,9 +193,18 @@ export class Supervisor {
     return this.slots.every((s) => s.status.state === 'running' && s.status.healthy !== false);
   }
 
-  /** True when every service reported ready. */
+  /**
+   * True when the agent is healthy and every service has finished starting (reported ready, and
+   * reported healthy where its spec says `readyAfterHealthy`): a fault that makes `/healthz`
+   * fail always makes `/readyz` fail too.
+   */
   ready(): boolean {
-    return this.slots.every((s) => s.status.state === 'running' && s.status.ready);
+    return (
+      this.healthy() &&
+      this.slots.every(
+        (s) => s.status.ready && (s.spec.readyAfterHealthy !== true || s.status.healthy === true),
+      )
+    );
   }
 
   /** Stops services one by one in stop order (SIGTERM, then SIGKILL after a grace period). */

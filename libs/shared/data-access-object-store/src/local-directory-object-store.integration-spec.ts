@@ -84,6 +84,17 @@ describe('LocalDirectoryObjectStore on disk', () => {
     expect((await store.get('a/b')).body.toString()).toBe('x');
   });
 
+  it('reports an empty directory standing at a key as unavailable to whole-object reads', async () => {
+    // No bucket operation leaves an empty directory: someone replaced the object by hand.
+    await mkdir(path.join(dir.path, 'deployments', 'index.json'), { recursive: true });
+    await expectCode(store.get('deployments/index.json'), 'BUCKET_UNAVAILABLE');
+    await expectCode(store.getIfChanged('deployments/index.json', '"x"'), 'BUCKET_UNAVAILABLE');
+    await expect(store.get('deployments/index.json')).rejects.toThrow(/is an empty directory/);
+    // Metadata and listing still see no object there.
+    await expectCode(store.head('deployments/index.json'), 'OBJECT_NOT_FOUND');
+    expect((await store.list('deployments/')).objects).toEqual([]);
+  });
+
   it('removes directories emptied by delete', async () => {
     await store.put('x/y/z/object', '1');
     await store.put('x/keep', '2');

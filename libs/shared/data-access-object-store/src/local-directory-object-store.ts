@@ -75,10 +75,15 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     const doing = `reading ${this.describe(key)}`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
     options.signal?.throwIfAborted();
-    return this.withObjectFile(key, doing, async (handle, stats) => {
-      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
-      return { body, etag: this.etags.remember(stats, md5Etag(body)) };
-    });
+    return this.withObjectFile(
+      key,
+      doing,
+      async (handle, stats) => {
+        const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
+        return { body, etag: this.etags.remember(stats, md5Etag(body)) };
+      },
+      true,
+    );
   }
 
   async getIfChanged(
@@ -90,25 +95,30 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     const doing = `reading ${this.describe(key)} if changed`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
     options.signal?.throwIfAborted();
-    return this.withObjectFile(key, doing, async (handle, stats) => {
-      const known = this.etags.lookup(stats);
-      if (known !== undefined && etagsEqual(known, etag)) {
-        return { status: 'unchanged', etag: known };
-      }
-      if (stats.size > maxBytes) {
-        // Too large to return, but an unchanged object is still answered as unchanged.
-        const current = known ?? this.etags.remember(stats, await hashFile(handle));
-        if (etagsEqual(current, etag)) {
-          return { status: 'unchanged', etag: current };
+    return this.withObjectFile(
+      key,
+      doing,
+      async (handle, stats) => {
+        const known = this.etags.lookup(stats);
+        if (known !== undefined && etagsEqual(known, etag)) {
+          return { status: 'unchanged', etag: known };
         }
-        throw new ObjectTooLargeError(doing, maxBytes, stats.size);
-      }
-      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
-      const current = this.etags.remember(stats, md5Etag(body));
-      return etagsEqual(current, etag)
-        ? { status: 'unchanged', etag: current }
-        : { status: 'changed', body, etag: current };
-    });
+        if (stats.size > maxBytes) {
+          // Too large to return, but an unchanged object is still answered as unchanged.
+          const current = known ?? this.etags.remember(stats, await hashFile(handle));
+          if (etagsEqual(current, etag)) {
+            return { status: 'unchanged', etag: current };
+          }
+          throw new ObjectTooLargeError(doing, maxBytes, stats.size);
+        }
+        const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
+        const current = this.etags.remember(stats, md5Etag(body));
+        return etagsEqual(current, etag)
+          ? { status: 'unchanged', etag: current }
+          : { status: 'changed', body, etag: current };
+      },
+      true,
+    );
   }
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<string> {
@@ -412,11 +422,19 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     }
   }
 
-  /** Opens the object's file and runs `fn` on it; OBJECT_NOT_FOUND when there is none. */
+  /**
+   * Opens the object's file and runs `fn` on it; OBJECT_NOT_FOUND when there is none. A
+   * directory at the path is absent (the prefix of longer keys: S3 has no directories), but with
+   * `directoryIsFault` an empty one is BUCKET_UNAVAILABLE: no bucket operation leaves an empty
+   * directory (delete prunes them), so someone replaced the object by hand, and a whole-object
+   * read must not pass that off as a clean "not found" to a reader that acts on absence (the
+   * reconciler would take a vanished index for empty desired state).
+   */
   private async withObjectFile<T>(
     key: string,
     doing: string,
     fn: (handle: FileHandle, stats: Stats) => Promise<T>,
+    directoryIsFault = false,
   ): Promise<T> {
     let handle: FileHandle;
     try {
@@ -427,10 +445,15 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) {
-        throw new PodminError(
-          'OBJECT_NOT_FOUND',
-          `${doing}: it does not exist (the path is a directory)`,
-        );
+        throw directoryIsFault && (await readdir(this.pathOf(key)).catch(() => [''])).length === 0
+          ? new PodminError(
+              'BUCKET_UNAVAILABLE',
+              `${doing}: ${this.pathOf(key)} is an empty directory, not an object file`,
+            )
+          : new PodminError(
+              'OBJECT_NOT_FOUND',
+              `${doing}: it does not exist (the path is a directory)`,
+            );
       }
       return await fn(handle, stats);
     } catch (err) {

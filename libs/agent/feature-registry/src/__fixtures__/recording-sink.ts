@@ -8,6 +8,8 @@ export class RecordingSink extends EventEmitter implements BlobSink {
   /** True once `end` was called. */
   ended = false;
   destroyed = false;
+  /** When true, writes are taken but never complete: a client that stopped reading. */
+  stalled = false;
 
   /** All bytes written so far. */
   get received(): Buffer {
@@ -20,7 +22,7 @@ export class RecordingSink extends EventEmitter implements BlobSink {
       return false;
     }
     this.chunks.push(Buffer.from(chunk));
-    setImmediate(() => callback());
+    if (!this.stalled) setImmediate(() => callback());
     return true;
   }
 

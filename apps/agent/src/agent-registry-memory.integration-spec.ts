@@ -1,0 +1,177 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalSecretStore } from '@podmin/data-access-secrets';
+import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
+import {
+  createClusterCa,
+  generateWorkloadCaSecretValue,
+  serializeClusterCaSecret,
+} from '@podmin/util-pki';
+
+const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+/** The issue's budget: 200 local clients that stop reading cost at most this over idle. */
+const STALLED_CLIENTS = 200;
+const RSS_BUDGET_BYTES = 64 * 1024 * 1024;
+const BLOB_BYTES = 48 * 1024 * 1024;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident set size of a process, from /proc. */
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  if (!kb) throw new Error(`no VmRSS for ${pid}`);
+  return Number(kb[1]) * 1024;
+}
+
+describe('agent-registry under clients that stop reading (built agent, local provider)', () => {
+  let bucket: string;
+  let secretsDir: string;
+  let nodeRoot: string;
+  let agent: { child: ChildProcess; output: () => string; exited: Promise<number> };
+  let registryPort: number;
+  let registryPid: number;
+  let digest: string;
+
+  beforeAll(async () => {
+    bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-bucket-'));
+    nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-node-'));
+    secretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-secrets-'));
+    const secretsFile = path.join(secretsDir, 'demo.json');
+    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
+    await secrets.create(
+      '/demo/_system/workload-ca-key',
+      Buffer.from(generateWorkloadCaSecretValue()),
+    );
+    await secrets.create(
+      '/demo/_system/cluster-ca',
+      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
+    );
+    // Larger than every socket buffer on the way, so a client that stops reading stalls it.
+    const blob = randomBytes(BLOB_BYTES);
+    const hex = createHash('sha256').update(blob).digest('hex');
+    digest = `sha256:${hex}`;
+    fs.mkdirSync(path.join(bucket, 'apps/demo/blobs/sha256'), { recursive: true });
+    fs.writeFileSync(path.join(bucket, 'apps/demo/blobs/sha256', hex), blob);
+
+    const [healthPort, dnsPort, coordinationPort] = await Promise.all([
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+    ]);
+    registryPort = await freeLoopbackPort();
+    const child = spawn(process.execPath, [BIN, ...localAgentArgs(bucket)], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
+        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
+        PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dnsPort}`,
+        PODMIN_AGENT_COORDINATION_PORT: String(coordinationPort),
+        PODMIN_NODE_ADDRESS: '::1',
+        PODMIN_NODE_ID: 'node-1',
+        PODMIN_NODE_ROOT: nodeRoot,
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number>((resolve) =>
+      child.on('close', (code) => resolve(code ?? -1)),
+    );
+    agent = { child, output: () => output, exited };
+    let last = '';
+    const ready = await waitFor(async () => {
+      const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+      last = await res.text();
+      return res.status === 200
+        ? (JSON.parse(last) as { services: Array<{ name: string; pid: number }> })
+        : undefined;
+    }, 'readiness').catch((err: unknown) => {
+      // What the agent said explains a failed start.
+      process.stderr.write(`${last}\n${agent.output().split('\n').slice(-20).join('\n')}\n`);
+      throw err;
+    });
+    registryPid = ready.services.find((s) => s.name === 'registry')!.pid;
+  }, 60_000);
+
+  afterAll(async () => {
+    agent.child.kill('SIGTERM');
+    await Promise.race([agent.exited, sleep(15_000)]);
+    agent.child.kill('SIGKILL');
+    for (const dir of [bucket, nodeRoot, secretsDir])
+      fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** One whole pull, checked against its digest; resolves with its duration. */
+  async function pull(): Promise<number> {
+    const started = Date.now();
+    const res = await fetch(`http://127.0.0.1:${registryPort}/v2/apps/demo/blobs/${digest}`);
+    expect(res.status).toBe(200);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(`sha256:${createHash('sha256').update(body).digest('hex')}`).toBe(digest);
+    return Date.now() - started;
+  }
+
+  it('stays within idle + 64 MiB under 200 stalled clients and still serves normal pulls', async () => {
+    // Warm up: the first pull's buffers, compiled code and worker belong to "idle".
+    const warmMs = [await pull(), await pull()];
+    await sleep(1_000);
+    const idle = rssBytes(registryPid);
+    const logLinesBefore = agent.output().split('\n').length;
+
+    const stalled: net.Socket[] = [];
+    try {
+      for (let i = 0; i < STALLED_CLIENTS; i++) {
+        const socket = net.connect(registryPort, '127.0.0.1');
+        // Never read: the kernel buffers fill and the registry's writes stop completing.
+        socket.pause();
+        socket.on('error', () => undefined);
+        socket.write(
+          `GET /v2/apps/demo/blobs/${digest} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`,
+        );
+        stalled.push(socket);
+      }
+      let peak = idle;
+      let stalledOnly = idle;
+      const sampling = setInterval(() => (peak = Math.max(peak, rssBytes(registryPid))), 50);
+      try {
+        await sleep(3_000);
+        stalledOnly = peak;
+        // A normal pull is still served while every stalled client holds its transfer.
+        const pullMs = await pull();
+        await sleep(1_000);
+        process.stderr.write(
+          `registry RSS idle ${(idle / 2 ** 20).toFixed(1)} MiB, peak under ${STALLED_CLIENTS} stalled clients ` +
+            `${(peak / 2 ** 20).toFixed(1)} MiB (+${((peak - idle) / 2 ** 20).toFixed(1)} MiB); ` +
+            `a ${BLOB_BYTES / 2 ** 20} MiB pull meanwhile took ${pullMs} ms (idle pulls: ${warmMs.join(', ')} ms); ` +
+            `peak before that pull +${((stalledOnly - idle) / 2 ** 20).toFixed(1)} MiB\n`,
+        );
+      } finally {
+        clearInterval(sampling);
+      }
+      // The issue's budget holds for the stalled clients themselves.
+      expect(stalledOnly - idle).toBeLessThanOrEqual(RSS_BUDGET_BYTES);
+      // Serving a pull on small buffers meanwhile costs more while it runs (measured about
+      // +77 MiB in all, which is over the budget: left open in issue 21); this bounds a regression.
+      expect(peak - idle).toBeLessThanOrEqual(2 * RSS_BUDGET_BYTES);
+    } finally {
+      for (const socket of stalled) socket.destroy();
+    }
+    // Every client hung up: the agent's log grows by a bounded amount, not a line per client.
+    await sleep(2_000);
+    const disconnectLines = agent
+      .output()
+      .split('\n')
+      .slice(logLinesBefore)
+      .filter((l) => l.includes('send blob'));
+    expect(disconnectLines.length).toBeLessThanOrEqual(5);
+    // And the registry is still there for the next pull.
+    await pull();
+  }, 120_000);
+});
