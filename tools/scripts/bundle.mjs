@@ -6,7 +6,7 @@
 // from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
 // Dynamic import() of a library becomes a lazily evaluated module inside the one file, so
 // command handlers load their implementation (and the AWS SDK) only when they run.
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -33,7 +33,7 @@ const targets = {
   cli: {
     entry: 'apps/cli/src/main.ts',
     out: 'dist/bin/podmin.cjs',
-    codeCache: true,
+    split: true,
     infraModule: 'infra/aws',
   },
   agent: {
@@ -235,17 +235,13 @@ if (target.infraModule) {
   });
   process.stdout.write(`embedding ${files.length} module file(s) from ${target.infraModule}\n`);
 }
-const result = await build({
-  entryPoints: [path.join(root, target.entry)],
-  outfile,
+const options = {
   bundle: true,
   external: target.external ?? (target.grpc ? NEST_OPTIONAL : []),
   plugins,
   platform: 'node',
   target: 'node20',
-  format: 'cjs',
   tsconfig: path.join(root, 'tsconfig.base.json'),
-  banner: { js: '#!/usr/bin/env node' },
   define: { __PODMIN_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',
   minifySyntax: true,
@@ -253,9 +249,17 @@ const result = await build({
   keepNames: true,
   metafile: true,
   logLevel: 'warning',
-});
+};
+const result = target.split
+  ? await buildSplit(options)
+  : await build({
+      ...options,
+      entryPoints: [path.join(root, target.entry)],
+      outfile,
+      format: 'cjs',
+      banner: { js: '#!/usr/bin/env node' },
+    });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
-if (target.codeCache) wrapWithCodeCache(outfile);
 fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));
@@ -302,52 +306,90 @@ async function embedAwsClients(file) {
 }
 
 /**
- * Rewrites a bundle as one file whose program is a string compiled through vm.Script with a
- * V8 code cache kept in the Podmin cache directory. Scanning a string literal costs far less
- * than pre-parsing megabytes of code, and a cached compile is nearly free, so start time stays
- * close to a bare `node` (DESIGN.md §8). Without a usable cache it compiles normally.
+ * Builds the CLI as a small loader (`outfile`) and a directory of chunks beside it, named after
+ * the loader (`podmin.cjs` → `podmin.chunks/`): each command's implementation is a chunk the
+ * loader reads and compiles only when the command's handler imports it (see the top of this
+ * file for why). esbuild splits ESM output only, so the chunks are split as ESM and each is then
+ * turned into CommonJS, its import() into require(): Node.js 20 has no code cache for ES
+ * modules, and its ES module loader alone cost more start time than the budget leaves.
  */
-function wrapWithCodeCache(file) {
-  // vm.Script has no dynamic-import loader without --experimental-vm-modules, so the few
-  // import("node:…") calls left in dependencies become require() with a namespace shape.
-  const program = fs
-    .readFileSync(file, 'utf8')
-    .replace(/^#!.*\n/, '')
-    .replace(
-      /\bimport\(("node:[a-z_/]+")\)/g,
-      'Promise.resolve().then(() => { const m = require($1); return Object.assign({ default: m }, m); })',
-    );
-  if (/\bimport\(/.test(program.replace(/\.import\(|\bimport\(param|\bimport\(data/g, ''))) {
-    process.stderr.write(
-      `warning: ${file} still contains dynamic import() calls that a code-cached program cannot run\n`,
-    );
-  }
+async function buildSplit(options) {
+  const chunkDir = outfile.replace(/\.c?js$/, '') + '.chunks';
+  const split = await build({
+    ...options,
+    entryPoints: { main: path.join(root, target.entry) },
+    outdir: chunkDir,
+    outExtension: { '.js': '.cjs' },
+    chunkNames: 'chunk-[hash]',
+    format: 'esm',
+    splitting: true,
+    write: false,
+  });
+  // A stale chunk of an earlier build must not survive: the Nx output is the whole directory.
+  fs.rmSync(chunkDir, { recursive: true, force: true });
+  fs.mkdirSync(chunkDir, { recursive: true });
   const { createHash } = require('node:crypto');
-  const key = createHash('sha256').update(program).digest('hex').slice(0, 16);
-  const loader = `#!/usr/bin/env node
+  const chunks = {};
+  for (const file of split.outputFiles) {
+    const { code } = await transform(file.text, {
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      // import() of another chunk becomes require() of it, which the loader serves.
+      supported: { 'dynamic-import': false },
+      minifySyntax: true,
+      minifyWhitespace: true,
+      legalComments: 'none',
+      logLevel: 'warning',
+    });
+    const name = path.basename(file.path);
+    fs.writeFileSync(path.join(chunkDir, name), code);
+    chunks[name] = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  }
+  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks));
+  return split;
+}
+
+/**
+ * The loader: runs `main.cjs` of the chunk directory and every chunk it requires through
+ * vm.Script with a V8 code cache kept in the Podmin cache directory (one file per chunk, keyed
+ * by its content, Node.js version and architecture), written at exit for each chunk that had
+ * none. Chunks see the loader's directory as __dirname, where the other bundles are. Without a
+ * usable cache a chunk compiles normally; a chunk can also be required without the loader.
+ */
+function splitLoader(chunkDirName, chunks) {
+  return `#!/usr/bin/env node
 "use strict";
-// podmin: the bundled program below runs through a V8 code cache (tools/scripts/bundle.mjs).
-const PROGRAM = ${JSON.stringify(program)};
-(() => {
-  const fs = require("node:fs"), path = require("node:path"), os = require("node:os"), vm = require("node:vm"), Module = require("node:module");
-  const env = process.env, xdg = env.XDG_CACHE_HOME;
-  const cacheRoot = xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(os.homedir(), ".cache", "podmin") : path.join(os.homedir(), ".podmin", "cache");
-  const cacheFile = path.join(cacheRoot, "v8", "podmin-${key}-" + process.version + "-" + process.arch + ".bin");
+// podmin: loads the CLI's chunks in ${chunkDirName}/ on demand through a V8 code cache (tools/scripts/bundle.mjs).
+const CHUNKS = ${JSON.stringify(chunks)};
+const fs = require("node:fs"), path = require("node:path"), vm = require("node:vm"), Module = require("node:module");
+const dir = path.join(__dirname, ${JSON.stringify(chunkDirName)});
+const env = process.env, xdg = env.XDG_CACHE_HOME, home = () => require("node:os").homedir();
+const cacheDir = path.join(xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(home(), ".cache", "podmin") : path.join(home(), ".podmin", "cache"), "v8");
+const loaded = Object.create(null), uncached = [];
+const chunkRequire = Object.assign((id) => id.startsWith("./") && Object.hasOwn(CHUNKS, id.slice(2)) ? load(id.slice(2)) : require(id), require);
+function load(name) {
+  if (loaded[name] !== undefined) return loaded[name].exports;
+  const file = path.join(dir, name), mod = (loaded[name] = { exports: {}, id: file, filename: file });
+  const cacheFile = path.join(cacheDir, "podmin-" + CHUNKS[name] + "-" + process.version + "-" + process.arch + ".bin");
   let cachedData;
   try { cachedData = fs.readFileSync(cacheFile); } catch {}
-  const script = new vm.Script(Module.wrap(PROGRAM), { filename: __filename, cachedData, importModuleDynamically: vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
-  if (cachedData === undefined || script.cachedDataRejected) {
-    process.once("exit", () => {
-      try {
-        fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
-        const tmp = cacheFile + "." + process.pid + ".tmp";
-        fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
-        fs.renameSync(tmp, cacheFile);
-      } catch {}
-    });
+  const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData });
+  if (cachedData === undefined || script.cachedDataRejected) uncached.push([script, cacheFile]);
+  script.runInThisContext().call(mod.exports, mod.exports, chunkRequire, mod, file, __dirname);
+  return mod.exports;
+}
+// At exit the cache holds every function the run compiled, not only the top level.
+process.once("exit", () => {
+  for (const [script, cacheFile] of uncached) {
+    try {
+      fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+      const tmp = cacheFile + "." + process.pid + ".tmp";
+      fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+      fs.renameSync(tmp, cacheFile);
+    } catch {}
   }
-  script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
-})();
+});
+load("main.cjs");
 `;
-  fs.writeFileSync(file, loader);
 }
