@@ -34,6 +34,8 @@ const targets = {
     entry: 'apps/cli/src/main.ts',
     out: 'dist/bin/podmin.cjs',
     split: true,
+    awsSdkEntries: true,
+    lazyBuiltins: ['crypto', 'assert', 'fs/promises', 'readline', 'readline/promises'],
     infraModule: 'infra/aws',
   },
   agent: {
@@ -188,6 +190,52 @@ module.exports = (name) => {
     },
   });
 }
+// The CLI splits instead (target.awsSdkEntries): each client is an entry point of its own, so
+// its code and the SDK code it shares with the other clients are chunks, and the stand-in's
+// getters require that entry through the chunk loader. A deploy to a local bucket then loads
+// none of it, although the object-store library it opens also holds the S3 store.
+const AWS_SDK_ENTRY = 'podmin-aws-sdk-entry:';
+const awsEntryName = (client) => client.replace(/^@aws-sdk\//, 'aws-sdk-');
+if (target.awsSdkEntries) {
+  plugins.push({
+    name: 'aws-sdk-entries',
+    setup(b) {
+      b.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, (args) =>
+        args.importer.includes(`${path.sep}node_modules${path.sep}`) ||
+        args.namespace === 'aws-sdk-entry'
+          ? undefined
+          : { path: args.path, namespace: 'lazy-aws-sdk' },
+      );
+      // The stand-in's require() of the client's entry stays a require() the loader serves.
+      b.onResolve(
+        { filter: /^\.\/aws-sdk-client-[a-z0-9-]+\.cjs$/, namespace: 'lazy-aws-sdk' },
+        (args) => ({
+          path: args.path,
+          external: true,
+        }),
+      );
+      b.onResolve({ filter: new RegExp(`^${AWS_SDK_ENTRY}`) }, (args) => ({
+        path: args.path.slice(AWS_SDK_ENTRY.length),
+        namespace: 'aws-sdk-entry',
+      }));
+      // A CommonJS entry of an ESM build exports the client as `default`.
+      b.onLoad({ filter: /.*/, namespace: 'aws-sdk-entry' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
+        loader: 'js',
+        resolveDir: root,
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => ({
+        contents: standIn(
+          `require(${JSON.stringify(`./${awsEntryName(args.path)}.cjs`)}).default`,
+          Object.keys(require(args.path)),
+          true,
+        ),
+        loader: 'js',
+        resolveDir: root,
+      }));
+    },
+  });
+}
 // NestJS's two loggers build an Intl.DateTimeFormat when their module loads, to timestamp lines
 // podmin never prints (its processes log through JsonLogger). Creating one maps about 5 MiB of
 // ICU data from the node binary into the process (file-backed, so counted in every process's
@@ -213,6 +261,49 @@ if (target.grpc) {
           };
         },
       );
+    },
+  });
+}
+// Node.js built-in modules outside its startup snapshot cost start time when first required
+// (measured one by one, in a script: crypto 6.8 ms, assert 3.6, fs/promises 2.7, readline and
+// readline/promises 1.5 together), yet the CLI's start path imports them at module level only
+// for the few commands that use them. An import of one resolves to a stand-in whose exports
+// are getters requiring the real module on first use, as the AWS SDK clients' above.
+// yargs reads assert.notStrictEqual and strictEqual when it loads (its shim), and node:assert
+// brings stream and more with it; these two defer to node:assert only to throw its error.
+const YARGS_ASSERT = `"use strict";
+const real = () => require("node:assert");
+exports.notStrictEqual = (actual, expected, ...rest) => { if (Object.is(actual, expected)) real().notStrictEqual(actual, expected, ...rest); };
+exports.strictEqual = (actual, expected, ...rest) => { if (!Object.is(actual, expected)) real().strictEqual(actual, expected, ...rest); };
+`;
+if (target.lazyBuiltins) {
+  const filter = new RegExp(`^(?:node:)?(?:${target.lazyBuiltins.join('|')})$`);
+  plugins.push({
+    name: 'lazy-builtins',
+    setup(b) {
+      // The stand-in's own require() is of the real module.
+      b.onResolve({ filter }, (args) =>
+        args.namespace === 'lazy-builtin' || args.namespace === 'yargs-assert'
+          ? undefined
+          : {
+              path: args.path.replace(/^(?!node:)/, 'node:'),
+              namespace:
+                /^(?:node:)?assert$/.test(args.path) &&
+                /[\\/]node_modules[\\/]yargs[\\/]/.test(args.importer)
+                  ? 'yargs-assert'
+                  : 'lazy-builtin',
+            },
+      );
+      b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+        contents: standIn(`require(${JSON.stringify(args.path)})`, Object.keys(require(args.path))),
+        loader: 'js',
+        resolveDir: root,
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'yargs-assert' }, () => ({
+        contents: YARGS_ASSERT,
+        loader: 'js',
+        resolveDir: root,
+      }));
     },
   });
 }
@@ -306,6 +397,20 @@ async function embedAwsClients(file) {
 }
 
 /**
+ * A CommonJS module standing in for another: its exports `names` are getters evaluating
+ * `load` (an expression) on first use. The names are one string: a thousand of them (an AWS
+ * SDK client's) as defineProperty statements were 90 KiB the chunk loading them had to read.
+ */
+function standIn(load, names, esModule = false) {
+  const list = names.filter((n) => n !== '__esModule' && /^[\w$]+$/.test(n)).sort();
+  return `"use strict";
+let m;
+const real = () => (m ??= ${load});
+${esModule ? 'Object.defineProperty(exports, "__esModule", { value: true });\n' : ''}for (const n of ${JSON.stringify(list.join(' '))}.split(" ")) Object.defineProperty(exports, n, { enumerable: true, get: () => real()[n] });
+`;
+}
+
+/**
  * Builds the CLI as a small loader (`outfile`) and a directory of chunks beside it, named after
  * the loader (`podmin.cjs` → `podmin.chunks/`): each command's implementation is a chunk the
  * loader reads and compiles only when the command's handler imports it (see the top of this
@@ -317,7 +422,16 @@ async function buildSplit(options) {
   const chunkDir = outfile.replace(/\.c?js$/, '') + '.chunks';
   const split = await build({
     ...options,
-    entryPoints: { main: path.join(root, target.entry) },
+    entryPoints: {
+      main: path.join(root, target.entry),
+      ...(target.awsSdkEntries
+        ? Object.fromEntries(
+            Object.keys(pkg.dependencies)
+              .filter((d) => /^@aws-sdk\/client-/.test(d))
+              .map((d) => [awsEntryName(d), AWS_SDK_ENTRY + d]),
+          )
+        : {}),
+    },
     outdir: chunkDir,
     outExtension: { '.js': '.cjs' },
     chunkNames: 'chunk-[hash]',
