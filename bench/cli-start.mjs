@@ -105,7 +105,9 @@ try {
   ];
   const bare = ['-e', '0'];
   // Warm up: the first run of a command writes the CLI's V8 code cache, and the page cache.
-  for (let i = 0; i < 3; i++) for (const c of commands) (time(bare), time(c.args()));
+  for (let i = 0; i < Math.min(3, runs); i++) {
+    for (const c of commands) (time(bare), time(c.args()));
+  }
   const bareTimes = [];
   for (const c of commands) {
     c.times = [];

@@ -4,8 +4,30 @@
 // Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
 // file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
 // from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
-// Dynamic import() of a library becomes a lazily evaluated module inside the one file, so
-// command handlers load their implementation (and the AWS SDK) only when they run.
+// Agent bundles are one file each: dynamic import() of a library becomes a lazily evaluated
+// module inside it.
+//
+// The CLI (target.split) is a small loader, dist/bin/podmin.cjs, and chunks in
+// dist/bin/podmin.chunks/ (buildSplit below), because every start paid for the whole program:
+// as one 4.8 MB file compiled through a V8 code cache (the program a string literal in the
+// loader) `podmin validate -f` took 2.65× a bare `node -e 0` and 92 MiB, `--help` 2.55× and
+// 95 MiB, a deploy to a local bucket 3.71× (bench/cli-start.mjs, 20 paired runs), most of it
+// scanning, deserialising and holding the AWS SDK clients, the image, infra and dependency
+// code and the embedded module that those commands never run. Command handlers import their
+// libraries with import(), so a command now reads and compiles the chunks it runs and no
+// others. Each step, as ratios from bench/cli-start.mjs (this machine is shared, two vCPUs at a
+// load of 10 to 20 while measured, so the wall times swing) and as user-space instructions
+// counted by valgrind's cachegrind, which the load does not change (`node -e 0`: 502 M):
+//   one file, one code cache:            validate 2.65× 1102 M, --help 2.55× 1039 M, 92 MiB
+//   chunks, each with a code cache:      validate 1.56×  675 M, --help 1.49×, 52 MiB
+//     (the same chunks by plain require, without a cache: validate 816 M, --help 721 M)
+//   + built-ins required on first use:   validate 668 M, --help 653 M
+//   + AWS SDK clients as own entries:    deploy 2.48×: 1.6 MB of chunks read → 0.5 MB, 56 MiB
+//   + string-width's ASCII fast path:    validate 651 M, --help 609 M
+//   + standard streams on first use:     validate 636 M, --help 606 M
+// The chunks are CommonJS: split as ES modules and imported as such they took validate 2.15×,
+// --help 1.97×, as Node.js 20 has no code cache for ES modules (module.enableCompileCache is
+// Node.js 22) and its ES module loader alone cost more than the budget leaves.
 import { build, transform } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -218,7 +240,6 @@ if (target.awsSdkEntries) {
         path: args.path.slice(AWS_SDK_ENTRY.length),
         namespace: 'aws-sdk-entry',
       }));
-      // A CommonJS entry of an ESM build exports the client as `default`.
       b.onLoad({ filter: /.*/, namespace: 'aws-sdk-entry' }, (args) => ({
         contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
         loader: 'js',
@@ -226,7 +247,7 @@ if (target.awsSdkEntries) {
       }));
       b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => ({
         contents: standIn(
-          `require(${JSON.stringify(`./${awsEntryName(args.path)}.cjs`)}).default`,
+          `require(${JSON.stringify(`./${awsEntryName(args.path)}.cjs`)})`,
           Object.keys(require(args.path)),
           true,
         ),
@@ -281,9 +302,11 @@ if (target.lazyBuiltins) {
   plugins.push({
     name: 'lazy-builtins',
     setup(b) {
-      // The stand-in's own require() is of the real module.
+      // The stand-in's own require() is of the real module; import() is lazy already.
       b.onResolve({ filter }, (args) =>
-        args.namespace === 'lazy-builtin' || args.namespace === 'yargs-assert'
+        args.namespace === 'lazy-builtin' ||
+        args.namespace === 'yargs-assert' ||
+        args.kind === 'dynamic-import'
           ? undefined
           : {
               path: args.path.replace(/^(?!node:)/, 'node:'),
@@ -471,12 +494,23 @@ async function buildSplit(options) {
   const { createHash } = require('node:crypto');
   const chunks = {};
   for (const file of split.outputFiles) {
-    const { code } = await transform(file.text, {
+    // esbuild's ESM chunk of a CommonJS module that is only import()ed (or an entry) exports
+    // the module as `default` alone, where Node.js gives its named exports too, as the
+    // unsplit bundle did: `const { mkdir } = await import(...)` found no mkdir. The chunk's
+    // CommonJS exports become the module's own.
+    const text = file.text.replace(
+      /\bexport default (require_[\w$]+)\(\);?(\s*)$/,
+      'module.exports = $1();$2',
+    );
+    if (/\bexport default require_/.test(text))
+      throw new Error(`${file.path}: unexpected CommonJS chunk`);
+    const { code } = await transform(text, {
       format: 'cjs',
       platform: 'node',
       target: 'node20',
       // import() of another chunk becomes require() of it, which the loader serves.
       supported: { 'dynamic-import': false },
+      logOverride: { 'commonjs-variable-in-esm': 'silent' },
       minifySyntax: true,
       minifyWhitespace: true,
       legalComments: 'none',
