@@ -331,28 +331,41 @@ if (target.lazyBuiltins) {
   });
 }
 // yargs lays out every help text through cliui, which measures each word (and, wrapping, each
-// prefix of a word) with string-width; string-width runs emoji-regex's 10 KB pattern over every
-// string it measures, about 15 µs a call, and a help text takes hundreds of calls: 100 calls
-// took 14.5 ms in a new process. yargs renders the help of the command it runs on every run
-// (to show it on a failure), so this was most of what `podmin --help` and `validate` spent in
-// yargs. A string of printable ASCII characters has no emoji, control, combining or wide
-// characters, so its width is its length: the emoji pattern only runs on the other strings.
+// prefix of a word) with string-width; string-width strips ANSI codes with a RegExp built anew
+// each call and runs emoji-regex's 10 KB pattern over every string it measures, about 15 µs a
+// call, and a help text takes hundreds of calls: 100 calls took 14.5 ms in a new process.
+// yargs renders the help of the command it runs on every run (to show it on a failure), so this
+// was most of what `podmin --help`, `validate` and `deploy` spent in yargs. A string of
+// printable ASCII characters has no ANSI code, emoji, control, combining or wide character, so
+// its width is its length; and a string without ESC or CSI has no ANSI code to strip (the fast
+// path of strip-ansi 7, which cliui's CommonJS copies predate). Other strings take the old path.
+const FAST_PATHS = [
+  {
+    file: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/,
+    slow: 'const stringWidth = string => {',
+    fast: "const stringWidth = string => {\n\tif (typeof string === 'string' && /^[\\x20-\\x7e]*$/.test(string)) return string.length;",
+  },
+  {
+    file: /[\\/]node_modules[\\/](?:[^\\/]+[\\/]node_modules[\\/])?strip-ansi[\\/]index\.js$/,
+    slow: "module.exports = string => typeof string === 'string' ? string.replace(ansiRegex(), '') : string;",
+    fast: "module.exports = string => typeof string === 'string' ? (/[\\u001B\\u009B]/.test(string) ? string.replace(ansiRegex(), '') : string) : string;",
+  },
+];
 if (target.split) {
   plugins.push({
-    name: 'string-width-ascii',
+    name: 'help-layout-fast-paths',
     setup(b) {
-      b.onLoad({ filter: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/ }, (args) => {
-        const source = fs.readFileSync(args.path, 'utf8');
-        const slow = "string = string.replace(emojiRegex(), '  ');";
-        if (!source.includes(slow)) throw new Error(`${args.path}: no \`${slow}\` to guard`);
-        return {
-          contents: source.replace(
-            slow,
-            `if (/^[\\x20-\\x7e]*$/.test(string)) return string.length;\n\t${slow}`,
-          ),
-          loader: 'js',
-        };
-      });
+      for (const { file, slow, fast } of FAST_PATHS) {
+        b.onLoad({ filter: file }, (args) => {
+          const source = fs.readFileSync(args.path, 'utf8');
+          // An ES module copy (strip-ansi 7) has its own fast path; a changed CommonJS one fails.
+          if (!source.includes(slow)) {
+            if (/^import /m.test(source)) return undefined;
+            throw new Error(`${args.path}: no \`${slow}\` to add a fast path to`);
+          }
+          return { contents: source.replace(slow, fast), loader: 'js' };
+        });
+      }
     },
   });
 }
