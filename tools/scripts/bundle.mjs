@@ -26,7 +26,10 @@
 //   + string-width's ASCII fast path:    validate 651 M, --help 609 M
 //   + standard streams on first use:     validate 636 M, --help 606 M
 //   + strip-ansi's fast path, all of it: validate 1.38×, --help 1.25×, deploy 1.99×; 47, 45 and
-//     55 MiB (20 pairs, load 31: `node -e 0` took 331 ms)
+//     55 MiB (20 pairs, load 31: `node -e 0` took 331 ms); at load 8 (178 ms) 1.65×, 1.43×
+//     and 2.10×: the ratios grow as the machine quietens, validate and deploy over budget.
+//     What is left of validate: yaml parsing and canonical stringifying (util-manifest), the
+//     help yargs renders for the command on every run, code-cache deserialisation, scavenges.
 // The chunks are CommonJS: split as ES modules and imported as such they took validate 2.15×,
 // --help 1.97×, as Node.js 20 has no code cache for ES modules (module.enableCompileCache is
 // Node.js 22) and its ES module loader alone cost more than the budget leaves.
