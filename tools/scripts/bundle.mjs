@@ -4,9 +4,36 @@
 // Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
 // file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
 // from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
-// Dynamic import() of a library becomes a lazily evaluated module inside the one file, so
-// command handlers load their implementation (and the AWS SDK) only when they run.
-import { build } from 'esbuild';
+// Agent bundles are one file each: dynamic import() of a library becomes a lazily evaluated
+// module inside it.
+//
+// The CLI (target.split) is a small loader, dist/bin/podmin.cjs, and chunks in
+// dist/bin/podmin.chunks/ (buildSplit below), because every start paid for the whole program:
+// as one 4.8 MB file compiled through a V8 code cache (the program a string literal in the
+// loader) `podmin validate -f` took 2.65× a bare `node -e 0` and 92 MiB, `--help` 2.55× and
+// 95 MiB, a deploy to a local bucket 3.71× (bench/cli-start.mjs, 20 paired runs), most of it
+// scanning, deserialising and holding the AWS SDK clients, the image, infra and dependency
+// code and the embedded module that those commands never run. Command handlers import their
+// libraries with import(), so a command now reads and compiles the chunks it runs and no
+// others. Each step, as ratios from bench/cli-start.mjs (this machine is shared, two vCPUs at a
+// load of 10 to 30 while measured, so the wall times swing) and as user-space instructions
+// counted by valgrind's cachegrind, which the load does not change (`node -e 0`: 502 M):
+//   one file, one code cache:            validate 2.65× 1102 M, --help 2.55× 1039 M, 92 MiB
+//   chunks, each with a code cache:      validate 1.56×  675 M, --help 1.49×, 52 MiB
+//     (the same chunks by plain require, without a cache: validate 816 M, --help 721 M)
+//   + built-ins required on first use:   validate 668 M, --help 653 M
+//   + AWS SDK clients as own entries:    deploy 2.48×: 1.6 MB of chunks read → 0.5 MB, 56 MiB
+//   + string-width's ASCII fast path:    validate 651 M, --help 609 M
+//   + standard streams on first use:     validate 636 M, --help 606 M
+//   + strip-ansi's fast path, all of it: validate 1.38×, --help 1.25×, deploy 1.99×; 47, 45 and
+//     55 MiB (20 pairs, load 31: `node -e 0` took 331 ms); at load 8 (178 ms) 1.65×, 1.43×
+//     and 2.10×: the ratios grow as the machine quietens, validate and deploy over budget.
+//     What is left of validate: yaml parsing and canonical stringifying (util-manifest), the
+//     help yargs renders for the command on every run, code-cache deserialisation, scavenges.
+// The chunks are CommonJS: split as ES modules and imported as such they took validate 2.15×,
+// --help 1.97×, as Node.js 20 has no code cache for ES modules (module.enableCompileCache is
+// Node.js 22) and its ES module loader alone cost more than the budget leaves.
+import { build, transform } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -33,7 +60,9 @@ const targets = {
   cli: {
     entry: 'apps/cli/src/main.ts',
     out: 'dist/bin/podmin.cjs',
-    codeCache: true,
+    split: true,
+    awsSdkEntries: true,
+    lazyBuiltins: ['crypto', 'assert', 'fs/promises', 'readline', 'readline/promises'],
     infraModule: 'infra/aws',
   },
   agent: {
@@ -195,6 +224,51 @@ module.exports = (name) => {
     },
   });
 }
+// The CLI splits instead (target.awsSdkEntries): each client is an entry point of its own, so
+// its code and the SDK code it shares with the other clients are chunks, and the stand-in's
+// getters require that entry through the chunk loader. A deploy to a local bucket then loads
+// none of it, although the object-store library it opens also holds the S3 store.
+const AWS_SDK_ENTRY = 'podmin-aws-sdk-entry:';
+const awsEntryName = (client) => client.replace(/^@aws-sdk\//, 'aws-sdk-');
+if (target.awsSdkEntries) {
+  plugins.push({
+    name: 'aws-sdk-entries',
+    setup(b) {
+      b.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, (args) =>
+        args.importer.includes(`${path.sep}node_modules${path.sep}`) ||
+        args.namespace === 'aws-sdk-entry'
+          ? undefined
+          : { path: args.path, namespace: 'lazy-aws-sdk' },
+      );
+      // The stand-in's require() of the client's entry stays a require() the loader serves.
+      b.onResolve(
+        { filter: /^\.\/aws-sdk-client-[a-z0-9-]+\.cjs$/, namespace: 'lazy-aws-sdk' },
+        (args) => ({
+          path: args.path,
+          external: true,
+        }),
+      );
+      b.onResolve({ filter: new RegExp(`^${AWS_SDK_ENTRY}`) }, (args) => ({
+        path: args.path.slice(AWS_SDK_ENTRY.length),
+        namespace: 'aws-sdk-entry',
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'aws-sdk-entry' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
+        loader: 'js',
+        resolveDir: root,
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => ({
+        contents: standIn(
+          `require(${JSON.stringify(`./${awsEntryName(args.path)}.cjs`)})`,
+          Object.keys(require(args.path)),
+          true,
+        ),
+        loader: 'js',
+        resolveDir: root,
+      }));
+    },
+  });
+}
 // NestJS's two loggers build an Intl.DateTimeFormat when their module loads, to timestamp lines
 // podmin never prints (its processes log through JsonLogger). Creating one maps about 5 MiB of
 // ICU data from the node binary into the process (file-backed, so counted in every process's
@@ -245,6 +319,90 @@ if (target.koffi) {
     },
   });
 }
+// Node.js built-in modules outside its startup snapshot cost start time when first required
+// (measured one by one, in a script: crypto 6.8 ms, assert 3.6, fs/promises 2.7, readline and
+// readline/promises 1.5 together), yet the CLI's start path imports them at module level only
+// for the few commands that use them. An import of one resolves to a stand-in whose exports
+// are getters requiring the real module on first use, as the AWS SDK clients' above.
+// yargs reads assert.notStrictEqual and strictEqual when it loads (its shim), and node:assert
+// brings stream and more with it; these two defer to node:assert only to throw its error.
+const YARGS_ASSERT = `"use strict";
+const real = () => require("node:assert");
+exports.notStrictEqual = (actual, expected, ...rest) => { if (Object.is(actual, expected)) real().notStrictEqual(actual, expected, ...rest); };
+exports.strictEqual = (actual, expected, ...rest) => { if (!Object.is(actual, expected)) real().strictEqual(actual, expected, ...rest); };
+`;
+if (target.lazyBuiltins) {
+  const filter = new RegExp(`^(?:node:)?(?:${target.lazyBuiltins.join('|')})$`);
+  plugins.push({
+    name: 'lazy-builtins',
+    setup(b) {
+      // The stand-in's own require() is of the real module; import() is lazy already.
+      b.onResolve({ filter }, (args) =>
+        args.namespace === 'lazy-builtin' ||
+        args.namespace === 'yargs-assert' ||
+        args.kind === 'dynamic-import'
+          ? undefined
+          : {
+              path: args.path.replace(/^(?!node:)/, 'node:'),
+              namespace:
+                /^(?:node:)?assert$/.test(args.path) &&
+                /[\\/]node_modules[\\/]yargs[\\/]/.test(args.importer)
+                  ? 'yargs-assert'
+                  : 'lazy-builtin',
+            },
+      );
+      b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+        contents: standIn(`require(${JSON.stringify(args.path)})`, Object.keys(require(args.path))),
+        loader: 'js',
+        resolveDir: root,
+      }));
+      b.onLoad({ filter: /.*/, namespace: 'yargs-assert' }, () => ({
+        contents: YARGS_ASSERT,
+        loader: 'js',
+        resolveDir: root,
+      }));
+    },
+  });
+}
+// yargs lays out every help text through cliui, which measures each word (and, wrapping, each
+// prefix of a word) with string-width; string-width strips ANSI codes with a RegExp built anew
+// each call and runs emoji-regex's 10 KB pattern over every string it measures, about 15 µs a
+// call, and a help text takes hundreds of calls: 100 calls took 14.5 ms in a new process.
+// yargs renders the help of the command it runs on every run (to show it on a failure), so this
+// was most of what `podmin --help`, `validate` and `deploy` spent in yargs. A string of
+// printable ASCII characters has no ANSI code, emoji, control, combining or wide character, so
+// its width is its length; and a string without ESC or CSI has no ANSI code to strip (the fast
+// path of strip-ansi 7, which cliui's CommonJS copies predate). Other strings take the old path.
+const FAST_PATHS = [
+  {
+    file: /[\\/]node_modules[\\/]string-width[\\/]index\.js$/,
+    slow: 'const stringWidth = string => {',
+    fast: "const stringWidth = string => {\n\tif (typeof string === 'string' && /^[\\x20-\\x7e]*$/.test(string)) return string.length;",
+  },
+  {
+    file: /[\\/]node_modules[\\/](?:[^\\/]+[\\/]node_modules[\\/])?strip-ansi[\\/]index\.js$/,
+    slow: "module.exports = string => typeof string === 'string' ? string.replace(ansiRegex(), '') : string;",
+    fast: "module.exports = string => typeof string === 'string' ? (/[\\u001B\\u009B]/.test(string) ? string.replace(ansiRegex(), '') : string) : string;",
+  },
+];
+if (target.split) {
+  plugins.push({
+    name: 'help-layout-fast-paths',
+    setup(b) {
+      for (const { file, slow, fast } of FAST_PATHS) {
+        b.onLoad({ filter: file }, (args) => {
+          const source = fs.readFileSync(args.path, 'utf8');
+          // An ES module copy (strip-ansi 7) has its own fast path; a changed CommonJS one fails.
+          if (!source.includes(slow)) {
+            if (/^import /m.test(source)) return undefined;
+            throw new Error(`${args.path}: no \`${slow}\` to add a fast path to`);
+          }
+          return { contents: source.replace(slow, fast), loader: 'js' };
+        });
+      }
+    },
+  });
+}
 // The CLI carries the OpenTofu/Terraform module: aws-module.ts, which reads infra/aws from the
 // checkout when run from source, becomes a module returning those files as string literals.
 if (target.infraModule) {
@@ -264,17 +422,13 @@ if (target.infraModule) {
   });
   process.stdout.write(`embedding ${files.length} module file(s) from ${target.infraModule}\n`);
 }
-const result = await build({
-  entryPoints: [path.join(root, target.entry)],
-  outfile,
+const options = {
   bundle: true,
   external: target.external ?? (target.grpc ? NEST_OPTIONAL : []),
   plugins,
   platform: 'node',
   target: 'node20',
-  format: 'cjs',
   tsconfig: path.join(root, 'tsconfig.base.json'),
-  banner: { js: '#!/usr/bin/env node' },
   define: { __PODMIN_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',
   minifySyntax: true,
@@ -282,9 +436,17 @@ const result = await build({
   keepNames: true,
   metafile: true,
   logLevel: 'warning',
-});
+};
+const result = target.split
+  ? await buildSplit(options)
+  : await build({
+      ...options,
+      entryPoints: [path.join(root, target.entry)],
+      outfile,
+      format: 'cjs',
+      banner: { js: '#!/usr/bin/env node' },
+    });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
-if (target.codeCache) wrapWithCodeCache(outfile);
 if (target.koffi) {
   const bin = path.dirname(outfile);
   for (const platform of KOFFI_PLATFORMS) {
@@ -342,52 +504,124 @@ async function embedAwsClients(file) {
 }
 
 /**
- * Rewrites a bundle as one file whose program is a string compiled through vm.Script with a
- * V8 code cache kept in the Podmin cache directory. Scanning a string literal costs far less
- * than pre-parsing megabytes of code, and a cached compile is nearly free, so start time stays
- * close to a bare `node` (DESIGN.md §8). Without a usable cache it compiles normally.
+ * A CommonJS module standing in for another: its exports `names` are getters evaluating
+ * `load` (an expression) on first use. The names are one string: a thousand of them (an AWS
+ * SDK client's) as defineProperty statements were 90 KiB the chunk loading them had to read.
  */
-function wrapWithCodeCache(file) {
-  // vm.Script has no dynamic-import loader without --experimental-vm-modules, so the few
-  // import("node:…") calls left in dependencies become require() with a namespace shape.
-  const program = fs
-    .readFileSync(file, 'utf8')
-    .replace(/^#!.*\n/, '')
-    .replace(
-      /\bimport\(("node:[a-z_/]+")\)/g,
-      'Promise.resolve().then(() => { const m = require($1); return Object.assign({ default: m }, m); })',
-    );
-  if (/\bimport\(/.test(program.replace(/\.import\(|\bimport\(param|\bimport\(data/g, ''))) {
-    process.stderr.write(
-      `warning: ${file} still contains dynamic import() calls that a code-cached program cannot run\n`,
-    );
-  }
+function standIn(load, names, esModule = false) {
+  const list = names.filter((n) => n !== '__esModule' && /^[\w$]+$/.test(n)).sort();
+  return `"use strict";
+let m;
+const real = () => (m ??= ${load});
+${esModule ? 'Object.defineProperty(exports, "__esModule", { value: true });\n' : ''}for (const n of ${JSON.stringify(list.join(' '))}.split(" ")) Object.defineProperty(exports, n, { enumerable: true, get: () => real()[n] });
+`;
+}
+
+/**
+ * Builds the CLI as a small loader (`outfile`) and a directory of chunks beside it, named after
+ * the loader (`podmin.cjs` → `podmin.chunks/`): each command's implementation is a chunk the
+ * loader reads and compiles only when the command's handler imports it (see the top of this
+ * file for why). esbuild splits ESM output only, so the chunks are split as ESM and each is then
+ * turned into CommonJS, its import() into require(): Node.js 20 has no code cache for ES
+ * modules, and its ES module loader alone cost more start time than the budget leaves.
+ */
+async function buildSplit(options) {
+  const chunkDir = outfile.replace(/\.c?js$/, '') + '.chunks';
+  const split = await build({
+    ...options,
+    entryPoints: {
+      main: path.join(root, target.entry),
+      ...(target.awsSdkEntries
+        ? Object.fromEntries(
+            Object.keys(pkg.dependencies)
+              .filter((d) => /^@aws-sdk\/client-/.test(d))
+              .map((d) => [awsEntryName(d), AWS_SDK_ENTRY + d]),
+          )
+        : {}),
+    },
+    outdir: chunkDir,
+    outExtension: { '.js': '.cjs' },
+    chunkNames: 'chunk-[hash]',
+    format: 'esm',
+    splitting: true,
+    write: false,
+  });
+  // A stale chunk of an earlier build must not survive: the Nx output is the whole directory.
+  fs.rmSync(chunkDir, { recursive: true, force: true });
+  fs.mkdirSync(chunkDir, { recursive: true });
   const { createHash } = require('node:crypto');
-  const key = createHash('sha256').update(program).digest('hex').slice(0, 16);
-  const loader = `#!/usr/bin/env node
+  const chunks = {};
+  for (const file of split.outputFiles) {
+    // esbuild's ESM chunk of a CommonJS module that is only import()ed (or an entry) exports
+    // the module as `default` alone, where Node.js gives its named exports too, as the
+    // unsplit bundle did: `const { mkdir } = await import(...)` found no mkdir. The chunk's
+    // CommonJS exports become the module's own.
+    const text = file.text.replace(
+      /\bexport default (require_[\w$]+)\(\);?(\s*)$/,
+      'module.exports = $1();$2',
+    );
+    if (/\bexport default require_/.test(text))
+      throw new Error(`${file.path}: unexpected CommonJS chunk`);
+    const { code } = await transform(text, {
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      // import() of another chunk becomes require() of it, which the loader serves.
+      supported: { 'dynamic-import': false },
+      logOverride: { 'commonjs-variable-in-esm': 'silent' },
+      minifySyntax: true,
+      minifyWhitespace: true,
+      legalComments: 'none',
+      logLevel: 'warning',
+    });
+    const name = path.basename(file.path);
+    fs.writeFileSync(path.join(chunkDir, name), code);
+    chunks[name] = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  }
+  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks));
+  return split;
+}
+
+/**
+ * The loader: runs `main.cjs` of the chunk directory and every chunk it requires through
+ * vm.Script with a V8 code cache kept in the Podmin cache directory (one file per chunk, keyed
+ * by its content, Node.js version and architecture), written at exit for each chunk that had
+ * none. Chunks see the loader's directory as __dirname, where the other bundles are. Without a
+ * usable cache a chunk compiles normally; a chunk can also be required without the loader.
+ */
+function splitLoader(chunkDirName, chunks) {
+  return `#!/usr/bin/env node
 "use strict";
-// podmin: the bundled program below runs through a V8 code cache (tools/scripts/bundle.mjs).
-const PROGRAM = ${JSON.stringify(program)};
-(() => {
-  const fs = require("node:fs"), path = require("node:path"), os = require("node:os"), vm = require("node:vm"), Module = require("node:module");
-  const env = process.env, xdg = env.XDG_CACHE_HOME;
-  const cacheRoot = xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(os.homedir(), ".cache", "podmin") : path.join(os.homedir(), ".podmin", "cache");
-  const cacheFile = path.join(cacheRoot, "v8", "podmin-${key}-" + process.version + "-" + process.arch + ".bin");
+// podmin: loads the CLI's chunks in ${chunkDirName}/ on demand through a V8 code cache (tools/scripts/bundle.mjs).
+const CHUNKS = ${JSON.stringify(chunks)};
+const fs = require("node:fs"), path = require("node:path"), vm = require("node:vm"), Module = require("node:module");
+const dir = path.join(__dirname, ${JSON.stringify(chunkDirName)});
+const env = process.env, xdg = env.XDG_CACHE_HOME, home = () => require("node:os").homedir();
+const cacheDir = path.join(xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(home(), ".cache", "podmin") : path.join(home(), ".podmin", "cache"), "v8");
+const loaded = Object.create(null), uncached = [];
+const chunkRequire = Object.assign((id) => id.startsWith("./") && Object.hasOwn(CHUNKS, id.slice(2)) ? load(id.slice(2)) : require(id), require);
+function load(name) {
+  if (loaded[name] !== undefined) return loaded[name].exports;
+  const file = path.join(dir, name), mod = (loaded[name] = { exports: {}, id: file, filename: file });
+  const cacheFile = path.join(cacheDir, "podmin-" + CHUNKS[name] + "-" + process.version + "-" + process.arch + ".bin");
   let cachedData;
   try { cachedData = fs.readFileSync(cacheFile); } catch {}
-  const script = new vm.Script(Module.wrap(PROGRAM), { filename: __filename, cachedData, importModuleDynamically: vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER });
-  if (cachedData === undefined || script.cachedDataRejected) {
-    process.once("exit", () => {
-      try {
-        fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
-        const tmp = cacheFile + "." + process.pid + ".tmp";
-        fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
-        fs.renameSync(tmp, cacheFile);
-      } catch {}
-    });
+  const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData });
+  if (cachedData === undefined || script.cachedDataRejected) uncached.push([script, cacheFile]);
+  script.runInThisContext().call(mod.exports, mod.exports, chunkRequire, mod, file, __dirname);
+  return mod.exports;
+}
+// At exit the cache holds every function the run compiled, not only the top level.
+process.once("exit", () => {
+  for (const [script, cacheFile] of uncached) {
+    try {
+      fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+      const tmp = cacheFile + "." + process.pid + ".tmp";
+      fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+      fs.renameSync(tmp, cacheFile);
+    } catch {}
   }
-  script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
-})();
+});
+load("main.cjs");
 `;
-  fs.writeFileSync(file, loader);
 }

@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { makeSandbox, type CliSandbox } from './cli-harness';
 
 const COMMANDS = [
@@ -120,4 +122,68 @@ describe('podmin basics', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('<cluster>');
   });
+
+  it('loads no network or AWS SDK code for validate, --help or a deploy to a local bucket', async () => {
+    // The bundle's chunks load on demand (tools/scripts/bundle.mjs): a preload lists the
+    // Node.js built-ins each run loaded, which the AWS SDK's HTTP stack would add.
+    const preload = path.join(sandbox.home, 'modules.cjs');
+    const list = path.join(sandbox.home, 'modules.txt');
+    fs.writeFileSync(
+      preload,
+      `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+    );
+    const env = { NODE_OPTIONS: `--require ${preload}` };
+    const bucket = path.join(sandbox.home, 'lazy-bucket');
+    expect(
+      (await sandbox.run(['connect', 'lazy', '--provider', 'local', '--bucket', bucket])).code,
+    ).toBe(0);
+    expect(
+      (
+        await sandbox.run([
+          'init',
+          'lazy',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '-f',
+          'lazy.yaml',
+        ])
+      ).code,
+    ).toBe(0);
+    for (const args of [
+      ['validate', '-f', 'lazy.yaml'],
+      ['--help'],
+      ['deploy', 'lazy', '-g', 'default', '-f', 'lazy.yaml'],
+    ]) {
+      const result = await sandbox.run(args, env);
+      expect(result.code).toBe(0);
+      const loaded = fs.readFileSync(list, 'utf8').split('\n');
+      expect(loaded).toContain('NativeModule vm');
+      // (net is not among them: the harness's stdout is a pipe, which is a net.Socket.)
+      for (const heavy of ['http', 'https', 'tls', 'zlib'])
+        expect({ args, heavy, loaded: loaded.includes(`NativeModule ${heavy}`) }).toEqual({
+          args,
+          heavy,
+          loaded: false,
+        });
+    }
+  });
+
+  it('runs the start-time benchmark once, printing every budget line', async () => {
+    const repo = path.resolve(__dirname, '../../../..');
+    const bench = await promisify(execFile)(process.execPath, ['bench/cli-start.mjs', '1'], {
+      cwd: repo,
+    }).catch((err: { code: number; stdout: string }) => err);
+    // Timings on a shared machine are not asserted: 1 is a budget exceeded, 2 a failure.
+    expect([0, 1]).toContain('code' in bench ? bench.code : 0);
+    for (const line of [
+      /^podmin validate -f: median [\d.]+ ms, ratio [\d.]+x \(budget <= 1\.5x\) (OK|OVER BUDGET)$/m,
+      /^podmin --help: median [\d.]+ ms, ratio [\d.]+x \(budget <= 1\.5x\) (OK|OVER BUDGET)$/m,
+      /^podmin deploy \(local bucket\): median [\d.]+ ms, ratio [\d.]+x \(budget <= 2x\) (OK|OVER BUDGET)$/m,
+      /^podmin validate -f peak RSS: [\d.]+ MiB \(budget <= 60 MiB\) (OK|OVER BUDGET)$/m,
+      /^podmin --help peak RSS: [\d.]+ MiB \(budget <= 60 MiB\) (OK|OVER BUDGET)$/m,
+    ])
+      expect(bench.stdout).toMatch(line);
+  }, 120_000);
 });
