@@ -233,17 +233,17 @@ try {
   const runtimeDir = path.join(dir, 'run/podmin/agent');
   fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
   coordinator = await lib.TestCoordinator.start(path.join(runtimeDir, 'coordinator.sock'));
-  const lean = { memory: 'lean' }; // the supervisor's profile for agent-dataplane
+  const profile = { memory: 'fast' }; // the supervisor's profile for agent-dataplane (agent.ts)
   const agent = net.spawn(
     net.nodeNs,
     [
       process.execPath,
-      ...lib.serviceExecArgv(lean),
+      ...lib.serviceExecArgv(profile),
       agentBundle,
       ...lib.localAgentArgs(path.join(dir, 'bucket')),
     ],
     {
-      ...lib.serviceEnv(lean),
+      ...lib.serviceEnv(profile),
       PODMIN_NODE_ROOT: dir,
       PODMIN_NODE_ADDRESS: NODE,
     },

@@ -42,7 +42,7 @@ describe('parseAgentArgs', () => {
     });
   });
 
-  it('runs the control-plane services lean and keeps the registry and DNS fast', () => {
+  it('runs the control-plane services lean and keeps the registry, DNS and dataplane fast', () => {
     const config = parseAgentArgs(localAgentFlags, env);
     if (typeof config === 'string') throw new Error('expected config');
     expect(
@@ -53,7 +53,7 @@ describe('parseAgentArgs', () => {
       dns: 'fast',
       identity: 'lean',
       registry: 'fast',
-      dataplane: 'lean',
+      dataplane: 'fast',
     });
   });
 

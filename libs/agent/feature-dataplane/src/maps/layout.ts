@@ -75,8 +75,13 @@ export function indexKey(index: number): Buffer {
 
 /** `struct svc_key`. */
 export function serviceKey(vip: string, port: number, proto: number): Buffer {
+  return serviceKeyOf(addressBytes(vip), port, proto);
+}
+
+/** `struct svc_key` of a VIP's 16 bytes. */
+export function serviceKeyOf(vip: Buffer, port: number, proto: number): Buffer {
   const out = Buffer.alloc(MAPS.services.key);
-  addressBytes(vip).copy(out, 0);
+  vip.copy(out, 0);
   out.writeUInt16BE(port, 16);
   out.writeUInt8(proto, 18);
   return out;
@@ -100,8 +105,13 @@ export function backendKey(id: number, slot: number): Buffer {
 
 /** `struct backend_val`. */
 export function backendValue(address: string, port: number): Buffer {
+  return backendValueOf(addressBytes(address), port);
+}
+
+/** `struct backend_val` of an address's 16 bytes. */
+export function backendValueOf(address: Buffer, port: number): Buffer {
   const out = Buffer.alloc(MAPS.backends.value);
-  addressBytes(address).copy(out, 0);
+  address.copy(out, 0);
   out.writeUInt16BE(port, 16);
   return out;
 }
