@@ -35,6 +35,9 @@
 // A reverse entry may be taken over by a new flow once its flow is closed by FINs both ways
 // for this long, or idle for the protocol's timeout (see reusable()).
 #define CLOSED_REUSE_NS (1 * NSEC_PER_SEC)
+// After a reset, long enough for the reset itself to reach the backend before a new SYN on the
+// same tuple can (packets of two flows may be processed on different CPUs).
+#define RST_REUSE_NS (100 * 1000 * 1000ULL)
 #define TCP_IDLE_NS (600 * NSEC_PER_SEC)
 #define UDP_IDLE_NS (30 * NSEC_PER_SEC)
 
@@ -409,13 +412,13 @@ static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
   return reject_udp(skb, p);
 }
 
-// Whether a reverse entry's port may be handed to a new flow: at once after a reset (no side
+// Whether a reverse entry's port may be handed to a new flow: 100 ms after a reset (no side
 // keeps state for the tuple), 1 s after FINs both ways (the final ACK is in flight; the side
 // that closed first keeps TIME_WAIT, which Linux lets a newer SYN take over), or when idle for
 // the protocol's timeout.
 static __always_inline int reusable(const struct rev_val *r, __u8 proto, __u64 now) {
   __u64 idle = now - r->seen_ns;
-  if (r->flags & FLOW_RST)
+  if ((r->flags & FLOW_RST) && idle > RST_REUSE_NS)
     return 1;
   if ((r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) == (FLOW_FIN_FWD | FLOW_FIN_REV) &&
       idle > CLOSED_REUSE_NS)

@@ -90,7 +90,8 @@ struct tally {
 
 static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
   struct sockaddr_in6 a = addr_of(ip, port);
-  struct timeval tv = {2, 0};
+  // Long enough for two SYN retransmissions (1 s, then 2 s more) on a loaded machine.
+  struct timeval tv = {10, 0};
   struct linger lg = {1, 0};
   for (long i = 0; i < count; i++) {
     int s = socket(AF_INET6, SOCK_STREAM, 0);
