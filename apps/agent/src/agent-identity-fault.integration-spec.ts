@@ -104,7 +104,11 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
       }, 'unhealthy staticpod');
       expect(detail).not.toContain('internal error');
       expect(detail).toContain('EPERM');
-      expect(detail).toContain(path.join(immutable, 'identity-generations'));
+      // The first operation the immutable directory refuses is named with its path: creating
+      // identity-generations, or (since Pod directories are kept private) the chmod of the
+      // directory itself.
+      expect(detail).toMatch(/(chmod|mkdir|open|rename) \//);
+      expect(detail).toContain(immutable);
       expect(detail).toMatch(/web/);
     } catch (err) {
       console.error(output.split('\n').slice(-30).join('\n'));
