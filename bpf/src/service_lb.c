@@ -461,8 +461,21 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
     // The forward entry holds only while its port's reverse entry is still this flow's (the
     // LRU may have evicted it, or a new flow taken the port over).
-    if (r && same_addr(&r->caddr, &p.key.saddr) && r->cport == p.key.sport &&
-        r->vport == p.key.dport) {
+    int same_flow = r && same_addr(&r->caddr, &p.key.saddr) && r->cport == p.key.sport &&
+                    r->vport == p.key.dport;
+    if (same_flow && (p.tcp_flags & 2)) {
+      // A SYN on a remembered tuple is a new connection (a client port reused) unless its
+      // backend is still the one this tuple picks now: a retransmitted SYN keeps its flow,
+      // while a reused port never reaches a backend that is no longer ready.
+      struct backend_val *now_b = 0;
+      if (svc && svc->count > 0) {
+        struct backend_key nk = {.id = svc->id, .slot = flow_hash(&p.key, 0) % svc->count};
+        now_b = bpf_map_lookup_elem(&podmin_backends, &nk);
+      }
+      if (!now_b || !same_addr(&now_b->addr, &nf.baddr) || now_b->port != nf.bport)
+        same_flow = 0;
+    }
+    if (same_flow && r) {
       known = 1;
       r->seen_ns = now;
       if (p.tcp_flags & 2)
