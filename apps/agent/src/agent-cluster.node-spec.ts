@@ -285,7 +285,7 @@ describe('three agents in three network namespaces, one bucket', () => {
       expect(back.find('become leader')).toEqual([]);
     }));
 
-  it('moves leadership off a leader frozen past the lease; resumed, it stops leader duties and its write is refused', () =>
+  it('moves leadership off a leader frozen past the lease; resumed, it stops leader duties and writes nothing', () =>
     step(async () => {
       const frozen = agent(second);
       const stoppedAt = Date.now();
@@ -337,9 +337,11 @@ describe('three agents in three network namespaces, one bucket', () => {
         `cluster: resumed ${second}: stop leader duties ${JSON.stringify(stopped)}; ` +
           `refused snapshot writes after resuming: ${refused.length}; writes: ${writes.length}`,
       );
+      // Nothing written after it resumed. Whether a pass was in flight when it froze (then that
+      // pass is refused by the duty gate, logged) or the deadline timer fires first (then no pass
+      // starts) depends on where SIGSTOP caught it; the refusal itself is tested deterministically
+      // in feature-coordinator's coordinator integration spec.
       expect(writes).toEqual([]);
-      // Its pending pass resumed first and was refused by the duty gate, before any write.
-      expect(refused.length).toBeGreaterThanOrEqual(1);
       expect(frozen.find('become leader', resumedAt)).toEqual([]);
       const now = await leaderRecord();
       expect(now?.record.leaderID).toBe(third.id);

@@ -77,19 +77,36 @@ class StaticReadiness implements ReadinessSource {
   }
 }
 
-/** The shared bucket as one node sees it; `cut` makes every call fail as if the bucket were gone. */
+/**
+ * The shared bucket as one node sees it; `cut` makes every call fail as if the bucket were gone,
+ * and `hold()` makes every call wait until released, as if the node were frozen mid-request.
+ */
 class SeverableStore {
   cut = false;
+  private held: Promise<void> | undefined;
   constructor(private readonly inner: LocalDirectoryObjectStore) {}
+  /** Calls from now on wait for the returned release. */
+  hold(): () => void {
+    let release = (): void => undefined;
+    this.held = new Promise((r) => (release = r));
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
   view(): LocalDirectoryObjectStore {
     return new Proxy(this.inner, {
       get: (target, prop, receiver) => {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
-        return (...args: unknown[]) =>
-          this.cut
-            ? Promise.reject(new PodminError('SERVICE_UNAVAILABLE', 'bucket cut off'))
-            : (value as (...a: unknown[]) => unknown).apply(target, args);
+        return (...args: unknown[]) => {
+          const call = (): unknown =>
+            this.cut
+              ? Promise.reject(new PodminError('SERVICE_UNAVAILABLE', 'bucket cut off'))
+              : (value as (...a: unknown[]) => unknown).apply(target, args);
+          const held = this.held;
+          return held === undefined ? call() : held.then(call);
+        };
       },
     });
   }
@@ -294,5 +311,41 @@ describe('Coordinator (three nodes, one bucket)', () => {
     );
     expect(backends(second).some((a) => a.startsWith(`fd00:0:0:${first.n}:`))).toBe(false);
     first.bucket.cut = false;
+  });
+
+  it('refuses the write of a pass that was in flight when its term ended', async () => {
+    await Promise.all(nodes.map((n) => n.coordinator.start()));
+    const first = await waitFor(() => nodes.find((n) => n.elector.isLeader()), 'a leader', 10_000);
+    await waitFor(
+      () => (first.log.messages().includes('write snapshot') ? true : undefined),
+      'the leader to write a snapshot',
+      10_000,
+    );
+    // Every bucket call of the leader now hangs: its renewals stall, and its next pass stalls
+    // in the middle, reading the index. A pass starts within one snapshot interval (300 ms),
+    // well before the renew deadline (lease minus margin, at least 750 ms away).
+    const from = first.log.lines.length;
+    const release = first.bucket.hold();
+    await waitFor(
+      () => (first.log.messages().slice(from).includes('stop leader duties') ? true : undefined),
+      'the held leader to stop its duties at its deadline',
+      TIMING.leaseMs * 4,
+    );
+    expect(first.elector.isLeader()).toBe(false);
+    await waitFor(
+      () => nodes.find((n) => n !== first && n.elector.isLeader()),
+      'another leader',
+      TIMING.leaseMs * 4,
+    );
+    release();
+    const refused = await waitFor(
+      () => first.log.lines.slice(from).find((l) => l.msg === 'refuse snapshot write'),
+      'the resumed pass to be refused',
+      5_000,
+    );
+    expect(String(refused.fields['reason'])).toMatch(/no longer leads|stopped leading/);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(first.log.messages().slice(from)).not.toContain('write snapshot');
+    expect(first.log.messages().slice(from)).not.toContain('become leader');
   });
 });
