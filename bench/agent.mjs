@@ -70,7 +70,10 @@ try {
     console.log(`reconcile FAILED: ${err.message}`);
   }
 
-  await sleep(5000); // idle: one poll interval with nothing to do
+  // Idle: every process gives back its start-up pages 15 s after it serves
+  // (libs/agent/data-access-memory), then several poll intervals with nothing to do fault back
+  // in what idle work touches, so the numbers are the steady idle state, not the low point.
+  await sleep(30_000);
   const status = await (await fetch(`http://127.0.0.1:${health}/readyz`)).json();
   const agentPid = JSON.parse(
     fs.readFileSync(path.join(nodeRoot, 'run/podmin/agent.json'), 'utf8'),

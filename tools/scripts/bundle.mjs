@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Bundles an app into one executable CommonJS file under dist/bin with esbuild.
 //   node tools/scripts/bundle.mjs cli|agent|agent-registry|agent-staticpod|agent-identity|agent-coordinator|agent-dns|agent-dataplane
-// Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto (see below). Each
-// file belongs to exactly one Nx build target, whose `outputs` must name it, or a build served
-// from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
+// Writes <out> and <out>.meta.json; `bundle.mjs proto` writes dist/bin/proto and dist/bin/koffi
+// (see below). Each file belongs to exactly one Nx build target, whose `outputs` must name it,
+// or a build served from the Nx cache lacks it (tools/check-build-outputs.sh proves they do).
 // Agent bundles are one file each: dynamic import() of a library becomes a lazily evaluated
 // module inside it.
 //
@@ -72,6 +72,7 @@ const targets = {
     // output (libs/agent/contracts/package.json marks the contracts free of side effects), but
     // esbuild still resolves the optional peers before dropping them.
     external: NEST_OPTIONAL,
+    koffi: true,
   },
   'agent-registry': {
     entry: 'apps/agent-registry/src/main.ts',
@@ -80,30 +81,35 @@ const targets = {
     lazyAwsSdk: true,
     // The registry serves HTTP through Express as well as its gRPC socket.
     external: NEST_OPTIONAL.filter((m) => m !== '@nestjs/platform-express'),
+    koffi: true,
   },
   'agent-staticpod': {
     entry: 'apps/agent-staticpod/src/main.ts',
     out: 'dist/bin/agent-staticpod.cjs',
     grpc: true,
     lazyAwsSdk: true,
+    koffi: true,
   },
   'agent-identity': {
     entry: 'apps/agent-identity/src/main.ts',
     out: 'dist/bin/agent-identity.cjs',
     grpc: true,
     lazyAwsSdk: true,
+    koffi: true,
   },
   'agent-coordinator': {
     entry: 'apps/agent-coordinator/src/main.ts',
     out: 'dist/bin/agent-coordinator.cjs',
     grpc: true,
     lazyAwsSdk: true,
+    koffi: true,
   },
   'agent-dns': {
     entry: 'apps/agent-dns/src/main.ts',
     out: 'dist/bin/agent-dns.cjs',
     grpc: true,
     lazyAwsSdk: true,
+    koffi: true,
   },
   'agent-dataplane': {
     entry: 'apps/agent-dataplane/src/main.ts',
@@ -111,19 +117,31 @@ const targets = {
     grpc: true,
     lazyAwsSdk: true,
     koffi: true,
+    bpf: true,
   },
 };
 const name = process.argv[2];
 // gRPC service processes load .proto files at run time from proto/ beside their bundle. Both
 // service bundles need the same directory, so one target (agent-contracts:build, which they
 // depend on) writes it: two Nx targets declaring one output would race when restored from cache.
+// koffi's native modules are shared the same way (every agent process loads koffi; see below).
 const PROTO_OUT = 'dist/bin/proto';
+const KOFFI_OUT = 'dist/bin/koffi';
+const KOFFI_PLATFORMS = ['linux_x64', 'linux_arm64'];
 if (name === 'proto') {
   const out = path.join(root, PROTO_OUT);
   fs.rmSync(out, { recursive: true, force: true });
   fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), out, { recursive: true });
   fs.cpSync(path.join(root, 'node_modules/grpc-health-check/proto'), out, { recursive: true });
-  process.stdout.write(`copied the agent and gRPC health .proto files to ${PROTO_OUT}\n`);
+  fs.rmSync(path.join(root, KOFFI_OUT), { recursive: true, force: true });
+  for (const platform of KOFFI_PLATFORMS) {
+    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
+    fs.mkdirSync(path.join(root, KOFFI_OUT, platform), { recursive: true });
+    fs.copyFileSync(from, path.join(root, KOFFI_OUT, platform, 'koffi.node'));
+  }
+  process.stdout.write(
+    `copied the agent and gRPC health .proto files to ${PROTO_OUT} and koffi's native modules to ${KOFFI_OUT}\n`,
+  );
   process.exit(0);
 }
 const target = targets[name];
@@ -297,12 +315,12 @@ if (target.grpc) {
     },
   });
 }
-// agent-dataplane calls libbpf through koffi, whose native module is a prebuilt .node file per
-// platform, required from koffi's own build/ directory. Bundled, those requires point at
-// dist/bin/koffi/<platform>/koffi.node instead, which the build copies (Linux x64 and arm64, the
-// node architectures), with the committed eBPF objects beside them in dist/bin/bpf/. The files
-// belong to agent-dataplane:build's outputs.
-const KOFFI_PLATFORMS = ['linux_x64', 'linux_arm64'];
+// Every agent process loads koffi (libc's madvise, to give back start-up pages:
+// libs/agent/data-access-memory), and agent-dataplane calls libbpf through it. koffi's native
+// module is a prebuilt .node file per platform, required from koffi's own build/ directory.
+// Bundled, those requires point at dist/bin/koffi/<platform>/koffi.node instead, which
+// `bundle.mjs proto` copies (Linux x64 and arm64, the node architectures). The committed eBPF
+// objects go to dist/bin/bpf/, among agent-dataplane:build's outputs.
 if (target.koffi) {
   plugins.push({
     name: 'koffi-beside-bundle',
@@ -447,13 +465,8 @@ const result = target.split
       banner: { js: '#!/usr/bin/env node' },
     });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
-if (target.koffi) {
+if (target.bpf) {
   const bin = path.dirname(outfile);
-  for (const platform of KOFFI_PLATFORMS) {
-    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
-    fs.mkdirSync(path.join(bin, 'koffi', platform), { recursive: true });
-    fs.copyFileSync(from, path.join(bin, 'koffi', platform, 'koffi.node'));
-  }
   fs.mkdirSync(path.join(bin, 'bpf'), { recursive: true });
   for (const obj of fs.readdirSync(path.join(root, 'bpf/obj')).filter((n) => n.endsWith('.o')))
     fs.copyFileSync(path.join(root, 'bpf/obj', obj), path.join(bin, 'bpf', obj));

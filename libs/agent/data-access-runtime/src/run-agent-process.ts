@@ -19,6 +19,7 @@ import {
 } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { PodminError } from '@podmin/util-errors';
+import { scheduleCleanPageRelease, type CleanPageSchedule } from '@podmin/agent-data-access-memory';
 
 /** Process environment. */
 export type ProcessEnv = Readonly<Record<string, string | undefined>>;
@@ -72,6 +73,8 @@ export interface RunAgentProcessOptions {
   /** Longest a graceful shutdown may take before the process exits anyway (default 8 s). */
   shutdownGraceMs?: number;
   logger?: JsonLogger;
+  /** When to give back start-up's clean file pages (clean-pages.ts); `false` never. */
+  cleanPages?: CleanPageSchedule | false;
 }
 
 /** A started service process. */
@@ -121,9 +124,11 @@ export async function runAgentProcess(
   const clients: Array<{ close(): void }> = [];
   let shuttingDown: Promise<void> | undefined;
   let grpc: GrpcService | undefined;
+  let cancelRelease = (): void => undefined;
   const shutdown = (code: number): Promise<void> => {
     shuttingDown ??= (async () => {
       logger.event('info', 'shut down', { code });
+      cancelRelease();
       grpc?.setServing(false);
       const grace = new Promise<'timeout'>((resolve) =>
         setTimeout(() => resolve('timeout'), options.shutdownGraceMs ?? DEFAULT_GRACE_MS).unref(),
@@ -206,6 +211,11 @@ export async function runAgentProcess(
   logger.event('info', 'serve grpc', { socket: socketPath });
   if (grpc.httpAddress) logger.event('info', 'listen', { ...grpc.httpAddress });
   channel.send({ type: 'ready' });
+  if (options.cleanPages !== false)
+    cancelRelease = scheduleCleanPageRelease(
+      (level, msg, fields) => logger.event(level, msg, fields),
+      options.cleanPages,
+    );
   return { config, grpc, shutdown };
 }
 

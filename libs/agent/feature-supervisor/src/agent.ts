@@ -8,6 +8,7 @@ import {
   type AgentInvocation,
   type AgentProcessConfig,
 } from '@podmin/agent-util-config';
+import { scheduleCleanPageRelease, type CleanPageSchedule } from '@podmin/agent-data-access-memory';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
@@ -20,6 +21,8 @@ export interface AgentEnvironment {
   serviceDir?: string;
   /** The process environment the configuration is read from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** When the supervisor gives back start-up's clean file pages; `false` never (in-process tests). */
+  cleanPages?: CleanPageSchedule | false;
 }
 
 const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --cluster C --nodegroup NG --ipv6-prefix P/80
@@ -123,11 +126,19 @@ export async function runAgent(
   });
   log.event('info', 'serve health', { address: formatAddress({ ...health, port: server.port }) });
   supervisor.start();
+  const cancelRelease =
+    options.cleanPages === false
+      ? () => undefined
+      : scheduleCleanPageRelease(
+          (level, msg, fields) => log.event(level, msg, fields),
+          options.cleanPages,
+        );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.event('info', 'shut down', { signal });
+  cancelRelease();
   await supervisor.stop();
   await server.close();
   log.event('info', 'stopped');
