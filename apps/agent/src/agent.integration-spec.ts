@@ -226,6 +226,36 @@ describe('podmin-agent (built)', () => {
       );
       expect(fs.existsSync(manifestFile)).toBe(true);
 
+      // Every process, the supervisor too, gives back the clean file pages of its start-up
+      // (libs/agent/data-access-memory): each held tens of MiB of the node binary.
+      const released = await waitFor(
+        () => {
+          const byService = new Map<string, Record<string, unknown>>();
+          for (const l of agent.output().split('\n')) {
+            if (!l.startsWith('{')) continue;
+            const line = JSON.parse(l) as Record<string, unknown>;
+            if (line['msg'] === 'release start-up pages')
+              byService.set(String(line['service']), line);
+          }
+          return byService.size >= 7 ? byService : undefined;
+        },
+        'every agent process to release its start-up pages',
+        40_000,
+      );
+      expect([...released.keys()].sort()).toEqual([
+        'agent-coordinator',
+        'agent-dataplane',
+        'agent-dns',
+        'agent-identity',
+        'agent-registry',
+        'agent-staticpod',
+        'podmin-agent',
+      ]);
+      for (const line of released.values()) {
+        expect(line['refused']).toBe(0);
+        expect(Number(line['releasedKiB'])).toBeGreaterThan(10 * 1024);
+      }
+
       agent.child.kill('SIGTERM');
       expect(await agent.exited).toBe(0);
       const lines = agent
@@ -245,7 +275,7 @@ describe('podmin-agent (built)', () => {
     } finally {
       agent.child.kill('SIGKILL');
     }
-  });
+  }, 120_000);
   it('takes its service processes down with it when killed outright', async () => {
     const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const agent = await runAgent(
