@@ -19,7 +19,7 @@ mkdir -p "${target}"
 cd "${here}"
 for src in src/*.c; do
   obj="${target}/$(basename "${src%.c}").o"
-  clang -O2 -g -target bpfel -Wall -Werror -fdebug-prefix-map="${here}=." \
+  clang -O2 -g -target bpfel -mcpu=v3 -Wall -Werror -fdebug-prefix-map="${here}=." \
     ${multiarch:+-I/usr/include/${multiarch}} -c "${src}" -o "${obj}"
   llvm-strip -g "${obj}"
 done

@@ -416,11 +416,11 @@ static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
 // keeps state for the tuple), 1 s after FINs both ways (the final ACK is in flight; the side
 // that closed first keeps TIME_WAIT, which Linux lets a newer SYN take over), or when idle for
 // the protocol's timeout.
-static __always_inline int reusable(const struct rev_val *r, __u8 proto, __u64 now) {
-  __u64 idle = now - r->seen_ns;
-  if ((r->flags & FLOW_RST) && idle > RST_REUSE_NS)
+static __always_inline int reusable(__u32 flags, __u64 seen_ns, __u8 proto, __u64 now) {
+  __u64 idle = now - seen_ns;
+  if ((flags & FLOW_RST) && idle > RST_REUSE_NS)
     return 1;
-  if ((r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) == (FLOW_FIN_FWD | FLOW_FIN_REV) &&
+  if ((flags & (FLOW_FIN_FWD | FLOW_FIN_REV)) == (FLOW_FIN_FWD | FLOW_FIN_REV) &&
       idle > CLOSED_REUSE_NS)
     return 1;
   return idle > (proto == IPPROTO_TCP ? TCP_IDLE_NS : UDP_IDLE_NS);
@@ -514,23 +514,35 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
         break;
       }
       struct rev_val *old = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
-      if (old && reusable(old, p.key.proto, now)) {
-        // Forget the old flow's forward entry so it cannot reach the new flow's port.
-        struct flow_key ok = {};
-        __builtin_memcpy(&ok.saddr, &old->caddr, 16);
-        __builtin_memcpy(&ok.daddr, &old->vip, 16);
-        ok.sport = old->cport;
-        ok.dport = old->vport;
-        ok.proto = p.key.proto;
-        struct fwd_val *of = bpf_map_lookup_elem(&podmin_fwd_flows, &ok);
-        if (of && of->nport == rk.dport && of->bport == rk.sport && same_addr(&of->baddr, &rk.saddr))
-          bpf_map_delete_elem(&podmin_fwd_flows, &ok);
-        if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_ANY) == 0) {
-          count(STAT_PORT_REUSED);
-          got = 1;
-          break;
-        }
-      }
+      if (!old)
+        continue;
+      // Claim a reusable port by moving its entry's timestamp from the value judged reusable
+      // to now, atomically: of two CPUs opening flows onto the same old port at once, only one
+      // wins it; the other probes on. (Replacing the entry instead let both win, and one
+      // flow's replies went to the other's client.)
+      __u64 seen = old->seen_ns;
+      if (!reusable(old->flags, seen, p.key.proto, now) ||
+          __sync_val_compare_and_swap(&old->seen_ns, seen, now) != seen)
+        continue;
+      // Forget the old flow's forward entry so it cannot reach the new flow's port.
+      struct flow_key ok = {};
+      __builtin_memcpy(&ok.saddr, &old->caddr, 16);
+      __builtin_memcpy(&ok.daddr, &old->vip, 16);
+      ok.sport = old->cport;
+      ok.dport = old->vport;
+      ok.proto = p.key.proto;
+      struct fwd_val *of = bpf_map_lookup_elem(&podmin_fwd_flows, &ok);
+      if (of && of->nport == rk.dport && of->bport == rk.sport && same_addr(&of->baddr, &rk.saddr))
+        bpf_map_delete_elem(&podmin_fwd_flows, &ok);
+      // The entry is this flow's now; its replies come only after this packet leaves.
+      __builtin_memcpy(&old->caddr, &rv.caddr, 16);
+      __builtin_memcpy(&old->vip, &rv.vip, 16);
+      old->cport = rv.cport;
+      old->vport = rv.vport;
+      old->flags = rv.flags;
+      count(STAT_PORT_REUSED);
+      got = 1;
+      break;
     }
     if (!got) {
       count(STAT_SNAT_EXHAUSTED);

@@ -128,17 +128,21 @@ const name = process.argv[2];
 const PROTO_OUT = 'dist/bin/proto';
 const KOFFI_OUT = 'dist/bin/koffi';
 const KOFFI_PLATFORMS = ['linux_x64', 'linux_arm64'];
+/** Copies koffi's native modules to <dir>/<platform>/koffi.node. */
+const copyKoffi = (dir) => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  for (const platform of KOFFI_PLATFORMS) {
+    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
+    fs.mkdirSync(path.join(dir, platform), { recursive: true });
+    fs.copyFileSync(from, path.join(dir, platform, 'koffi.node'));
+  }
+};
 if (name === 'proto') {
   const out = path.join(root, PROTO_OUT);
   fs.rmSync(out, { recursive: true, force: true });
   fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), out, { recursive: true });
   fs.cpSync(path.join(root, 'node_modules/grpc-health-check/proto'), out, { recursive: true });
-  fs.rmSync(path.join(root, KOFFI_OUT), { recursive: true, force: true });
-  for (const platform of KOFFI_PLATFORMS) {
-    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
-    fs.mkdirSync(path.join(root, KOFFI_OUT, platform), { recursive: true });
-    fs.copyFileSync(from, path.join(root, KOFFI_OUT, platform, 'koffi.node'));
-  }
+  copyKoffi(path.join(root, KOFFI_OUT));
   process.stdout.write(
     `copied the agent and gRPC health .proto files to ${PROTO_OUT} and koffi's native modules to ${KOFFI_OUT}\n`,
   );
@@ -465,6 +469,9 @@ const result = target.split
       banner: { js: '#!/usr/bin/env node' },
     });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
+// A bundle written elsewhere (PODMIN_BUNDLE_OUT, for tests and benchmarks) gets its own copy:
+// no Nx target owns that directory.
+if (target.koffi && process.env.PODMIN_BUNDLE_OUT) copyKoffi(path.join(binDir, 'koffi'));
 if (target.bpf) {
   const bin = path.dirname(outfile);
   fs.mkdirSync(path.join(bin, 'bpf'), { recursive: true });
