@@ -426,6 +426,16 @@ static __always_inline int reusable(__u32 flags, __u64 seen_ns, __u8 proto, __u6
   return idle > (proto == IPPROTO_TCP ? TCP_IDLE_NS : UDP_IDLE_NS);
 }
 
+/** The key a backend's replies to a SNAT port carry: backend → node address, that port. */
+static __always_inline void rev_key(struct flow_key *rk, const struct in6_addr *baddr, __u16 bport,
+                                    const struct in6_addr *node, __u16 nport, __u8 proto) {
+  __builtin_memcpy(&rk->saddr, baddr, 16);
+  __builtin_memcpy(&rk->daddr, node, 16);
+  rk->sport = bport;
+  rk->dport = nport;
+  rk->proto = proto;
+}
+
 static __always_inline __u32 fin_rst_flags(__u8 tcp_flags, __u32 fin_bit) {
   return ((tcp_flags & 1) ? fin_bit : 0) | ((tcp_flags & 4) ? FLOW_RST : 0);
 }
@@ -453,11 +463,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
   if (f) {
     __builtin_memcpy(&nf, f, sizeof(nf));
     struct flow_key rk = {};
-    __builtin_memcpy(&rk.saddr, &nf.baddr, 16);
-    __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
-    rk.sport = nf.bport;
-    rk.dport = nf.nport;
-    rk.proto = p.key.proto;
+    rev_key(&rk, &nf.baddr, nf.bport, &cfg->node_addr, nf.nport, p.key.proto);
     struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &rk);
     // The forward entry holds only while its port's reverse entry is still this flow's (the
     // LRU may have evicted it, or a new flow taken the port over).
@@ -494,10 +500,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     if (!b)
       return reject(skb, &p);
     struct flow_key rk = {};
-    __builtin_memcpy(&rk.saddr, &b->addr, 16);
-    __builtin_memcpy(&rk.daddr, &cfg->node_addr, 16);
-    rk.sport = b->port;
-    rk.proto = p.key.proto;
+    rev_key(&rk, &b->addr, b->port, &cfg->node_addr, 0, p.key.proto); // port: probed below
     struct rev_val rv = {};
     __builtin_memcpy(&rv.caddr, &p.key.saddr, 16);
     __builtin_memcpy(&rv.vip, &p.key.daddr, 16);
