@@ -1,6 +1,9 @@
 import os from 'node:os';
+import type { SecretStoreOpener } from '@podmin/cli-feature-secrets';
+import type { LocalImageStore } from '@podmin/cli-data-access-image-store';
 import {
   ContextStore,
+  ProviderRegistry,
   readCliEnvironment,
   resolveDirs,
   type CliEnvironment,
@@ -9,6 +12,8 @@ import {
 } from '@podmin/cli-util-config';
 import { TerminalReporter, type Reporter, type TerminalStreams } from '@podmin/cli-util-io';
 import type { ObjectStore } from '@podmin/data-access-object-store';
+import type { CliProvider, CliProviderFactory } from './providers/cli-provider';
+import { BUILTIN_PROVIDERS } from './providers/registry';
 
 /** Everything a command handler gets from the shell, built once in main. */
 export interface CliContext {
@@ -16,6 +21,16 @@ export interface CliContext {
   dirs: PodminDirs;
   env: CliEnvironment;
   contexts: ContextStore;
+  /** The providers a context may name, each built once for this run. */
+  providers: ProviderRegistry<CliProvider>;
+  /** The provider of a context; INVALID_ARGUMENT naming the known ones for an unknown name. */
+  provider(context: ClusterContext): CliProvider;
+  /** A context's bucket, opened by its provider. */
+  openBucket(context: ClusterContext): Promise<ObjectStore>;
+  /** A context's secret stores, opened by its provider. */
+  secretStores(context: ClusterContext): SecretStoreOpener;
+  /** The local OCI image store in the cache directory (`<cache>/oci`). */
+  imageStore(): Promise<LocalImageStore>;
   /** The current context and its opened bucket; NO_CONTEXT when none is selected. */
   currentBucket(): Promise<{ context: ClusterContext; store: ObjectStore }>;
 }
@@ -37,10 +52,11 @@ const processStreams: TerminalStreams = {
   },
 };
 
-/** Builds the CLI context from the process environment. */
+/** Builds the CLI context from the process environment and the providers it may use. */
 export function createCliContext(
   reporter: Reporter = new TerminalReporter(processStreams),
   environment: Readonly<Record<string, string | undefined>> = process.env,
+  providerFactories: Readonly<Record<string, CliProviderFactory>> = BUILTIN_PROVIDERS,
 ): CliContext {
   const dirs = resolveDirs({
     env: environment,
@@ -48,16 +64,29 @@ export function createCliContext(
     home: environment['HOME'] ?? os.homedir(),
   });
   const env = readCliEnvironment(environment);
-  const contexts = new ContextStore(dirs.config);
-  return {
+  const contexts = new ContextStore(dirs.config, Object.keys(providerFactories));
+  const ctx: CliContext = {
     reporter,
     dirs,
     env,
     contexts,
+    providers: new ProviderRegistry<CliProvider>({}),
+    provider: (context) => ctx.providers.get(context.provider, `using cluster ${context.cluster}`),
+    openBucket: (context) => ctx.provider(context).openObjectStore(context),
+    secretStores: (context) => ctx.provider(context).secretStores(context),
+    async imageStore() {
+      const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+      return LocalImageStore.inCache(dirs.cache);
+    },
     async currentBucket() {
       const context = await contexts.current();
-      const { openObjectStore } = await import('@podmin/cli-data-access-cluster');
-      return { context, store: await openObjectStore(context, env) };
+      return { context, store: await ctx.openBucket(context) };
     },
   };
+  // Providers get the finished context, so they share its reporter, dirs and stores; they
+  // only keep it, so the registry can be filled in once the context exists.
+  const built: Record<string, CliProvider> = {};
+  for (const [name, factory] of Object.entries(providerFactories)) built[name] = factory(ctx);
+  ctx.providers = new ProviderRegistry(built);
+  return ctx;
 }

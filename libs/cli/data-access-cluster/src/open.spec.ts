@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openBucketProvisioner, openObjectStore } from './open';
+import { directoryBucketAccess, s3BucketAccess } from './open';
 
 describe('openObjectStore', () => {
   it('opens a local context as a directory with object semantics', async () => {
@@ -12,8 +12,8 @@ describe('openObjectStore', () => {
         region: 'local',
         bucket: path.join(dir, 'bucket'),
       };
-      await (await openBucketProvisioner(location, {})).ensureBucket();
-      const store = await openObjectStore(location, {});
+      await (await directoryBucketAccess.openBucketProvisioner(location)).ensureBucket();
+      const store = await directoryBucketAccess.openObjectStore(location);
       await store.putIfAbsent('deployments/index.json', '{}\n');
       expect(fs.readFileSync(path.join(dir, 'bucket', 'deployments', 'index.json'), 'utf8')).toBe(
         '{}\n',
@@ -24,10 +24,10 @@ describe('openObjectStore', () => {
   });
 
   it('opens an aws context as S3 without contacting it', async () => {
-    const store = await openObjectStore(
-      { provider: 'aws', region: 'eu-west-1', bucket: 'podmin-x' },
-      { s3Endpoint: 'http://127.0.0.1:1' },
-    );
+    const store = await s3BucketAccess({ s3Endpoint: 'http://127.0.0.1:1' }).openObjectStore({
+      region: 'eu-west-1',
+      bucket: 'podmin-x',
+    });
     expect(store.constructor.name).toBe('S3ObjectStore');
   });
 });

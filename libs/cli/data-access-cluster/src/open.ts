@@ -3,32 +3,47 @@ import type { ClusterContext, CliEnvironment } from '@podmin/cli-util-config';
 import type { BucketProvisioner, ObjectStore } from '@podmin/data-access-object-store';
 
 /** Where a cluster's bucket lives and how to reach it. */
-export type BucketLocation = Pick<ClusterContext, 'provider' | 'region' | 'bucket' | 'profile'>;
+export type BucketLocation = Pick<ClusterContext, 'region' | 'bucket' | 'profile'>;
 
-/** Opens the object store of a context: a directory for local, S3 for aws (SDK loaded lazily). */
-export async function openObjectStore(
-  location: BucketLocation,
-  env: CliEnvironment,
-): Promise<ObjectStore> {
-  const lib = await import('@podmin/data-access-object-store');
-  if (location.provider === 'local')
-    return new lib.LocalDirectoryObjectStore(path.resolve(location.bucket));
-  return new lib.S3ObjectStore({ client: await s3Client(location, env), bucket: location.bucket });
+/** How one provider reaches a context's bucket: its object store and its provisioner. */
+export interface BucketAccess {
+  /** Opens the bucket's object store. */
+  openObjectStore(location: BucketLocation): Promise<ObjectStore>;
+  /** Opens the bucket provisioner used by `connect` and `destroy`. */
+  openBucketProvisioner(location: BucketLocation): Promise<BucketProvisioner>;
 }
 
-/** Opens the bucket provisioner used by `connect`. */
-export async function openBucketProvisioner(
-  location: BucketLocation,
-  env: CliEnvironment,
-): Promise<BucketProvisioner> {
-  const lib = await import('@podmin/data-access-object-store');
-  if (location.provider === 'local')
+/** The local provider's bucket: a directory with object semantics. */
+export const directoryBucketAccess: BucketAccess = {
+  async openObjectStore(location) {
+    const lib = await import('@podmin/data-access-object-store');
+    return new lib.LocalDirectoryObjectStore(path.resolve(location.bucket));
+  },
+  async openBucketProvisioner(location) {
+    const lib = await import('@podmin/data-access-object-store');
     return new lib.LocalBucketProvisioner(path.resolve(location.bucket));
-  return new lib.S3BucketProvisioner({
-    client: await s3Client(location, env),
-    bucket: location.bucket,
-    region: location.region,
-  });
+  },
+};
+
+/** The aws provider's bucket: S3 in the context's region (the SDK loaded only when used). */
+export function s3BucketAccess(env: CliEnvironment): BucketAccess {
+  return {
+    async openObjectStore(location) {
+      const lib = await import('@podmin/data-access-object-store');
+      return new lib.S3ObjectStore({
+        client: await s3Client(location, env),
+        bucket: location.bucket,
+      });
+    },
+    async openBucketProvisioner(location) {
+      const lib = await import('@podmin/data-access-object-store');
+      return new lib.S3BucketProvisioner({
+        client: await s3Client(location, env),
+        bucket: location.bucket,
+        region: location.region,
+      });
+    },
+  };
 }
 
 async function s3Client(location: BucketLocation, env: CliEnvironment) {

@@ -1,7 +1,15 @@
 import { RecordingReporter } from '@podmin/cli-util-io';
-import type { PodminConfig } from '@podmin/cli-util-config';
+import { ProviderRegistry, type PodminConfig } from '@podmin/cli-util-config';
 import { connect, disconnect, renderContexts, resolveConnect, useContext } from './connect';
-import type { BucketPreparer } from './context.ports';
+import { awsConnectRules, localConnectRules } from './connect-rules';
+import type { BucketPreparer, ConnectProvider } from './context.ports';
+
+/** The built-in providers' connect rules. */
+const rules = new ProviderRegistry({ aws: awsConnectRules, local: localConnectRules });
+
+/** The local provider's connect rules with `openBucket` as its bucket. */
+const localWith = (openBucket: ConnectProvider['openBucket']) =>
+  new ProviderRegistry<ConnectProvider>({ local: { ...localConnectRules, openBucket } });
 
 /** Context store fake keeping the config in memory. */
 class MemoryContexts {
@@ -19,7 +27,7 @@ const dirs = { config: '/c', cache: '/k', data: '/d', runtime: '/r' };
 
 describe('resolveConnect', () => {
   it('defaults a local bucket under the data directory and the secrets provider', () => {
-    expect(resolveConnect({ cluster: 'demo', provider: 'local' }, '/d')).toEqual({
+    expect(resolveConnect({ cluster: 'demo', provider: 'local' }, '/d', rules)).toEqual({
       cluster: 'demo',
       provider: 'local',
       region: 'local',
@@ -33,6 +41,7 @@ describe('resolveConnect', () => {
       resolveConnect(
         { cluster: 'prod', provider: 'aws', defaultRegion: 'eu-west-1', profile: 'ops' },
         '/d',
+        rules,
       ),
     ).toMatchObject({
       region: 'eu-west-1',
@@ -46,15 +55,21 @@ describe('resolveConnect', () => {
       resolveConnect(
         { cluster: 'Prod!', provider: 'aws', bucket: 'Bad_Bucket', secretsProvider: 'vault' },
         '/d',
+        rules,
       ),
     ).toThrow(/<cluster>[\s\S]*--secrets-provider[\s\S]*--region[\s\S]*--bucket/);
     expect(() =>
-      resolveConnect({ cluster: 'x', provider: 'local', region: 'us-east-1', profile: 'p' }, '/d'),
+      resolveConnect(
+        { cluster: 'x', provider: 'local', region: 'us-east-1', profile: 'p' },
+        '/d',
+        rules,
+      ),
     ).toThrow(/--region[\s\S]*--profile/);
     expect(() =>
       resolveConnect(
         { cluster: 'x', provider: 'aws', region: 'us-east-1', secretsProvider: 'local' },
         '/d',
+        rules,
       ),
     ).toThrow(/--secrets-provider/);
   });
@@ -73,7 +88,7 @@ describe('context commands', () => {
     await expect(
       connect(
         { cluster: 'demo', provider: 'local' },
-        { reporter, contexts, dirs, openBucket: () => Promise.resolve(failing) },
+        { reporter, contexts, dirs, providers: localWith(() => Promise.resolve(failing)) },
       ),
     ).rejects.toThrow('write denied');
     expect(contexts.config.contexts).toEqual({});
@@ -87,7 +102,7 @@ describe('context commands', () => {
     };
     await connect(
       { cluster: 'demo', provider: 'local' },
-      { reporter, contexts, dirs, openBucket: () => Promise.resolve(ok) },
+      { reporter, contexts, dirs, providers: localWith(() => Promise.resolve(ok)) },
     );
     expect(contexts.config.current).toBe('demo');
     expect(reporter.infos).toContain('Using existing bucket directory /d/buckets/demo');
@@ -107,10 +122,10 @@ describe('context commands', () => {
           reporter,
           contexts,
           dirs,
-          openBucket: () => {
+          providers: localWith(() => {
             opened = true;
             return Promise.reject(new Error('not reached'));
-          },
+          }),
         },
       ),
     ).rejects.toThrow('not valid JSON');
@@ -132,7 +147,7 @@ describe('context commands', () => {
     await expect(
       connect(
         { cluster: 'demo', provider: 'local' },
-        { reporter, contexts, dirs, openBucket: () => Promise.resolve(existing) },
+        { reporter, contexts, dirs, providers: localWith(() => Promise.resolve(existing)) },
       ),
     ).rejects.toThrow('lock denied');
     expect(deleted).toBe(false);

@@ -1,16 +1,14 @@
-import { checkS3BucketName } from '@podmin/util-names';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import {
-  PROVIDERS,
   SECRETS_PROVIDERS,
   type ClusterContext,
-  type Provider,
+  type ProviderRegistry,
   type SecretsProvider,
 } from '@podmin/cli-util-config';
 import { renderTable } from '@podmin/cli-util-io';
-import type { BucketPreparer, ContextDeps } from './context.ports';
+import type { BucketPreparer, ConnectRules, ContextDeps } from './context.ports';
 
 /** Where a cluster's bucket lives. */
 export type BucketLocation = Pick<ClusterContext, 'provider' | 'region' | 'bucket' | 'profile'>;
@@ -28,10 +26,16 @@ export interface ConnectOptions {
 }
 
 const CLUSTER = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-/** Validates `connect` input and resolves defaults into a context; lists every bad flag. */
-export function resolveConnect(options: ConnectOptions, dataDir: string): ClusterContext {
+/**
+ * Validates `connect` input and resolves defaults into a context; lists every bad flag, the
+ * provider's own (region, bucket, profile) from its rules in `providers`.
+ */
+export function resolveConnect(
+  options: ConnectOptions,
+  dataDir: string,
+  providers: Pick<ProviderRegistry<ConnectRules>, 'names' | 'has' | 'get'>,
+): ClusterContext {
   const problems: FieldProblem[] = [];
   const { cluster } = options;
   if (!CLUSTER.test(cluster) || cluster.length > 40) {
@@ -41,8 +45,9 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
     });
   }
   if (cluster === '_system') problems.push({ field: '<cluster>', message: '_system is reserved' });
-  if (!(PROVIDERS as readonly string[]).includes(options.provider)) {
-    problems.push({ field: '--provider', message: `must be one of ${PROVIDERS.join(', ')}` });
+  const known = providers.has(options.provider);
+  if (!known) {
+    problems.push({ field: '--provider', message: `must be one of ${providers.names.join(', ')}` });
   }
   const secretsProvider = options.secretsProvider ?? 'aws-parameter-store';
   if (!(SECRETS_PROVIDERS as readonly string[]).includes(secretsProvider)) {
@@ -51,46 +56,16 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
       message: `must be one of ${SECRETS_PROVIDERS.join(', ')}`,
     });
   }
-  const provider = options.provider as Provider;
-  let region = options.region;
-  let bucket = options.bucket;
-  if (provider === 'local') {
-    if (region !== undefined && region !== 'local')
-      problems.push({ field: '--region', message: 'the local provider has no regions; omit it' });
-    if (options.profile !== undefined)
-      problems.push({ field: '--profile', message: 'applies only to --provider aws' });
-    region = 'local';
-    bucket = path.resolve(bucket ?? path.join(dataDir, 'buckets', cluster));
-  } else if (provider === 'aws') {
-    region ??= options.defaultRegion;
-    if (!region)
-      problems.push({
-        field: '--region',
-        message: 'is required for --provider aws (or set AWS_REGION)',
-      });
-    else if (!REGION.test(region))
-      problems.push({
-        field: '--region',
-        message: `${JSON.stringify(region)} is not an AWS region name such as us-east-1`,
-      });
-    if (secretsProvider === 'local')
-      problems.push({ field: '--secrets-provider', message: 'local is only for --provider local' });
-    bucket ??= `podmin-${cluster}`;
-    const bucketProblem = checkS3BucketName(bucket);
-    if (bucketProblem !== undefined) {
-      problems.push({
-        field: '--bucket',
-        message: `${JSON.stringify(bucket)} is not a valid S3 bucket name: it ${bucketProblem}`,
-      });
-    }
-  }
-  if (problems.length > 0)
+  const location = known
+    ? providers.get(options.provider).resolveLocation(options, dataDir, problems)
+    : undefined;
+  if (problems.length > 0 || location === undefined)
     throw new ValidationError('connect', problems, { code: 'INVALID_ARGUMENT' });
   const ctx: ClusterContext = {
     cluster,
-    provider,
-    region: region as string,
-    bucket: bucket as string,
+    provider: options.provider,
+    region: location.region,
+    bucket: location.bucket,
     secretsProvider: secretsProvider as SecretsProvider,
   };
   if (options.profile) ctx.profile = options.profile;
@@ -103,12 +78,12 @@ export function resolveConnect(options: ConnectOptions, dataDir: string): Cluste
  * bucket it created is removed again when a later step fails.
  */
 export async function connect(options: ConnectOptions, deps: ContextDeps): Promise<ClusterContext> {
-  const ctx = resolveConnect(options, deps.dirs.data);
+  const ctx = resolveConnect(options, deps.dirs.data, deps.providers);
   await deps.contexts.read();
-  const where =
-    ctx.provider === 'local' ? `directory ${ctx.bucket}` : `s3://${ctx.bucket} (${ctx.region})`;
+  const provider = deps.providers.get(ctx.provider);
+  const where = provider.describeBucket(ctx);
   deps.reporter.info(`Checking bucket ${where}`);
-  const bucket = await deps.openBucket(ctx);
+  const bucket = await provider.openBucket(ctx);
   const { created } = await bucket.ensureBucket();
   deps.reporter.info(created ? `Created bucket ${where}` : `Using existing bucket ${where}`);
   try {

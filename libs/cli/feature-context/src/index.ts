@@ -1,2 +1,3 @@
 export * from './context.ports';
 export * from './connect';
+export * from './connect-rules';

@@ -1,2 +1,3 @@
 export * from './local-node';
 export * from './node-stack';
+export * from './local-cluster';

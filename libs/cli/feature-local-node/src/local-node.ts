@@ -263,12 +263,8 @@ export async function startLocalNode(
   options: LocalNodeOptions,
   reporter: Reporter,
 ): Promise<{ pid: number; started: boolean; layout: LocalNodeLayout }> {
+  // Only the local provider's lifecycle calls this, so the context is a local one.
   const { context, nodegroup } = options;
-  if (context.provider !== 'local')
-    throw new PodminError(
-      'INVALID_ARGUMENT',
-      `setting up ${context.cluster}: the local node is only for --provider local contexts`,
-    );
   if (!NODEGROUP.test(nodegroup) || nodegroup.length > 63) {
     throw new ValidationError(
       'setup',

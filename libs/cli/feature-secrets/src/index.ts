@@ -29,7 +29,11 @@ export { readSecretValue, type ValueSource } from './secret-value';
 /** Validation of the otel-logs-headers value. */
 export { assertOtelHeaders } from './otel-headers';
 /** Opening a context's secret stores, and the local secrets file path. */
-export { secretStoreOpener, localSecretsFile } from './open-secret-store';
+export {
+  awsSecretStoreOpener,
+  localSecretStoreOpener,
+  localSecretsFile,
+} from './open-secret-store';
 /** The terminal implementation of SecretValueInput. */
 export { TerminalSecretInput, type SecretInputStreams } from './terminal-secret-input';
 /** Create-only storage of setup's system secrets. */

@@ -2,9 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { demoContext } from './__fakes__/fakes';
-import { localSecretsFile, secretStoreOpener } from './open-secret-store';
+import {
+  awsSecretStoreOpener,
+  localSecretStoreOpener,
+  localSecretsFile,
+} from './open-secret-store';
 
-describe('secretStoreOpener', () => {
+describe('localSecretStoreOpener / awsSecretStoreOpener', () => {
   // The SDK warns about the Node.js version when a client is built; keep test output clean.
   beforeAll(() => {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -13,7 +17,7 @@ describe('secretStoreOpener', () => {
   it('opens the local file store for both provider names of a local context', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-open-secrets-'));
     try {
-      const open = secretStoreOpener(demoContext(), {}, dir);
+      const open = localSecretStoreOpener(demoContext(), dir);
       const ps = await open('aws-parameter-store');
       const sm = await open('aws-secrets-manager');
       expect([ps.constructor.name, sm.constructor.name]).toEqual([
@@ -29,10 +33,9 @@ describe('secretStoreOpener', () => {
   });
 
   it('opens the AWS adapters for an aws context without contacting AWS', async () => {
-    const open = secretStoreOpener(
+    const open = awsSecretStoreOpener(
       demoContext({ provider: 'aws', region: 'eu-west-1', bucket: 'b' }),
       { ssmEndpoint: 'http://127.0.0.1:1', secretsManagerEndpoint: 'http://127.0.0.1:1' },
-      '/nonexistent',
     );
     expect((await open('aws-parameter-store')).constructor.name).toBe('ParameterStoreSecretStore');
     expect((await open('aws-secrets-manager')).constructor.name).toBe('SecretsManagerSecretStore');

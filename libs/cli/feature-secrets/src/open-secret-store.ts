@@ -16,22 +16,26 @@ export function localSecretsFile(dataDir: string, cluster: string): string {
   return path.join(dataDir, 'secrets', `${cluster}.json`);
 }
 
-/**
- * Opens a context's secret stores: for a local context the local file store (serving both
- * provider names), for aws the SSM or Secrets Manager adapter with the context's region and
- * profile and any endpoint override from the environment.
- */
-export function secretStoreOpener(
+/** The local provider's secret stores: its one file store serves both provider names. */
+export function localSecretStoreOpener(
   context: ClusterContext,
-  env: CliEnvironment,
   dataDir: string,
 ): SecretStoreOpener {
+  return (provider: SecretProviderName): Promise<SecretStore> =>
+    Promise.resolve(
+      new LocalSecretStore({ file: localSecretsFile(dataDir, context.cluster), provider }),
+    );
+}
+
+/**
+ * The aws provider's secret stores: the SSM or Secrets Manager adapter with the context's
+ * region and profile and any endpoint override from the environment.
+ */
+export function awsSecretStoreOpener(
+  context: ClusterContext,
+  env: CliEnvironment,
+): SecretStoreOpener {
   return (provider: SecretProviderName): Promise<SecretStore> => {
-    if (context.provider === 'local') {
-      return Promise.resolve(
-        new LocalSecretStore({ file: localSecretsFile(dataDir, context.cluster), provider }),
-      );
-    }
     const base = {
       region: context.region,
       ...(context.profile === undefined ? {} : { profile: context.profile }),

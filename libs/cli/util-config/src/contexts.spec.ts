@@ -4,6 +4,9 @@ import path from 'node:path';
 import { hasCode } from '@podmin/util-errors';
 import { ContextStore, parseConfig, type ClusterContext } from './contexts';
 
+/** The CLI's built-in provider names, as its registry lists them. */
+const PROVIDER_NAMES = ['aws', 'local'];
+
 const ctx = (cluster: string): ClusterContext => ({
   cluster,
   provider: 'local',
@@ -20,16 +23,16 @@ describe('ContextStore', () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('treats a missing file as empty and reports no current context', async () => {
-    const store = new ContextStore(path.join(dir, 'config'));
+    const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
     expect(await store.read()).toEqual({ contexts: {} });
     await expect(store.current()).rejects.toMatchObject({ code: 'NO_CONTEXT' });
   });
 
   it('writes 0600 files atomically and keeps every concurrent update', async () => {
-    const store = new ContextStore(path.join(dir, 'config'));
+    const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        new ContextStore(path.join(dir, 'config')).update((c) => ({
+        new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES).update((c) => ({
           current: `c${i}`,
           contexts: { ...c.contexts, [`c${i}`]: ctx(`c${i}`) },
         })),
@@ -63,7 +66,7 @@ describe('ContextStore', () => {
     });
     let caught: unknown;
     try {
-      parseConfig(text, 'config.json');
+      parseConfig(text, 'config.json', PROVIDER_NAMES);
     } catch (err) {
       caught = err;
     }
@@ -80,6 +83,6 @@ describe('ContextStore', () => {
     ]) {
       expect(message).toContain(`${field}:`);
     }
-    expect(() => parseConfig('{', 'config.json')).toThrow(/not valid JSON/);
+    expect(() => parseConfig('{', 'config.json', PROVIDER_NAMES)).toThrow(/not valid JSON/);
   });
 });

@@ -3,10 +3,8 @@ import path from 'node:path';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { withFileLock, writeFileAtomic } from '@podmin/util-fs';
 
-/** Cloud providers a context may target. */
-export const PROVIDERS = ['aws', 'local'] as const;
-/** A provider name. */
-export type Provider = (typeof PROVIDERS)[number];
+/** A provider name; which names exist is the CLI's provider registry's business. */
+export type Provider = string;
 
 /** Secret stores a context may default to. */
 export const SECRETS_PROVIDERS = ['aws-parameter-store', 'aws-secrets-manager', 'local'] as const;
@@ -44,7 +42,11 @@ export class ContextStore {
   readonly file: string;
   private readonly lockFile: string;
 
-  constructor(configDir: string) {
+  /** `providers`: the provider names a saved context may name (the registry's list). */
+  constructor(
+    configDir: string,
+    private readonly providers: readonly string[],
+  ) {
     this.file = path.join(configDir, 'config.json');
     this.lockFile = path.join(configDir, '.config.json.lock');
   }
@@ -60,7 +62,7 @@ export class ContextStore {
         cause: err,
       });
     }
-    return parseConfig(text, this.file);
+    return parseConfig(text, this.file, this.providers);
   }
 
   /**
@@ -106,7 +108,11 @@ function sortConfig(config: PodminConfig): PodminConfig {
 }
 
 /** Strictly parses the config file, listing every bad field. */
-export function parseConfig(text: string, source: string): PodminConfig {
+export function parseConfig(
+  text: string,
+  source: string,
+  providers: readonly string[],
+): PodminConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -156,10 +162,10 @@ export function parseConfig(text: string, source: string): PodminConfig {
       const secretsProvider = str('secretsProvider');
       if (str('cluster') !== name)
         problems.push({ field: `${at}.cluster`, message: `must equal the context name ${name}` });
-      if (!provider || !(PROVIDERS as readonly string[]).includes(provider))
+      if (!provider || !providers.includes(provider))
         problems.push({
           field: `${at}.provider`,
-          message: `must be one of ${PROVIDERS.join(', ')}`,
+          message: `must be one of ${providers.join(', ')}`,
         });
       if (!str('region'))
         problems.push({ field: `${at}.region`, message: 'must be a non-empty string' });

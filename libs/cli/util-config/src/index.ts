@@ -1,3 +1,4 @@
 export * from './paths';
 export * from './contexts';
 export * from './env';
+export * from './providers';

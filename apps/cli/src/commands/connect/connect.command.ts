@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import type { CliProvider } from '../../providers/cli-provider';
 
 interface ConnectArgs {
   cluster: string;
@@ -24,7 +25,7 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
         })
         .option('provider', {
           type: 'string',
-          choices: ['aws', 'local'],
+          choices: ctx.providers.names,
           demandOption: true,
           describe: 'Cloud provider',
         })
@@ -47,7 +48,12 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
         ),
     handler: async (args) => {
       const { connect } = await import('@podmin/cli-feature-context');
-      const { openBucketProvisioner } = await import('@podmin/cli-data-access-cluster');
+      const { ProviderRegistry } = await import('@podmin/cli-util-config');
+      const providers = Object.fromEntries(
+        await Promise.all(
+          ctx.providers.names.map(async (name) => [name, await ctx.providers.get(name).connect()]),
+        ),
+      ) as Record<string, Awaited<ReturnType<CliProvider['connect']>>>;
       await connect(
         {
           cluster: args.cluster,
@@ -60,7 +66,10 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
             : {}),
           ...(ctx.env.awsRegion !== undefined ? { defaultRegion: ctx.env.awsRegion } : {}),
         },
-        { ...ctx, openBucket: (location) => openBucketProvisioner(location, ctx.env) },
+        {
+          ...ctx,
+          providers: new ProviderRegistry(providers),
+        },
       );
     },
   };

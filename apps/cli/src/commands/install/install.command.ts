@@ -52,15 +52,14 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
       const { checkInstallRequest, installComponent } = await import('@podmin/cli-feature-install');
       checkInstallRequest(args);
       const { context, store } = await ctx.currentBucket();
-      const { resolveProvider, secretStoreOpener } = await import('@podmin/cli-feature-secrets');
+      const { resolveProvider } = await import('@podmin/cli-feature-secrets');
       const provider = resolveProvider(context, args.provider);
-      const secrets = await secretStoreOpener(context, ctx.env, ctx.dirs.data)(provider);
+      const secrets = await ctx.secretStores(context)(provider);
       const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
-      const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
       const { commitDeployment } = await import('@podmin/cli-feature-deploy');
       const { CLOUDFLARED_IMAGE, overridePin } = await import('@podmin/util-dependencies');
       const mirror = new DependencyImageMirror({
-        store: LocalImageStore.inCache(ctx.dirs.cache),
+        store: await ctx.imageStore(),
         registry: new RegistryClient(
           ctx.env.testUpstreamRegistryUrl === undefined
             ? {}

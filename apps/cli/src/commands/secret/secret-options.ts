@@ -91,7 +91,7 @@ export async function loadSecrets(ctx: CliContext, input?: SecretValueInput) {
   const deps: SecretsDeps = {
     reporter: ctx.reporter,
     context,
-    openStore: lib.secretStoreOpener(context, ctx.env, ctx.dirs.data),
+    openStore: ctx.secretStores(context),
     input: input ?? new lib.TerminalSecretInput({ stdin: process.stdin, stderr: process.stderr }),
   };
   return { lib, deps };

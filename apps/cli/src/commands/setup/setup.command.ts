@@ -1,8 +1,4 @@
-import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { PodminError } from '@podmin/util-errors';
-import type { ClusterContext } from '@podmin/cli-util-config';
-import type { LocalNodeLayout, NodeStackBinaries } from '@podmin/cli-feature-local-node';
 import type { CliContext } from '../../cli-context';
 
 interface SetupArgs {
@@ -63,128 +59,18 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
         ),
     handler: async (args) => {
       const context = await ctx.contexts.current();
-      if (context.provider === 'aws') {
-        const { parseSetupFlags } = await import('@podmin/cli-util-infra');
-        // Every flag is checked before anything runs or is written.
-        const request = parseSetupFlags({
+      await ctx
+        .provider(context)
+        .lifecycle(context)
+        .setup({
+          ...(args.nodegroup === undefined ? {} : { nodegroups: args.nodegroup }),
           ...(args['vpc-cidr'] === undefined ? {} : { vpcCidr: args['vpc-cidr'] }),
-          nodegroup: args.nodegroup ?? [],
           ...(args.nat64 === undefined ? {} : { nat64: args.nat64 }),
+          ...(args['workload-ca-publish'] === undefined
+            ? {}
+            : { workloadCaPublish: args['workload-ca-publish'] }),
+          assumeYes: args.yes === true,
         });
-        const { setupDeps } = await import('../infra-deps');
-        const { setupAwsCluster } = await import('@podmin/cli-feature-infra');
-        await setupAwsCluster(request, await setupDeps(ctx, context, args.yes === true));
-        return;
-      }
-      const localOnly = (['vpc-cidr', 'nat64'] as const).filter((f) => args[f] !== undefined);
-      const nodegroups = args.nodegroup ?? ['default'];
-      if (localOnly.length > 0 || nodegroups.length !== 1) {
-        throw new PodminError(
-          'INVALID_ARGUMENT',
-          `setting up ${context.cluster}: the local provider serves exactly one --nodegroup and takes no ${localOnly.map((f) => `--${f}`).join(', ') || 'infrastructure flags'}`,
-        );
-      }
-      const nodegroup = nodegroups[0] as string;
-      const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
-      const { storeSystemSecrets } = await import('../infra-deps');
-      await storeSystemSecrets(ctx, context);
-      const { startLocalNode, findNodeStackBinaries, localNodeAddress, addNodeAddress } =
-        await import('@podmin/cli-feature-local-node');
-      const stack = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
-      const nodeAddress = stack.binaries ? localNodeAddress(context.cluster, nodegroup) : undefined;
-      // The agent's coordination listens on the node address, so it must exist before the agent
-      // starts (setup waits for the agent to be ready before starting the node stack).
-      if (nodeAddress) await addNodeAddress(nodeAddress);
-      const node = await startLocalNode(
-        {
-          context,
-          nodegroup,
-          dataDir: ctx.dirs.data,
-          agentProgram: path.join(__dirname, 'podmin-agent.cjs'),
-          secretsFile: localSecretsFile(ctx.dirs.data, context.cluster),
-          healthAddress: ctx.env.localHealthAddress ?? '127.0.0.1:9440',
-          registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
-          dnsListen: ctx.env.localDnsListen ?? '127.0.0.1:1053',
-          ...(ctx.env.localCoordinationPort
-            ? { coordinationPort: ctx.env.localCoordinationPort }
-            : {}),
-          ...(args['workload-ca-publish'] !== undefined
-            ? { workloadCaPublish: args['workload-ca-publish'] }
-            : {}),
-          ...(nodeAddress ? { nodeAddress } : {}),
-        },
-        ctx.reporter,
-      );
-      ctx.reporter.info(
-        `podmin-agent is ready (pid ${node.pid}); static Pods are written to ${node.layout.manifests}`,
-      );
-      if (stack.binaries && nodeAddress)
-        await startStack(ctx, context, node.layout, nodegroup, stack.binaries, nodeAddress);
-      else
-        ctx.reporter.info(
-          `The node stack is not installed here (${stack.missing.join(', ')} missing): the agent reconciles manifests, identities and secrets and serves the registry, but no Pods run. Build it with tools/node-stack/build.sh and set PODMIN_NODE_STACK_BIN.`,
-        );
-      ctx.reporter.result(node.layout.root);
     },
   };
-}
-
-const PAUSE_SOURCE = 'registry.k8s.io/pause:3.10';
-
-/**
- * With kubelet, containerd and the rest of the node stack installed (PATH or
- * PODMIN_NODE_STACK_BIN): mirrors the sandbox image and starts CoreDNS, containerd and kubelet
- * against the agent's static-Pod directory.
- */
-async function startStack(
-  ctx: CliContext,
-  context: ClusterContext,
-  layout: LocalNodeLayout,
-  nodegroup: string,
-  binaries: NodeStackBinaries,
-  nodeAddress: string,
-): Promise<void> {
-  const { startNodeStack, localPodPrefix } = await import('@podmin/cli-feature-local-node');
-  const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
-  const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-  const mirror = new DependencyImageMirror({
-    store: LocalImageStore.inCache(ctx.dirs.cache),
-    registry: new RegistryClient(),
-    reporter: ctx.reporter,
-  });
-  const image = {
-    name: 'pause',
-    version: '3.10',
-    source: PAUSE_SOURCE,
-    path: 'mirror/registry.k8s.io/pause',
-  };
-  try {
-    const { digest, size } = await mirror.resolve(image);
-    const { store } = await ctx.currentBucket();
-    const outcome = await mirror.ensurePublished(store, {
-      version: image.version,
-      source: image.source,
-      path: image.path,
-      digest,
-      size,
-    });
-    ctx.reporter.info(`Sandbox image ${PAUSE_SOURCE} at ${image.path}: ${outcome}`);
-  } catch (err) {
-    ctx.reporter.warn(
-      `not starting kubelet: the sandbox image ${PAUSE_SOURCE} is not available (${err instanceof Error ? err.message : String(err)}); build it with \`podmin build tools/node-stack/pause -t ${PAUSE_SOURCE}\``,
-    );
-    return;
-  }
-  await startNodeStack(
-    {
-      layout,
-      binaries,
-      registryListen: ctx.env.localRegistryListen ?? '127.0.0.1:5000',
-      dnsListen: ctx.env.localDnsListen ?? '127.0.0.1:1053',
-      podPrefix: localPodPrefix(context.cluster, nodegroup),
-      nodeAddress,
-      systemReservedMemory: '496Mi',
-    },
-    ctx.reporter,
-  );
 }

@@ -23,31 +23,10 @@ export function teardownCommand(ctx: CliContext): CommandModule<object, { yes?: 
         ),
     handler: async (args) => {
       const context = await ctx.contexts.current();
-      if (context.provider === 'aws') {
-        const { infraDeps } = await import('../infra-deps');
-        const { teardownAwsCluster } = await import('@podmin/cli-feature-infra');
-        await teardownAwsCluster(await infraDeps(ctx, context, args.yes === true));
-        return;
-      }
-      const {
-        localNodeGroups,
-        stopLocalNode,
-        stopNodeStack,
-        localNodeLayout,
-        findNodeStackBinaries,
-      } = await import('@podmin/cli-feature-local-node');
-      const groups = await localNodeGroups(ctx.dirs.data, context.cluster);
-      if (groups.length === 0) ctx.reporter.info(`No local node exists for ${context.cluster}`);
-      const { binaries } = findNodeStackBinaries({ PATH: ctx.env.path }, ctx.env.nodeStackBin);
-      for (const nodegroup of groups) {
-        // kubelet and its Pods first, then the agent that published them.
-        await stopNodeStack(
-          localNodeLayout(ctx.dirs.data, context.cluster, nodegroup),
-          binaries,
-          ctx.reporter,
-        );
-        await stopLocalNode({ context, nodegroup, dataDir: ctx.dirs.data }, ctx.reporter);
-      }
+      await ctx
+        .provider(context)
+        .lifecycle(context)
+        .teardown({ assumeYes: args.yes === true });
     },
   };
 }

@@ -4,6 +4,7 @@ import type { ClusterContext } from '@podmin/cli-util-config';
 import type { InfraDeps, SetupDeps } from '@podmin/cli-feature-infra';
 import type { Arch, Nat64Kernel } from '@podmin/util-dependencies';
 import type { CliContext } from '../cli-context';
+import { storeSystemSecrets } from './system-secrets';
 
 declare const __PODMIN_VERSION__: string | undefined;
 
@@ -23,7 +24,7 @@ export async function infraDeps(
 ): Promise<InfraDeps> {
   const { findEngine, InfraEngine } = await import('@podmin/cli-data-access-infra-engine');
   const { embeddedAwsModule, readModuleDir } = await import('@podmin/cli-util-infra');
-  const { store } = await ctx.currentBucket();
+  const store = await ctx.openBucket(context);
   const executable = findEngine({
     ...(ctx.env.tfCmd === undefined ? {} : { tfCmd: ctx.env.tfCmd }),
     ...(ctx.env.path === undefined ? {} : { path: ctx.env.path }),
@@ -115,7 +116,6 @@ async function syncDependencies(
 ) {
   const { DownloadCache, syncDependencies } = await import('@podmin/cli-data-access-dependencies');
   const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
-  const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
   const result = await syncDependencies(base.store, archs, {
     resolver: await resolver(ctx),
     nat64Kernels,
@@ -124,24 +124,11 @@ async function syncDependencies(
       reporter: ctx.reporter,
     }),
     images: new DependencyImageMirror({
-      store: LocalImageStore.inCache(ctx.dirs.cache),
+      store: await ctx.imageStore(),
       registry: new RegistryClient(),
       reporter: ctx.reporter,
     }),
     reporter: ctx.reporter,
   });
   return result.manifest;
-}
-
-/** The same create-only CA storage the local provider's setup uses. */
-export async function storeSystemSecrets(ctx: CliContext, context: ClusterContext): Promise<void> {
-  const { storeSetupSecrets, secretStoreOpener } = await import('@podmin/cli-feature-secrets');
-  const { createClusterCa, serializeClusterCaSecret } = await import('@podmin/util-pki');
-  const store = await secretStoreOpener(context, ctx.env, ctx.dirs.data)('aws-parameter-store');
-  const secrets = await storeSetupSecrets(store, context.cluster, {
-    workloadCaKey: randomBytes(32),
-    clusterCa: serializeClusterCaSecret(await createClusterCa(context.cluster, new Date())),
-  });
-  for (const name of secrets.created) ctx.reporter.info(`Stored ${name} (create-only)`);
-  for (const name of secrets.kept) ctx.reporter.info(`Kept existing ${name}`);
 }

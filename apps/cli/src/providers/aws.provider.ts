@@ -1,0 +1,57 @@
+import type { CliProviderFactory } from './cli-provider';
+
+/**
+ * The aws provider: an S3 bucket, SSM and Secrets Manager, and OpenTofu/Terraform for the
+ * cluster's VPC, NodeGroups and NAT64. Heavy modules load only when a method runs.
+ */
+export const awsProvider: CliProviderFactory = (ctx) => {
+  const bucketAccess = async () =>
+    (await import('@podmin/cli-data-access-cluster')).s3BucketAccess(ctx.env);
+  return {
+    connect: async () => ({
+      ...(await import('@podmin/cli-feature-context')).awsConnectRules,
+      openBucket: async (location) => (await bucketAccess()).openBucketProvisioner(location),
+    }),
+    openObjectStore: async (context) => (await bucketAccess()).openObjectStore(context),
+    secretStores: (context) => async (provider) => {
+      const { awsSecretStoreOpener } = await import('@podmin/cli-feature-secrets');
+      return awsSecretStoreOpener(context, ctx.env)(provider);
+    },
+    lifecycle: (context) => ({
+      async setup(request) {
+        const { parseSetupFlags } = await import('@podmin/cli-util-infra');
+        // Every flag is checked before anything runs or is written.
+        const parsed = parseSetupFlags({
+          ...(request.vpcCidr === undefined ? {} : { vpcCidr: request.vpcCidr }),
+          nodegroup: [...(request.nodegroups ?? [])],
+          ...(request.nat64 === undefined ? {} : { nat64: request.nat64 }),
+        });
+        const { setupDeps } = await import('./aws-infra-deps');
+        const { setupAwsCluster } = await import('@podmin/cli-feature-infra');
+        await setupAwsCluster(parsed, await setupDeps(ctx, context, request.assumeYes));
+      },
+      async teardown(request) {
+        const { infraDeps } = await import('./aws-infra-deps');
+        const { teardownAwsCluster } = await import('@podmin/cli-feature-infra');
+        await teardownAwsCluster(await infraDeps(ctx, context, request.assumeYes));
+      },
+      async destroy(request) {
+        const { infraDeps } = await import('./aws-infra-deps');
+        const { destroyAwsCluster } = await import('@podmin/cli-feature-infra');
+        const { destroySetupSecrets } = await import('@podmin/cli-feature-secrets');
+        const { disconnect } = await import('@podmin/cli-feature-context');
+        const base = await infraDeps(ctx, context, request.assumeYes);
+        await destroyAwsCluster({
+          ...base,
+          deleteSystemSecrets: async () => {
+            const store = await ctx.secretStores(context)('aws-parameter-store');
+            await destroySetupSecrets(store, context.cluster);
+          },
+          deleteBucket: async () =>
+            (await (await bucketAccess()).openBucketProvisioner(context)).deleteBucket(),
+          removeContext: () => disconnect(context.cluster, ctx),
+        });
+      },
+    }),
+  };
+};

@@ -1,0 +1,130 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RecordingReporter } from '@podmin/cli-util-io';
+import { InMemoryObjectStore } from '@podmin/testing';
+import type { SecretStore } from '@podmin/data-access-secrets';
+import { run } from '../cli';
+import { createCliContext } from '../cli-context';
+import type { CliProviderFactory, SetupRequest } from './cli-provider';
+import { BUILTIN_PROVIDERS } from './registry';
+
+/** What the in-memory provider was asked to do, in order. */
+interface MemoryCalls {
+  lifecycle: string[];
+  setups: SetupRequest[];
+}
+
+/**
+ * A third provider kept entirely in memory: one bucket per cluster, no secret stores, and a
+ * lifecycle that records its calls. It goes through the same seam as aws and local.
+ */
+function memoryProvider(calls: MemoryCalls): CliProviderFactory {
+  const buckets = new Map<string, InMemoryObjectStore>();
+  return (ctx) => ({
+    connect: () =>
+      Promise.resolve({
+        resolveLocation(options, _dataDir, problems) {
+          if (options.profile !== undefined)
+            problems.push({ field: '--profile', message: 'the memory provider has no profiles' });
+          return { region: 'memory', bucket: options.bucket ?? `mem-${options.cluster}` };
+        },
+        describeBucket: (location) => `memory bucket ${location.bucket}`,
+        openBucket: (location) =>
+          Promise.resolve({
+            ensureBucket() {
+              const created = !buckets.has(location.bucket);
+              if (created) buckets.set(location.bucket, new InMemoryObjectStore());
+              return Promise.resolve({ created });
+            },
+            probeAccess: () => Promise.resolve(),
+            deleteBucket: () => Promise.resolve(void buckets.delete(location.bucket)),
+          }),
+      }),
+    openObjectStore: (context) => {
+      const store = buckets.get(context.bucket);
+      return store
+        ? Promise.resolve(store)
+        : Promise.reject(new Error(`no memory bucket ${context.bucket}`));
+    },
+    secretStores: () => () => Promise.reject<SecretStore>(new Error('no secrets in memory')),
+    lifecycle: (context) => ({
+      setup(request) {
+        calls.lifecycle.push(`setup ${context.cluster}`);
+        calls.setups.push(request);
+        ctx.reporter.result(`memory:${context.cluster}`);
+        return Promise.resolve();
+      },
+      teardown() {
+        calls.lifecycle.push(`teardown ${context.cluster}`);
+        return Promise.resolve();
+      },
+      destroy() {
+        calls.lifecycle.push(`destroy ${context.cluster}`);
+        return Promise.resolve();
+      },
+    }),
+  });
+}
+
+describe('the CLI provider seam', () => {
+  let home: string;
+  let reporter: RecordingReporter;
+  const env = () => ({
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'c'),
+    XDG_DATA_HOME: path.join(home, 'd'),
+    XDG_CACHE_HOME: path.join(home, 'k'),
+  });
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-seam-'));
+    reporter = new RecordingReporter();
+  });
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it('runs connect, deploy, list, setup and teardown on a registered in-memory provider', async () => {
+    const calls: MemoryCalls = { lifecycle: [], setups: [] };
+    const ctx = createCliContext(reporter, env(), {
+      ...BUILTIN_PROVIDERS,
+      memory: memoryProvider(calls),
+    });
+    expect(ctx.providers.names).toEqual(['aws', 'local', 'memory']);
+    expect(await run(['connect', 'demo', '--provider', 'memory'], ctx)).toBe(0);
+    expect(reporter.infos).toContain('Created bucket memory bucket mem-demo');
+    expect(await ctx.contexts.current()).toMatchObject({
+      cluster: 'demo',
+      provider: 'memory',
+      region: 'memory',
+      bucket: 'mem-demo',
+    });
+    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(reporter.results).toEqual(['default/web']);
+    expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
+    expect(JSON.parse(reporter.results[1] as string)).toEqual([
+      expect.objectContaining({ name: 'web', nodegroup: 'default', service: null }),
+    ]);
+    expect(await run(['setup', '-g', 'workers', '-y'], ctx)).toBe(0);
+    expect(calls.setups).toEqual([{ nodegroups: ['workers'], assumeYes: true }]);
+    expect(reporter.results[2]).toBe('memory:demo');
+    expect(await run(['teardown', '-y'], ctx)).toBe(0);
+    expect(calls.lifecycle).toEqual(['setup demo', 'teardown demo']);
+    // Nothing was written where the built-in providers keep their state.
+    expect(fs.existsSync(path.join(home, 'd', 'podmin', 'buckets'))).toBe(false);
+  });
+
+  it('refuses a context naming an unknown provider, listing the known ones', async () => {
+    const ctx = createCliContext(reporter, env());
+    const context = {
+      cluster: 'demo',
+      provider: 'gcp',
+      region: 'europe-west1',
+      bucket: 'b',
+      secretsProvider: 'aws-parameter-store' as const,
+    };
+    expect(() => ctx.provider(context)).toThrow(
+      'using cluster demo: unknown provider "gcp"; known providers: aws, local',
+    );
+    expect(await run(['connect', 'demo', '--provider', 'gcp'], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toMatch(/Choices: "aws", "local"/);
+  });
+});
