@@ -30,6 +30,19 @@
 //     and 2.10×: the ratios grow as the machine quietens, validate and deploy over budget.
 //     What is left of validate: yaml parsing and canonical stringifying (util-manifest), the
 //     help yargs renders for the command on every run, code-cache deserialisation, scavenges.
+//   Next steps, counted with each command's cache written by validate first, as the bench does
+//   (validate 637 M, --help 590 M, deploy 740 M before them; `node -e 0` 500 to 509 M):
+//   + yargs' unused help cache, ansi-styles: validate 628 M, --help 605 M (its help layout was
+//     no longer in the cache validate wrote), deploy 725 M
+//   + a code cache per command:            validate 625 M, --help 592 M, deploy 716 M
+//   + stand-ins with the imported names:   deploy 661 M, 54.5 → 48 MiB
+//   + one YAML parse (util-manifest):      validate 617 M
+//     bench at loads 12 to 15 (`node -e 0` 285 and 404 ms): validate 1.62× and 1.55×, --help
+//     1.25× and 1.42×, deploy 1.46× and 2.25×; 47, 45 and 48 MiB. Before them, at loads 1 to 8
+//     (257 and 338 ms): 1.59× and 1.50×, 1.51× and 1.76×, 2.04× and 2.06×; 48, 45 and 54 MiB.
+//     Left of validate: canonical stringifying of the Pod and Service (for the payload limit),
+//     creating process.stdout (yargs reads its columns at load; node:stream and its modules),
+//     yargs' instance and parse, reading and deserialising 0.5 MB of code cache.
 // The chunks are CommonJS: split as ES modules and imported as such they took validate 2.15×,
 // --help 1.97×, as Node.js 20 has no code cache for ES modules (module.enableCompileCache is
 // Node.js 22) and its ES module loader alone cost more than the budget leaves.
@@ -432,7 +445,7 @@ const FAST_PATHS = [
     fast: '',
   },
   // wrap-ansi reads ansi-styles only for strings with escape codes, yet building its tables
-  // (colour conversions for every model) at load took about 2 ms of every start.
+  // (colour conversions for every model) at load was 4.6 ms of a deploy's CPU profile (100 µs samples).
   {
     file: /[\\/]node_modules[\\/]wrap-ansi[\\/]index\.js$/,
     slow: "const ansiStyles = require('ansi-styles');",
