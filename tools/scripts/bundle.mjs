@@ -30,6 +30,19 @@
 //     and 2.10×: the ratios grow as the machine quietens, validate and deploy over budget.
 //     What is left of validate: yaml parsing and canonical stringifying (util-manifest), the
 //     help yargs renders for the command on every run, code-cache deserialisation, scavenges.
+//   Next steps, counted with each command's cache written by validate first, as the bench does
+//   (validate 637 M, --help 590 M, deploy 740 M before them; `node -e 0` 500 to 509 M):
+//   + yargs' unused help cache, ansi-styles: validate 628 M, --help 605 M (its help layout was
+//     no longer in the cache validate wrote), deploy 725 M
+//   + a code cache per command:            validate 625 M, --help 592 M, deploy 716 M
+//   + stand-ins with the imported names:   deploy 661 M, 54.5 → 48 MiB
+//   + one YAML parse (util-manifest):      validate 617 M
+//     bench at loads 12 to 15 (`node -e 0` 285 and 404 ms): validate 1.62× and 1.55×, --help
+//     1.25× and 1.42×, deploy 1.46× and 2.25×; 47, 45 and 48 MiB. Before them, at loads 1 to 8
+//     (257 and 338 ms): 1.59× and 1.50×, 1.51× and 1.76×, 2.04× and 2.06×; 48, 45 and 54 MiB.
+//     Left of validate: canonical stringifying of the Pod and Service (for the payload limit),
+//     creating process.stdout (yargs reads its columns at load; node:stream and its modules),
+//     yargs' instance and parse, reading and deserialising 0.5 MB of code cache.
 // The chunks are CommonJS: split as ES modules and imported as such they took validate 2.15×,
 // --help 1.97×, as Node.js 20 has no code cache for ES modules (module.enableCompileCache is
 // Node.js 22) and its ES module loader alone cost more than the budget leaves.
@@ -64,6 +77,8 @@ const targets = {
     awsSdkEntries: true,
     lazyBuiltins: ['crypto', 'assert', 'fs/promises', 'readline', 'readline/promises'],
     infraModule: 'infra/aws',
+    // Each directory is a command; the loader keeps a code cache per command (splitLoader).
+    commandsDir: 'apps/cli/src/commands',
   },
   agent: {
     entry: 'apps/agent/src/main.ts',
@@ -249,7 +264,10 @@ module.exports = (name) => {
 // The CLI splits instead (target.awsSdkEntries): each client is an entry point of its own, so
 // its code and the SDK code it shares with the other clients are chunks, and the stand-in's
 // getters require that entry through the chunk loader. A deploy to a local bucket then loads
-// none of it, although the object-store library it opens also holds the S3 store.
+// none of it, although the object-store library it opens also holds the S3 store. Each file
+// importing a client gets a stand-in of its own with the names it imports (importedNames):
+// one with all of client-s3's thousand names cost a deploy to a local bucket 9 M instructions
+// to define and as many again for esbuild's __toESM to copy, for the S3 store it never opens.
 const AWS_SDK_ENTRY = 'podmin-aws-sdk-entry:';
 const awsEntryName = (client) => client.replace(/^@aws-sdk\//, 'aws-sdk-');
 if (target.awsSdkEntries) {
@@ -260,7 +278,10 @@ if (target.awsSdkEntries) {
         args.importer.includes(`${path.sep}node_modules${path.sep}`) ||
         args.namespace === 'aws-sdk-entry'
           ? undefined
-          : { path: args.path, namespace: 'lazy-aws-sdk' },
+          : {
+              path: `${args.path}|${path.relative(root, args.importer)}`,
+              namespace: 'lazy-aws-sdk',
+            },
       );
       // The stand-in's require() of the client's entry stays a require() the loader serves.
       b.onResolve(
@@ -279,17 +300,46 @@ if (target.awsSdkEntries) {
         loader: 'js',
         resolveDir: root,
       }));
-      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => ({
-        contents: standIn(
-          `require(${JSON.stringify(`./${awsEntryName(args.path)}.cjs`)})`,
-          Object.keys(require(args.path)),
-          true,
-        ),
-        loader: 'js',
-        resolveDir: root,
-      }));
+      b.onLoad({ filter: /.*/, namespace: 'lazy-aws-sdk' }, (args) => {
+        const [client, importer] = args.path.split('|');
+        const all = Object.keys(require(client));
+        const names = importedNames(fs.readFileSync(path.join(root, importer), 'utf8'), client);
+        return {
+          contents: standIn(
+            `require(${JSON.stringify(`./${awsEntryName(client)}.cjs`)})`,
+            names === undefined ? all : all.filter((n) => names.has(n)),
+            true,
+          ),
+          loader: 'js',
+          resolveDir: root,
+        };
+      });
     },
   });
+}
+
+/**
+ * The names `source` imports from `module` as values, or undefined (take every export) unless
+ * each mention of the module is a named import: `import { A, type B, C as D } from 'module'`.
+ * Type-only names are not exports at run time and drop out against the module's own list.
+ */
+function importedNames(source, module) {
+  const quoted = module.replace(/[/.-]/g, '\\$&');
+  const mentions = source.match(new RegExp(`['"]${quoted}['"]`, 'g'))?.length ?? 0;
+  const imports = [
+    ...source.matchAll(
+      new RegExp(`\\bimport\\s+(type\\s+)?\\{([^}]*)\\}\\s*from\\s*['"]${quoted}['"]`, 'g'),
+    ),
+  ];
+  if (imports.length !== mentions) return undefined;
+  const names = new Set();
+  for (const [, typeOnly, list] of imports) {
+    if (typeOnly) continue;
+    for (const item of list.split(',').map((i) => i.trim())) {
+      if (item !== '' && !/^type\s/.test(item)) names.add(item.split(/\s+as\s+/)[0]);
+    }
+  }
+  return names;
 }
 // NestJS's two loggers build an Intl.DateTimeFormat when their module loads, to timestamp lines
 // podmin never prints (its processes log through JsonLogger). Creating one maps about 5 MiB of
@@ -405,6 +455,23 @@ const FAST_PATHS = [
     file: /[\\/]node_modules[\\/](?:[^\\/]+[\\/]node_modules[\\/])?strip-ansi[\\/]index\.js$/,
     slow: "module.exports = string => typeof string === 'string' ? string.replace(ansiRegex(), '') : string;",
     fast: "module.exports = string => typeof string === 'string' ? (/[\\u001B\\u009B]/.test(string) ? string.replace(ansiRegex(), '') : string) : string;",
+  },
+  // yargs lays out the help of the command it runs right after starting the command's handler,
+  // and keeps it for a failure of the handler to show. podmin's fail callback (apps/cli/src/
+  // cli.ts) rethrows a handler's failure without help and yargs swallows what the callback
+  // throws there, so that help is never shown, and laying it out was a fifth of what validate
+  // and deploy spent in yargs. Help for a usage error, found before the handler, is unchanged.
+  {
+    file: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]index\.cjs$/,
+    slow: 't||r.getInternalMethods().getUsageInstance().cacheHelpMessage(),',
+    fast: '',
+  },
+  // wrap-ansi reads ansi-styles only for strings with escape codes, yet building its tables
+  // (colour conversions for every model) at load was 4.6 ms of a deploy's CPU profile (100 µs samples).
+  {
+    file: /[\\/]node_modules[\\/]wrap-ansi[\\/]index\.js$/,
+    slow: "const ansiStyles = require('ansi-styles');",
+    fast: "let ansiStylesModule;\nconst ansiStyles = { get codes() { return (ansiStylesModule ??= require('ansi-styles')).codes; } };",
   },
 ];
 if (target.split) {
@@ -598,32 +665,47 @@ async function buildSplit(options) {
     fs.writeFileSync(path.join(chunkDir, name), code);
     chunks[name] = createHash('sha256').update(code).digest('hex').slice(0, 16);
   }
-  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks));
+  const commands = fs
+    .readdirSync(path.join(root, target.commandsDir), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .concat('completion')
+    .sort();
+  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks, commands));
   return split;
 }
 
 /**
  * The loader: runs `main.cjs` of the chunk directory and every chunk it requires through
- * vm.Script with a V8 code cache kept in the Podmin cache directory (one file per chunk, keyed
- * by its content, Node.js version and architecture), written at exit for each chunk that had
- * none. Chunks see the loader's directory as __dirname, where the other bundles are. Without a
- * usable cache a chunk compiles normally; a chunk can also be required without the loader.
+ * vm.Script with a V8 code cache kept in the Podmin cache directory (one file per chunk and
+ * command, keyed by its content, the command, Node.js version and architecture), written at
+ * exit for each chunk that had none. Chunks see the loader's directory as __dirname, where the
+ * other bundles are. Without a usable cache a chunk compiles normally; a chunk can also be
+ * required without the loader.
+ *
+ * A cache holds the functions the run that wrote it compiled, and V8 compiles the others when
+ * they are first called, as if there were no cache. With one cache per chunk, the first command
+ * ever run decided it for all: after a first `--help`, every `validate` compiled yargs' parser
+ * and command code itself again, 100 M instructions more than with its own cache (724 M against
+ * 623 M; `node -e 0`: 500 M). So `commands` (the top-level command names) each have their own,
+ * and any other invocation (`--help`, a typo) shares one.
  */
-function splitLoader(chunkDirName, chunks) {
+function splitLoader(chunkDirName, chunks, commands) {
   return `#!/usr/bin/env node
 "use strict";
 // podmin: loads the CLI's chunks in ${chunkDirName}/ on demand through a V8 code cache (tools/scripts/bundle.mjs).
-const CHUNKS = ${JSON.stringify(chunks)};
+const CHUNKS = ${JSON.stringify(chunks)}, COMMANDS = ${JSON.stringify(commands)};
 const fs = require("node:fs"), path = require("node:path"), vm = require("node:vm"), Module = require("node:module");
 const dir = path.join(__dirname, ${JSON.stringify(chunkDirName)});
 const env = process.env, xdg = env.XDG_CACHE_HOME, home = () => require("node:os").homedir();
 const cacheDir = path.join(xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(home(), ".cache", "podmin") : path.join(home(), ".podmin", "cache"), "v8");
 const loaded = Object.create(null), uncached = [];
+const word = process.argv.slice(2).find((a) => !a.startsWith("-")), command = COMMANDS.includes(word) ? word : "_";
 const chunkRequire = Object.assign((id) => id.startsWith("./") && Object.hasOwn(CHUNKS, id.slice(2)) ? load(id.slice(2)) : require(id), require);
 function load(name) {
   if (loaded[name] !== undefined) return loaded[name].exports;
   const file = path.join(dir, name), mod = (loaded[name] = { exports: {}, id: file, filename: file });
-  const cacheFile = path.join(cacheDir, "podmin-" + CHUNKS[name] + "-" + process.version + "-" + process.arch + ".bin");
+  const cacheFile = path.join(cacheDir, "podmin-" + CHUNKS[name] + "-" + command + "-" + process.version + "-" + process.arch + ".bin");
   let cachedData;
   try { cachedData = fs.readFileSync(cacheFile); } catch {}
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData });
