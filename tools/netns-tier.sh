@@ -17,6 +17,6 @@ command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
 ip netns list >/dev/null 2>&1 || skip "\`ip netns\` is not available"
 command -v ping >/dev/null 2>&1 || skip "ping is needed to check the namespaces reach each other"
 # podmin-agent and every service program it supervises.
-projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns)
+projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns agent-dataplane)
 NX_DAEMON=false npx nx run-many -t build -p "${projects[@]}" --output-style=stream >/dev/null
 npx jest -c apps/agent/jest.node.config.cjs --ci
