@@ -5,7 +5,6 @@ import { parseDeploymentKey, parseServiceKey, serviceVip } from '@podmin/util-de
 import {
   DirectoryPayloadCache,
   entriesOf,
-  payloadDigest,
   readIndex,
   readPayloads,
   type PayloadCache,
@@ -65,16 +64,16 @@ export async function listDeployments(
     entries.map(([, entry]) => entry.pod),
     options,
   );
-  // Parsed once per digest: at fleet size many entries share one Pod.
-  const parsed = new Map<string, PodSummary | Error>();
+  // Parsed once per digest: keys sharing a digest share one Buffer, and at fleet size many
+  // entries share one Pod.
+  const parsed = new Map<Buffer, PodSummary | Error>();
   const summaryOf = (podKey: string): PodSummary | Error => {
     const read = reads.get(podKey);
     if (read === undefined || !read.ok) return asError(read?.error);
-    const digest = payloadDigest(podKey) ?? podKey;
-    let summary = parsed.get(digest);
+    let summary = parsed.get(read.body);
     if (summary === undefined) {
       summary = parsePodSummary(podKey, read.body);
-      parsed.set(digest, summary);
+      parsed.set(read.body, summary);
     }
     return summary;
   };
@@ -103,9 +102,9 @@ export async function listDeployments(
       vip: svc && cluster ? serviceVip(cluster, svc.namespace, svc.service) : null,
     };
   });
-  return rows.sort(
-    (a, b) => a.nodegroup.localeCompare(b.nodegroup) || a.name.localeCompare(b.name),
-  );
+  // Code-unit order: the names are DNS-1123 labels, and localeCompare costs seconds at 10,000.
+  const byCodeUnit = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+  return rows.sort((a, b) => byCodeUnit(a.nodegroup, b.nodegroup) || byCodeUnit(a.name, b.name));
 }
 
 function parsePodSummary(podKey: string, body: Buffer): PodSummary | Error {

@@ -49,8 +49,10 @@ export async function readPayloads(
 ): Promise<Map<string, PayloadRead>> {
   const results = new Map<string, PayloadRead>();
   const byDigest = new Map<string, string[]>();
+  const seen = new Set<string>();
   for (const key of keys) {
-    if (results.has(key)) continue;
+    if (seen.has(key)) continue;
+    seen.add(key);
     const digest = payloadDigest(key);
     if (digest === undefined) {
       results.set(key, {
@@ -59,10 +61,9 @@ export async function readPayloads(
       });
       continue;
     }
-    const paths = byDigest.get(digest) ?? [];
-    if (paths.includes(key)) continue;
-    paths.push(key);
-    byDigest.set(digest, paths);
+    const paths = byDigest.get(digest);
+    if (paths === undefined) byDigest.set(digest, [key]);
+    else paths.push(key);
   }
   const { cache, signal } = options;
   const limit = pLimit(Math.max(1, options.concurrency ?? DEFAULT_READ_CONCURRENCY));
