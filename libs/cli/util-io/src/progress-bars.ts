@@ -43,10 +43,15 @@ export class ProgressBars {
 
   /** Draws the bars' final state and leaves the cursor below them. */
   stop(): void {
+    process.removeListener('exit', this.stopAtExit);
     this.multi?.stop();
     this.multi = undefined;
     this.bars.clear();
   }
+
+  // A command that fails mid-transfer exits with bars drawn: stopping them then restores line
+  // wrapping, which cli-progress turns off while it draws (TTY writes are synchronous).
+  private readonly stopAtExit = (): void => this.stop();
 
   private open(): MultiBar {
     const multi = new MultiBar(
@@ -69,6 +74,7 @@ export class ProgressBars {
     };
     multi.on('start', unref);
     multi.on('update-post', unref);
+    process.once('exit', this.stopAtExit);
     return multi;
   }
 }

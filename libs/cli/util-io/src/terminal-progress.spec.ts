@@ -125,4 +125,32 @@ describe('TerminalReporter progress on a TTY', () => {
     // No plain fallback lines on a terminal.
     expect(stdout).not.toContain('pushing hello:v1: ');
   }, 60_000);
+
+  it('exits mid-transfer with line wrapping restored', async () => {
+    const driver = path.join(dir, 'failing.cjs');
+    await writeFile(
+      driver,
+      `const { TerminalReporter } = require(${JSON.stringify(path.join(dir, 'reporter.cjs'))});
+      const reporter = new TerminalReporter();
+      reporter.progress('pulling big:v1', 1024, 1024 * 1024, 'bytes');
+      reporter.settled().then(() => {
+        reporter.info('Error: pulling big:v1: connection reset');
+        process.exitCode = 1;
+      });
+      `,
+    );
+    const failed = await promisify(execFile)(
+      'script',
+      ['-qec', `stty cols 120; ${process.execPath} ${driver}`, '/dev/null'],
+      { cwd: dir, timeout: 20_000 },
+    ).catch((err: { code: number; stdout: string }) => err);
+    // The redraw timer does not hold the process: it ends (script reports its exit code).
+    expect('code' in failed ? failed.code : 0).toBe(1);
+    const esc = String.fromCharCode(27);
+    expect(failed.stdout).toContain(`${esc}[?7l`);
+    expect(failed.stdout.lastIndexOf(`${esc}[?7h`)).toBeGreaterThan(
+      failed.stdout.lastIndexOf(`${esc}[?7l`),
+    );
+    expect(failed.stdout).toContain('Error: pulling big:v1: connection reset');
+  }, 30_000);
 });
