@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { makeSandbox } from './cli-harness';
+import { promisify } from 'node:util';
+import { PODMIN_BIN, makeSandbox } from './cli-harness';
 import type { CliSandbox } from './cli-harness';
 
 const FIXTURE = path.resolve(
@@ -48,7 +50,13 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
 
     const push = await sandbox.run(['push', 'hello:v1']);
     expect(push.stdout).toBe('registry.podmin.internal/apps/hello:v1\n');
-    expect(push.stderr).toMatch(/Pushing registry.podmin.internal\/apps\/hello:v1: 0\/\d+/);
+    // Without a TTY: plain progress lines in bytes, the first and the last.
+    expect(push.stderr).toMatch(
+      /^Pushing registry.podmin.internal\/apps\/hello:v1: 0 B of [\d.]+ (B|KiB|MiB) \(0%\), -, -$/m,
+    );
+    expect(push.stderr).toMatch(
+      /^Pushing registry.podmin.internal\/apps\/hello:v1: ([\d.]+ (B|KiB|MiB)) of \1 \(100%\), .*, done in \d+ s$/m,
+    );
     expect(push.code).toBe(0);
     const index = JSON.parse(
       fs.readFileSync(path.join(bucket, 'apps/hello/index.json'), 'utf8'),
@@ -68,6 +76,25 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
 
     const renamed = await sandbox.run(['push', 'hello:v1', 'web:prod']);
     expect(renamed.stdout).toBe('registry.podmin.internal/apps/web:prod\n');
+  });
+
+  it('draws a progress bar on a terminal (a pseudo-terminal from util-linux script)', async () => {
+    // The push before left the blobs in the bucket; a new repository uploads them again.
+    const { stdout } = await promisify(execFile)(
+      'script',
+      [
+        '-qec',
+        `stty cols 150; ${process.execPath} ${PODMIN_BIN} push hello:v1 tty:v1`,
+        '/dev/null',
+      ],
+      { cwd: sandbox.cwd, env: sandbox.env, timeout: 60_000 },
+    );
+    expect(stdout).toMatch(
+      /Pushing registry\.podmin\.internal\/apps\/tty:v1 \[=+\] 100% \| ([\d.]+ (B|KiB|MiB)) of \1 \| .* \| done in \d+ s/,
+    );
+    // Drawn in place by cli-progress, not the plain lines of a pipe.
+    expect(stdout).not.toMatch(/apps\/tty:v1: /);
+    expect(stdout).toContain('registry.podmin.internal/apps/tty:v1');
   });
 
   it('refuses RUN naming the line, and push without a context', async () => {

@@ -12,7 +12,8 @@ import { describeFetchError, type FetchFunction } from './http';
 /** The narrow output port the cache reports through (the CLI's Reporter fits). */
 export interface ProgressSink {
   info(message: string): void;
-  progress(label: string, done: number, total: number): void;
+  /** One transfer's progress; `unit` is what done and total count (the CLI's Reporter: items). */
+  progress(label: string, done: number, total: number, unit?: 'bytes' | 'items'): void;
 }
 
 /** A desired file present and verified in the local cache. */
@@ -110,13 +111,14 @@ export class DownloadCache {
       const { chunks, declared } = await this.openSource(file);
       const total = file.size ?? declared ?? 0;
       let reported = 0;
+      this.options.reporter?.progress(label, 0, total, 'bytes');
       for await (const chunk of chunks) {
         digester.update(chunk);
         await handle.write(chunk);
         size += chunk.length;
         if (size - reported >= PROGRESS_STEP) {
           reported = size;
-          this.options.reporter?.progress(label, size, Math.max(total, size));
+          this.options.reporter?.progress(label, size, Math.max(total, size), 'bytes');
         }
       }
       await handle.sync();
@@ -130,7 +132,7 @@ export class DownloadCache {
       if (actual !== file.digest) {
         throw new Error(`digest mismatch: expected ${file.digest}, got ${actual}`);
       }
-      this.options.reporter?.progress(label, size, size);
+      this.options.reporter?.progress(label, size, size, 'bytes');
     } catch (err) {
       await handle.close();
       await rm(temp, { force: true });

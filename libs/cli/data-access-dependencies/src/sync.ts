@@ -160,12 +160,16 @@ export async function syncDependencies(
       }
     }
     const limit = pLimit(options.uploadConcurrency ?? 2);
+    const totalBytes = cached.reduce((sum, c) => sum + c.size, 0);
+    let uploadedBytes = 0;
+    options.reporter.progress('uploading dependencies', 0, totalBytes, 'bytes');
     await Promise.all(
       cached.map((c) =>
         limit(async () => {
           await store.put(c.file.path, await readFile(c.localPath));
           uploaded.push(c.file.path);
-          options.reporter.progress('uploading dependencies', uploaded.length, cached.length);
+          uploadedBytes += c.size;
+          options.reporter.progress('uploading dependencies', uploadedBytes, totalBytes, 'bytes');
         }),
       ),
     );

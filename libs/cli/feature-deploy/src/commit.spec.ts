@@ -211,6 +211,49 @@ describe('deleteDeployment and listDeployments', () => {
     expect(warnings[0]).toContain('not the digest in its path');
   });
 
+  it('reads a Pod shared by many NodeGroups once, and nothing the cache holds', async () => {
+    const store = new InMemoryObjectStore();
+    for (const nodegroup of ['a', 'b', 'c'])
+      await commitDeployment(
+        store,
+        { name: web.name, podYaml: web.podYaml, nodegroup },
+        { backoff: noWait },
+      );
+    const cached = new Map<string, Buffer>();
+    const cache = {
+      get: (digest: string) => Promise.resolve(cached.get(digest)),
+      put: (digest: string, body: Buffer) => Promise.resolve(void cached.set(digest, body)),
+    };
+    store.calls.length = 0;
+    const rows = await listDeployments(store, undefined, undefined, { cache });
+    expect(rows.map((r) => [r.nodegroup, r.namespace])).toEqual([
+      ['a', 'product'],
+      ['b', 'product'],
+      ['c', 'product'],
+    ]);
+    expect(store.calls).toEqual([`get ${INDEX_KEY}`, `get ${rows[0]?.pod}`]);
+    store.calls.length = 0;
+    expect(await listDeployments(store, undefined, undefined, { cache })).toEqual(rows);
+    expect(store.calls).toEqual([`get ${INDEX_KEY}`]);
+  });
+
+  it('names the deployment and the key of a payload it cannot verify, and caches none', async () => {
+    const store = new InMemoryObjectStore();
+    const { entry } = await commitDeployment(store, web, { backoff: noWait });
+    store.store(entry.pod, 'metadata:\n  namespace: evil\n');
+    const puts: string[] = [];
+    const cache = {
+      get: () => Promise.resolve(undefined),
+      put: (digest: string) => Promise.resolve(void puts.push(digest)),
+    };
+    const warnings: string[] = [];
+    const rows = await listDeployments(store, (m) => warnings.push(m), undefined, { cache });
+    expect(rows[0]?.namespace).toBe('product');
+    expect(warnings).toEqual([expect.stringContaining(`of default/web`)]);
+    expect(warnings[0]).toContain(entry.pod);
+    expect(puts).toEqual([]);
+  });
+
   it('shows only recognised origins', async () => {
     const store = new InMemoryObjectStore();
     const pod = (origin: string) =>

@@ -49,10 +49,14 @@ export async function uploadImageContent(
   options: { prefix: string; label: string; concurrency?: number },
 ): Promise<UploadCount> {
   const { store, repository, reporter } = source;
-  const total = graph.blobs.length + graph.manifests.length;
-  let done = 0;
+  const parts = graph.blobs.length + graph.manifests.length;
+  // Progress counts bytes (what takes time); a part already in the bucket counts as done.
+  const totalBytes =
+    graph.blobs.reduce((sum, d) => sum + d.size, 0) +
+    graph.manifests.reduce((sum, m) => sum + m.bytes.length, 0);
+  let doneBytes = 0;
   let skipped = 0;
-  reporter.progress(options.label, 0, total);
+  reporter.progress(options.label, 0, totalBytes, 'bytes');
   const upload = async (descriptor: Descriptor, bytes: Buffer | undefined): Promise<void> => {
     const key = `${options.prefix}${blobPath(descriptor.digest)}`;
     let present = false;
@@ -81,14 +85,15 @@ export async function uploadImageContent(
         await bucket.put(key, body);
       }
     }
-    reporter.progress(options.label, ++done, total);
+    doneBytes += bytes?.length ?? descriptor.size;
+    reporter.progress(options.label, doneBytes, totalBytes, 'bytes');
   };
   const limit = pLimit(options.concurrency ?? 4);
   await Promise.all(graph.blobs.map((d) => limit(() => upload(d, undefined))));
   for (const manifest of graph.manifests) {
     await upload(plainDescriptor(manifest.descriptor), manifest.bytes);
   }
-  return { uploaded: total - skipped, skipped };
+  return { uploaded: parts - skipped, skipped };
 }
 
 /** Writes `<prefix>oci-layout` create-only unless it already exists. */

@@ -196,7 +196,12 @@ describe('build → push → registry → skopeo / pull', () => {
       ).layers[0]!;
       await writeFile(store.blobFile(pulled.repository, layer.digest), 'tampered');
       expect(await store.blobState(pulled.repository, layer.digest, layer.size)).toBe('corrupt');
+      reporter.progressEvents.length = 0;
       await pullImage(pullDeps, `${registry.host}/apps/hello:v1`);
+      // Progress in bytes: the repaired layer's bytes arrive as they stream, ending at the total.
+      const total = reporter.progressEvents[0]?.total ?? 0;
+      expect(total).toBeGreaterThanOrEqual(layer.size);
+      expect(reporter.progressEvents.at(-1)).toMatchObject({ done: total, unit: 'bytes' });
       expect(reporter.warnings.join('\n')).toContain(
         `${layer.digest} in the image store is corrupt`,
       );

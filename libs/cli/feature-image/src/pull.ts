@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import pLimit from 'p-limit';
 import { PodminError } from '@podmin/util-errors';
 import {
@@ -102,9 +103,11 @@ export async function pullImage(
 
   const all = [...blobs.values()];
   const total = all.length;
-  let done = 0;
+  const totalBytes = all.reduce((sum, blob) => sum + blob.size, 0);
+  let doneBytes = 0;
   let repaired = 0;
-  reporter.progress(`Downloading ${name}`, 0, total);
+  const label = `Downloading ${name}`;
+  reporter.progress(label, 0, totalBytes, 'bytes');
   const limit = pLimit(DOWNLOADS);
   await Promise.all(
     all.map((blob) =>
@@ -129,12 +132,22 @@ export async function pullImage(
               `pulling ${name}: blob ${blob.digest} is ${download.size} bytes, the manifest says ${blob.size}`,
             );
           }
-          await store.writeBlobStream(repository, download.stream, {
+          let received = 0;
+          const counted = countBytes(download.stream, (n) => {
+            received += n;
+            doneBytes += n;
+            reporter.progress(label, doneBytes, totalBytes, 'bytes');
+          });
+          await store.writeBlobStream(repository, counted, {
             digest: blob.digest,
             size: blob.size,
           });
+          // The store verified the size; count what a short stream did not report.
+          doneBytes += blob.size - received;
+        } else {
+          doneBytes += blob.size;
         }
-        reporter.progress(`Downloading ${name}`, ++done, total);
+        reporter.progress(label, doneBytes, totalBytes, 'bytes');
       }),
     ),
   );
@@ -150,4 +163,19 @@ export async function pullImage(
     `Pulled ${name} (${top.descriptor.digest}, ${nested.length || 1} manifest(s), ${total} blob(s)${repaired > 0 ? `, ${repaired} repaired` : ''})`,
   );
   return { reference, repository, descriptor: top.descriptor };
+}
+
+/** `source` passed through unchanged, calling `onBytes` with the size of each chunk. */
+function countBytes(source: Readable, onBytes: (bytes: number) => void): Readable {
+  // An async generator keeps backpressure and errors: the consumer pulls each chunk, a source
+  // error rejects the iteration, and destroying the result destroys the source.
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        onBytes(chunk.length);
+        yield chunk;
+      }
+    })(),
+    { objectMode: false },
+  );
 }

@@ -68,6 +68,19 @@ describe('pushImage', () => {
     expect(await tagsIn(bucket, 'apps/hello')).toEqual(['v1', 'v2']);
   });
 
+  it('reports progress in bytes, from none to every byte of the image', async () => {
+    const bucket = new InMemoryObjectStore();
+    reporter.progressEvents.length = 0;
+    await pushImage(deps, bucket, { source: 'hello:v1' });
+    const events = reporter.progressEvents;
+    const total = events[0]?.total ?? 0;
+    expect(events[0]).toMatchObject({ done: 0, unit: 'bytes' });
+    expect(total).toBeGreaterThan(1000);
+    expect(events.at(-1)).toMatchObject({ done: total, total, unit: 'bytes' });
+    const done = events.map((e) => e.done);
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+  });
+
   it('loses no tag when eight pushes race on one repository', async () => {
     const bucket = new InMemoryObjectStore();
     const tags = Array.from({ length: 8 }, (_, i) => `race-${i}`);

@@ -1,3 +1,4 @@
 export * from './reporter';
 export * from './terminal-reporter';
 export * from './format';
+export * from './progress-format';

@@ -1,11 +1,16 @@
+import type { ProgressUnit } from './progress-format';
+
 /** All user-facing output of the CLI goes through this port: results to stdout, the rest to stderr. */
 export interface Reporter {
   /** A status line for the operator (stderr). */
   info(message: string): void;
   /** A warning (stderr). */
   warn(message: string): void;
-  /** Progress of a long operation (stderr; redrawn in place on a TTY, plain lines otherwise). */
-  progress(label: string, done: number, total: number): void;
+  /**
+   * Progress of a long operation, one transfer per label (stderr): a bar with amount, rate and
+   * time left on a TTY, plain periodic lines otherwise. `unit` defaults to items.
+   */
+  progress(label: string, done: number, total: number, unit?: ProgressUnit): void;
   /** The command's result (stdout): what scripts consume. */
   result(text: string): void;
   /** Asks a yes/no question on the terminal; false when there is no TTY to ask on. */
@@ -17,7 +22,12 @@ export class RecordingReporter implements Reporter {
   readonly infos: string[] = [];
   readonly warnings: string[] = [];
   readonly results: string[] = [];
-  readonly progressEvents: Array<{ label: string; done: number; total: number }> = [];
+  readonly progressEvents: Array<{
+    label: string;
+    done: number;
+    total: number;
+    unit?: ProgressUnit;
+  }> = [];
   /** Answer given to every confirm() call. */
   answer = false;
 
@@ -27,8 +37,8 @@ export class RecordingReporter implements Reporter {
   warn(message: string): void {
     this.warnings.push(message);
   }
-  progress(label: string, done: number, total: number): void {
-    this.progressEvents.push({ label, done, total });
+  progress(label: string, done: number, total: number, unit?: ProgressUnit): void {
+    this.progressEvents.push({ label, done, total, ...(unit === undefined ? {} : { unit }) });
   }
   result(text: string): void {
     this.results.push(text);

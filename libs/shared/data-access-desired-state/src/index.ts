@@ -6,3 +6,7 @@ export * from './index-store';
 export * from './payload-store';
 /** The compare-and-swap update loop of the index. */
 export * from './update-index';
+/** Reading many payloads: one read per digest, bounded concurrency, a verified-payload cache. */
+export * from './payload-reader';
+/** The verified-payload cache in a directory, bounded in size. */
+export * from './directory-payload-cache';

@@ -20,8 +20,10 @@ export function listCommand(ctx: CliContext): CommandModule<object, { output: st
         .example('$0 list -o json', "The same as JSON, with each Service's VIP"),
     handler: async (args) => {
       const { context, store } = await ctx.currentBucket();
-      const { listDeployments } = await import('@podmin/cli-feature-deploy');
-      const rows = await listDeployments(store, (m) => ctx.reporter.warn(m), context.cluster);
+      const { listDeployments, payloadCacheIn } = await import('@podmin/cli-feature-deploy');
+      const rows = await listDeployments(store, (m) => ctx.reporter.warn(m), context.cluster, {
+        cache: payloadCacheIn(ctx.dirs.cache),
+      });
       if (args.output === 'json') {
         ctx.reporter.result(JSON.stringify(rows, null, 2));
         return;

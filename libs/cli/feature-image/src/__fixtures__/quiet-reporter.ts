@@ -4,7 +4,12 @@ import type { ImageReporter } from '../image-deps';
 export class QuietReporter implements ImageReporter {
   readonly lines: string[] = [];
   readonly warnings: string[] = [];
-  readonly progressEvents: Array<{ label: string; done: number; total: number }> = [];
+  readonly progressEvents: Array<{
+    label: string;
+    done: number;
+    total: number;
+    unit?: 'bytes' | 'items';
+  }> = [];
 
   info(message: string): void {
     this.lines.push(message);
@@ -12,7 +17,7 @@ export class QuietReporter implements ImageReporter {
   warn(message: string): void {
     this.warnings.push(message);
   }
-  progress(label: string, done: number, total: number): void {
-    this.progressEvents.push({ label, done, total });
+  progress(label: string, done: number, total: number, unit?: 'bytes' | 'items'): void {
+    this.progressEvents.push({ label, done, total, ...(unit === undefined ? {} : { unit }) });
   }
 }

@@ -1,0 +1,350 @@
+#!/usr/bin/env node
+// Budget (issue 18): `podmin list` over 10,000 index entries within 2 s warm and 10 s cold
+// against the S3 emulator, and `podmin deploy` into that index within 1.5× its time at 100
+// entries; measured on the local provider and on the S3 emulator at 100, 1,000 and 10,000
+// entries, with the object-store requests of every run.
+//   node bench/list.mjs [--quick] [--apps=N] [--runs=N]
+// The fleet: `apps` DaemonSets (default 100) each deployed to every NodeGroup, as many
+// NodeGroups as the size needs (100 × 100 at 10,000), so every entry has its own payload path
+// and the index holds `apps` distinct Pod payloads. `--apps=10000` makes every payload distinct.
+// Cold: the CLI's payload cache removed before the run; warm: right after a cold run.
+// --quick: 10 and 100 entries, 5 apps, one run each, no budgets (the integration test).
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleLibraries } from './lib/bundle-libraries.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const bin = path.join(root, 'dist/bin/podmin.cjs');
+const option = (name, fallback) => {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? Number(hit.split('=')[1]) : fallback;
+};
+const quick = process.argv.includes('--quick');
+const sizes = quick ? [10, 100] : [100, 1000, 10000];
+const apps = option('apps', quick ? 5 : 100);
+const runs = option('runs', quick ? 1 : 3);
+if (!fs.existsSync(bin)) {
+  console.error(`${bin} is missing; run npx nx run cli:build first`);
+  process.exit(2);
+}
+if (!Number.isInteger(apps) || apps < 1 || !Number.isInteger(runs) || runs < 1) {
+  console.error('usage: node bench/list.mjs [--quick] [--apps=N>=1] [--runs=N>=1]');
+  process.exit(2);
+}
+
+// The bench seeds the emulator itself, with the credentials the CLI gets below.
+process.env.AWS_ACCESS_KEY_ID ??= 'testing';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'testing';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+// On a shared machine every time moves with the load; compare the lines of one run.
+console.log(
+  `load average: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}, ${os.cpus().length} CPUs`,
+);
+const state = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-list-'));
+const lib = await bundleLibraries(path.join(state, 'libs.cjs'), [
+  "export { buildDeployment } from '@podmin/util-manifest';",
+  "export { INDEX_KEY, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';",
+  "export { openObjectStore } from '@podmin/data-access-object-store';",
+]);
+
+let upstream = process.env.PODMIN_TEST_AWS_ENDPOINT;
+let startedEmulator = false;
+const cleanup = () => {
+  if (startedEmulator) spawnSync('bash', [path.join(root, 'tools/emulator/stop.sh'), state]);
+  fs.rmSync(state, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(signal, () => {
+    cleanup();
+    process.exit(2);
+  });
+if (!upstream) {
+  const out = execFileSync('bash', [path.join(root, 'tools/emulator/start.sh'), state], {
+    encoding: 'utf8',
+  });
+  upstream = /PODMIN_TEST_AWS_ENDPOINT=(\S+)/.exec(out)[1];
+  startedEmulator = true;
+}
+
+// Every S3 request of the CLI passes this counting proxy on loopback (as deploy-requests.mjs).
+const target = new URL(upstream);
+let s3Requests = [];
+const proxy = http.createServer((req, res) => {
+  s3Requests.push(req.method);
+  const fwd = http.request(
+    {
+      host: target.hostname,
+      port: target.port,
+      method: req.method,
+      path: req.url,
+      headers: req.headers,
+    },
+    (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    },
+  );
+  fwd.on('error', () => res.destroy());
+  req.pipe(fwd);
+});
+await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+const proxyEndpoint = `http://127.0.0.1:${proxy.address().port}`;
+
+// The local provider has no requests: a preloaded module counts the CLI's opens of object
+// files in the bucket directory (reads, and writes of temporary files), written at exit.
+const countFile = path.join(state, 'local-count.json');
+const countPreload = path.join(state, 'count-opens.cjs');
+fs.writeFileSync(
+  countPreload,
+  `const fsp = require('node:fs/promises');
+const bucket = process.env.PODMIN_BENCH_BUCKET + '/';
+const counts = { GET: 0, PUT: 0 };
+const open = fsp.open;
+fsp.open = function (file, flags, ...rest) {
+  // A read opens the object's file; a write creates a temporary file renamed into place.
+  if (typeof file === 'string' && file.startsWith(bucket) && !file.includes('/.podmin-locks')) {
+    if (flags === undefined || flags === 'r') {
+      if (!file.includes('/.podmin-tmp-')) counts.GET++;
+    } else if (file.includes('/.podmin-tmp-')) counts.PUT++;
+  }
+  return open.call(this, file, flags, ...rest);
+};
+process.on('exit', () => {
+  const { user, system } = process.cpuUsage();
+  require('node:fs').writeFileSync(process.env.PODMIN_BENCH_COUNT_FILE, JSON.stringify({ counts, cpuMs: (user + system) / 1000 }));
+});
+`,
+);
+
+const providers = [
+  {
+    name: 'local',
+    bucket: path.join(state, 'bucket'),
+    connect: (bucket) => ['--provider', 'local', '--bucket', bucket],
+    location: (bucket) => ({ provider: 'local', bucket, region: 'us-east-1' }),
+  },
+  {
+    name: 's3 emulator',
+    bucket: `podmin-bench-list-${process.pid}`,
+    connect: (bucket) => ['--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket],
+    location: (bucket) => ({ provider: 'aws', bucket, region: 'us-east-1', endpoint: upstream }),
+  },
+];
+
+const daemonSet = (name, nodegroup) => `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ${name}
+  namespace: fleet
+  annotations:
+    example.com/team: bench
+spec:
+  selector:
+    matchLabels:
+      app: ${name}
+  template:
+    metadata:
+      labels:
+        app: ${name}
+    spec:
+      nodeSelector:
+        podmin.dev/nodegroup: ${nodegroup}
+      containers:
+        - name: ${name}
+          image: hello:v1
+          args: ["--listen", ":8080", "--name", "${name}"]
+          resources:
+            limits:
+              memory: 128Mi
+`;
+const appName = (i) => `app-${String(i).padStart(5, '0')}`;
+const groupName = (i) => `ng-${String(i).padStart(3, '0')}`;
+const pods = new Map();
+const podOf = (app) => {
+  if (!pods.has(app)) {
+    const d = lib.buildDeployment(daemonSet(app, groupName(0)), {
+      source: `${app}.yaml`,
+      name: app,
+      nodegroup: groupName(0),
+    });
+    pods.set(app, d.podYaml);
+  }
+  return pods.get(app);
+};
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const fmtCount = (counts) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([m, n]) => `${n} ${m}`)
+    .join(', ') || 'none';
+
+async function runCli(provider, env, args) {
+  s3Requests = [];
+  fs.rmSync(countFile, { force: true });
+  let stderr = '';
+  const started = process.hrtime.bigint();
+  await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--require', countPreload, bin, ...args], {
+      cwd: state,
+      env: { ...env, PODMIN_BENCH_COUNT_FILE: countFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`podmin ${args.join(' ')}: ${stderr}`)),
+    );
+  });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const recorded = JSON.parse(fs.readFileSync(countFile, 'utf8'));
+  let counts;
+  if (provider.name === 'local') {
+    counts = recorded.counts;
+  } else {
+    counts = {};
+    for (const m of s3Requests) counts[m] = (counts[m] ?? 0) + 1;
+  }
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  return { ms, cpuMs: recorded.cpuMs, counts, total, stderr };
+}
+
+const results = [];
+let failed = false;
+try {
+  for (const provider of providers) {
+    const home = path.join(state, provider.name.replace(/\W/g, '-'));
+    const env = {
+      ...process.env,
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'c'),
+      XDG_DATA_HOME: path.join(home, 'd'),
+      XDG_CACHE_HOME: path.join(home, 'k'),
+      AWS_ENDPOINT_URL_S3: proxyEndpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      PODMIN_BENCH_BUCKET: provider.bucket,
+    };
+    const payloadCache = path.join(home, 'k', 'podmin', 'payloads');
+    await runCli(provider, env, ['connect', 'bench', ...provider.connect(provider.bucket)]);
+    const store = lib.openObjectStore(provider.location(provider.bucket));
+    const seeded = new Set();
+    let deploys = 0;
+    for (const size of sizes) {
+      // Seed: every payload object the index names (create-only writes, as deploy makes them),
+      // then the index in one write.
+      const seedStart = Date.now();
+      const index = {};
+      const perApp = Math.min(apps, size);
+      const todo = [];
+      for (let e = 0; e < size; e++) {
+        const app = appName(e % perApp);
+        const group = groupName(Math.floor(e / perApp));
+        const body = podOf(app);
+        const key = lib.podPayloadKey(group, body);
+        index[`${group}/${app}`] = { pod: key };
+        if (!seeded.has(key)) todo.push([key, body]);
+      }
+      const pending = [...todo];
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          for (let next = pending.pop(); next; next = pending.pop()) {
+            await store.put(next[0], next[1]);
+            seeded.add(next[0]);
+          }
+        }),
+      );
+      const indexText = lib.serializeIndex(index);
+      await store.put(lib.INDEX_KEY, indexText);
+      console.log(
+        `seeded ${provider.name}, ${size} entries: ${perApp} distinct Pod payloads, ${todo.length} objects written, index ${(indexText.length / 1024).toFixed(0)} KiB, ${Date.now() - seedStart} ms`,
+      );
+      // Warm the CLI's own code cache, then measure.
+      await runCli(provider, env, ['list', '-o', 'json']);
+      const cold = [];
+      const warm = [];
+      for (let r = 0; r < runs; r++) {
+        fs.rmSync(payloadCache, { recursive: true, force: true });
+        cold.push(await runCli(provider, env, ['list', '-o', 'json']));
+        warm.push(await runCli(provider, env, ['list', '-o', 'json']));
+      }
+      // `--output json` writes nothing but errors to stderr.
+      for (const run of [...cold, ...warm]) {
+        if (run.stderr !== '')
+          throw new Error(`podmin list -o json wrote to stderr: ${run.stderr}`);
+      }
+      const deploy = [];
+      for (let r = 0; r < runs; r++) {
+        const name = `bench-deploy-${++deploys}`;
+        const file = path.join(state, `${name}.yaml`);
+        fs.writeFileSync(file, daemonSet(name, groupName(0)));
+        deploy.push(await runCli(provider, env, ['deploy', name, '-g', groupName(0), '-f', file]));
+      }
+      for (const [what, list] of [
+        ['list cold', cold],
+        ['list warm', warm],
+        ['deploy', deploy],
+      ]) {
+        const ms = median(list.map((x) => x.ms));
+        const cpuMs = median(list.map((x) => x.cpuMs));
+        const last = list.at(-1);
+        results.push({ provider: provider.name, size, what, ms });
+        // CPU time is the process's own (user + system): under load it moves less than wall time.
+        console.log(
+          `${what} (${provider.name}, ${size} entries): median ${ms.toFixed(0)} ms of ${list.length} (CPU ${cpuMs.toFixed(0)} ms), ${last.total} requests (${fmtCount(last.counts)})`,
+        );
+      }
+    }
+  }
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+  failed = true;
+} finally {
+  proxy.close();
+  cleanup();
+}
+if (failed) process.exit(2);
+
+let over = false;
+if (quick) {
+  console.log('quick run: budgets apply at 10,000 entries and are not checked');
+} else {
+  const at = (provider, size, what) =>
+    results.find((r) => r.provider === provider && r.size === size && r.what === what)?.ms;
+  const budget = (text, value, limit, unit) => {
+    const ok = value <= limit;
+    over ||= !ok;
+    console.log(
+      `${text}: ${value.toFixed(unit === 'x' ? 2 : 0)}${unit === 'x' ? 'x' : ' ms'} (budget <= ${limit}${unit === 'x' ? 'x' : ' ms'}) ${ok ? 'OK' : 'OVER BUDGET'}`,
+    );
+  };
+  budget(
+    'list warm, 10,000 entries, s3 emulator',
+    at('s3 emulator', 10000, 'list warm'),
+    2000,
+    'ms',
+  );
+  budget(
+    'list cold, 10,000 entries, s3 emulator',
+    at('s3 emulator', 10000, 'list cold'),
+    10000,
+    'ms',
+  );
+  for (const provider of ['local', 's3 emulator'])
+    budget(
+      `deploy at 10,000 / at 100 entries, ${provider}`,
+      at(provider, 10000, 'deploy') / at(provider, 100, 'deploy'),
+      1.5,
+      'x',
+    );
+  console.log(
+    `unbudgeted: list warm, 10,000 entries, local ${at('local', 10000, 'list warm').toFixed(0)} ms; list cold ${at('local', 10000, 'list cold').toFixed(0)} ms`,
+  );
+}
+process.exit(over ? 1 : 0);
