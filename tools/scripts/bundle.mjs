@@ -104,6 +104,7 @@ const targets = {
     out: 'dist/bin/agent-dns.cjs',
     grpc: true,
     lazyAwsSdk: true,
+    udpWorker: true,
   },
   'agent-dataplane': {
     entry: 'apps/agent-dataplane/src/main.ts',
@@ -303,8 +304,9 @@ if (target.grpc) {
 // node architectures), with the committed eBPF objects beside them in dist/bin/bpf/. The files
 // belong to agent-dataplane:build's outputs.
 const KOFFI_PLATFORMS = ['linux_x64', 'linux_arm64'];
-if (target.koffi) {
-  plugins.push({
+/** Points koffi's native requires at `<dir>/<platform>/koffi.node` beside the bundle. */
+function koffiBesideBundle(dir) {
+  return {
     name: 'koffi-beside-bundle',
     setup(b) {
       b.onLoad({ filter: /[\\/]node_modules[\\/]koffi[\\/]index\.js$/ }, (args) => {
@@ -312,13 +314,22 @@ if (target.koffi) {
         const native = /require\("\.\/build\/koffi\/([a-z0-9_]+)\/koffi\.node"\)/g;
         if (!native.test(source)) throw new Error(`${args.path}: no native requires to redirect`);
         return {
-          contents: source.replace(native, 'require(__dirname + "/koffi/$1/koffi.node")'),
+          contents: source.replace(native, `require(__dirname + "/${dir}/$1/koffi.node")`),
           loader: 'js',
         };
       });
     },
-  });
+  };
 }
+/** Copies koffi's native module for each node architecture to `<bin>/<dir>/<platform>/`. */
+function copyKoffi(bin, dir) {
+  for (const platform of KOFFI_PLATFORMS) {
+    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
+    fs.mkdirSync(path.join(bin, dir, platform), { recursive: true });
+    fs.copyFileSync(from, path.join(bin, dir, platform, 'koffi.node'));
+  }
+}
+if (target.koffi) plugins.push(koffiBesideBundle('koffi'));
 // Node.js built-in modules outside its startup snapshot cost start time when first required
 // (measured one by one, in a script: crypto 6.8 ms, assert 3.6, fs/promises 2.7, readline and
 // readline/promises 1.5 together), yet the CLI's start path imports them at module level only
@@ -447,13 +458,10 @@ const result = target.split
       banner: { js: '#!/usr/bin/env node' },
     });
 if (target.lazyAwsSdk) await embedAwsClients(outfile);
+if (target.udpWorker) await buildDnsUdpWorker(path.dirname(outfile));
 if (target.koffi) {
   const bin = path.dirname(outfile);
-  for (const platform of KOFFI_PLATFORMS) {
-    const from = path.join(root, 'node_modules/koffi/build/koffi', platform, 'koffi.node');
-    fs.mkdirSync(path.join(bin, 'koffi', platform), { recursive: true });
-    fs.copyFileSync(from, path.join(bin, 'koffi', platform, 'koffi.node'));
-  }
+  copyKoffi(bin, 'koffi');
   fs.mkdirSync(path.join(bin, 'bpf'), { recursive: true });
   for (const obj of fs.readdirSync(path.join(root, 'bpf/obj')).filter((n) => n.endsWith('.o')))
     fs.copyFileSync(path.join(root, 'bpf/obj', obj), path.join(bin, 'bpf', obj));
@@ -462,6 +470,34 @@ fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));
 process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n`);
+
+/**
+ * agent-dns answers UDP from a worker thread reading its socket with recvmmsg through koffi
+ * (libs/agent/feature-dns/src/udp-worker.ts, where the numbers are): the worker runs a file,
+ * so it is a bundle of its own, agent-dns-udp.cjs, holding only the zone code and koffi (a
+ * worker evaluating all of agent-dns.cjs would hold NestJS and gRPC in its heap too). Its koffi
+ * native module goes to dns-koffi/, not koffi/: agent-dataplane:build owns that directory, and
+ * two Nx targets declaring one output race when restored from cache. Without either file
+ * agent-dns falls back to Node's dgram socket.
+ */
+async function buildDnsUdpWorker(bin) {
+  await build({
+    entryPoints: [path.join(root, 'libs/agent/feature-dns/src/udp-worker.ts')],
+    outfile: path.join(bin, 'agent-dns-udp.cjs'),
+    bundle: true,
+    plugins: [koffiBesideBundle('dns-koffi')],
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    tsconfig: path.join(root, 'tsconfig.base.json'),
+    legalComments: 'none',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    keepNames: true,
+    logLevel: 'warning',
+  });
+  copyKoffi(bin, 'dns-koffi');
+}
 
 /**
  * Bundles the AWS SDK clients the output imports into one CommonJS program (exports keyed by
