@@ -143,6 +143,7 @@ export class UdpFastPath {
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     Atomics.store(this.control, CONTROL_STOP, 1);
+    Atomics.notify(this.control, CONTROL_STOP);
     this.closing = this.ended
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
