@@ -125,6 +125,7 @@ const targets = {
     grpc: true,
     lazyAwsSdk: true,
     koffi: true,
+    udpWorker: true,
   },
   'agent-dataplane': {
     entry: 'apps/agent-dataplane/src/main.ts',
@@ -375,8 +376,9 @@ if (target.grpc) {
 // Bundled, those requires point at dist/bin/koffi/<platform>/koffi.node instead, which
 // `bundle.mjs proto` copies (Linux x64 and arm64, the node architectures). The committed eBPF
 // objects go to dist/bin/bpf/, among agent-dataplane:build's outputs.
-if (target.koffi) {
-  plugins.push({
+/** Points koffi's native requires at `<bin>/koffi/<platform>/koffi.node` beside the bundle. */
+function koffiBesideBundle() {
+  return {
     name: 'koffi-beside-bundle',
     setup(b) {
       b.onLoad({ filter: /[\\/]node_modules[\\/]koffi[\\/]index\.js$/ }, (args) => {
@@ -389,8 +391,9 @@ if (target.koffi) {
         };
       });
     },
-  });
+  };
 }
+if (target.koffi) plugins.push(koffiBesideBundle());
 // Node.js built-in modules outside its startup snapshot cost start time when first required
 // (measured one by one, in a script: crypto 6.8 ms, assert 3.6, fs/promises 2.7, readline and
 // readline/promises 1.5 together), yet the CLI's start path imports them at module level only
@@ -539,6 +542,7 @@ if (target.lazyAwsSdk) await embedAwsClients(outfile);
 // A bundle written elsewhere (PODMIN_BUNDLE_OUT, for tests and benchmarks) gets its own copy:
 // no Nx target owns that directory.
 if (target.koffi && process.env.PODMIN_BUNDLE_OUT) copyKoffi(path.join(binDir, 'koffi'));
+if (target.udpWorker) await buildDnsUdpWorker(binDir);
 if (target.bpf) {
   const bin = path.dirname(outfile);
   fs.mkdirSync(path.join(bin, 'bpf'), { recursive: true });
@@ -549,6 +553,32 @@ fs.chmodSync(outfile, 0o755);
 const bytes = fs.statSync(outfile).size;
 fs.writeFileSync(`${outfile}.meta.json`, JSON.stringify(result.metafile));
 process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n`);
+
+/**
+ * agent-dns answers UDP from a worker thread reading its socket with recvmmsg through koffi
+ * (libs/agent/feature-dns/src/udp-worker.ts, where the numbers are): the worker runs a file,
+ * so it is a bundle of its own, agent-dns-udp.cjs, holding only the zone code and koffi (a
+ * worker evaluating all of agent-dns.cjs would hold NestJS and gRPC in its heap too). It loads
+ * the same koffi/ native modules as every agent bundle. Without either file agent-dns falls
+ * back to Node's dgram socket.
+ */
+async function buildDnsUdpWorker(bin) {
+  await build({
+    entryPoints: [path.join(root, 'libs/agent/feature-dns/src/udp-worker.ts')],
+    outfile: path.join(bin, 'agent-dns-udp.cjs'),
+    bundle: true,
+    plugins: [koffiBesideBundle()],
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    tsconfig: path.join(root, 'tsconfig.base.json'),
+    legalComments: 'none',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    keepNames: true,
+    logLevel: 'warning',
+  });
+}
 
 /**
  * Bundles the AWS SDK clients the output imports into one CommonJS program (exports keyed by

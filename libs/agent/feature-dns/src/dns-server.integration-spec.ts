@@ -4,7 +4,8 @@ import * as dnsPacket from 'dns-packet';
 import type { Answer, RecordType } from 'dns-packet';
 import { serviceVip } from '@podmin/util-desired-state';
 import { dig, which } from './__fixtures__/dig';
-import { DnsServer } from './dns-server';
+import { buildUdpWorker } from './__fixtures__/udp-worker-bundle';
+import { DnsServer, type DnsUdpPath } from './dns-server';
 import { DnsZone, encodeReply } from './dns-zone';
 
 const zone = DnsZone.build({
@@ -39,21 +40,38 @@ async function until(condition: () => boolean, ms: number): Promise<boolean> {
   return true;
 }
 
+// The UDP fast path's worker runs a bundle, built once for the file.
+let worker: { file: string; remove: () => void };
+beforeAll(async () => {
+  worker = await buildUdpWorker();
+}, 60_000);
+afterAll(() => worker.remove());
+
+/** Both UDP listeners; each must give the same bytes for every packet. */
+const UDP_PATHS: { path: DnsUdpPath['path']; workerFile: () => string | null }[] = [
+  { path: 'dgram', workerFile: () => null },
+  { path: 'recvmmsg-worker', workerFile: () => worker.file },
+];
+
 if (which('dig') === undefined) {
   test('SKIPPED integration:dns: dig is not installed (run tools/setup/apt-deps.sh)', () => {
     process.stderr.write('SKIPPED integration:dns: dig is not installed\n');
     expect(which('dig')).toBeUndefined();
   });
 } else {
-  describe('DnsServer with real dig', () => {
+  describe.each(UDP_PATHS)('DnsServer with real dig, UDP by $path', ({ path, workerFile }) => {
     let server: DnsServer;
     let port: number;
 
     beforeAll(async () => {
-      server = new DnsServer(zone, { port: 0 });
+      server = new DnsServer(zone, { port: 0, udpWorkerFile: workerFile() });
       port = (await server.listen()).port;
     });
     afterAll(() => server.close());
+
+    it(`serves UDP by ${path}`, () => {
+      expect(server.udpPath().path).toBe(path);
+    });
 
     it('answers AAAA with the VIP, TTL 5, authoritatively', async () => {
       const r = await dig(port, ['web.default.svc.cluster.local', 'AAAA']);
@@ -165,10 +183,20 @@ if (which('dig') === undefined) {
       }
     });
 
-    it('survives 100,000 random and mutated UDP packets and still answers', async () => {
+    it('survives 100,000 random and mutated UDP packets, answering each as DnsZone.resolve does', async () => {
       const before = server.counters();
       const client = dgram.createSocket('udp4');
-      client.on('message', () => undefined);
+      // Each packet of a batch carries its own ID, so a reply names the packet it answers.
+      const replies = new Map<number, Buffer>();
+      let unexpected = 0;
+      let mismatched = 0;
+      let compared = 0;
+      let expected = new Map<number, Buffer | undefined>();
+      client.on('message', (reply: Buffer) => {
+        const id = reply.length >= 2 ? reply.readUInt16BE(0) : -1;
+        if (!expected.has(id) || replies.has(id)) unexpected++;
+        else replies.set(id, reply);
+      });
       await new Promise<void>((r) => client.bind(0, '127.0.0.1', () => r()));
       let seed = 12345;
       const random = () => {
@@ -201,6 +229,8 @@ if (which('dig') === undefined) {
       try {
         for (let sent = 0; sent < total;) {
           const taken = server.counters().received;
+          expected = new Map();
+          replies.clear();
           for (let i = 0; i < batch; i++, sent++) {
             let packet: Buffer;
             const base = seeds[sent % seeds.length]!;
@@ -220,16 +250,33 @@ if (which('dig') === undefined) {
                 }
                 if (random() < 0.2) packet = Buffer.concat([packet, Buffer.alloc(7, 0xff)]);
             }
+            const id = sent % 65536;
+            if (packet.length >= 2) {
+              packet.writeUInt16BE(id, 0);
+              // What the dgram path sends is resolve's bytes, so this is the reference.
+              const result = zone.resolve(packet, 'udp');
+              expected.set(id, result.kind === 'reply' ? result.bytes : undefined);
+            }
             client.send(packet, port, '127.0.0.1');
           }
           // Pace on what the server has taken in, so the kernel does not drop bursts.
           await until(() => server.counters().received >= taken + batch, 2_000);
+          const answerable = [...expected.values()].filter((b) => b !== undefined).length;
+          await until(() => replies.size >= answerable, 2_000);
+          for (const [id, reply] of replies) {
+            compared++;
+            if (!reply.equals(expected.get(id) ?? Buffer.alloc(0))) mismatched++;
+          }
         }
         await until(() => server.counters().received >= before.received + total, 5_000);
       } finally {
         client.close();
       }
       const after = server.counters();
+      expect(mismatched).toBe(0);
+      expect(unexpected).toBe(0);
+      // Random bytes and most mutations are dropped; about 20,400 of these packets get replies.
+      expect(compared).toBeGreaterThan(19_000);
       expect(after.received - before.received).toBeGreaterThanOrEqual(total * 0.99);
       expect(after.malformed - before.malformed).toBeGreaterThan(20_000);
       expect(after.failed).toBe(0);
@@ -273,10 +320,14 @@ if (which('dig') === undefined) {
     let port: number;
 
     beforeAll(async () => {
-      server = new DnsServer(answerer, { port: 0 });
+      server = new DnsServer(answerer, { port: 0, udpWorkerFile: worker.file });
       port = (await server.listen()).port;
     });
     afterAll(() => server.close());
+
+    it('serves an answerer that is not a DnsZone by dgram', () => {
+      expect(server.udpPath()).toEqual({ path: 'dgram', reason: 'the answerer is not a DnsZone' });
+    });
 
     it('sets TC over UDP and gives the full answer over TCP', async () => {
       const udp = await dig(port, ['+noedns', '+ignore', 'big.default.svc.cluster.local', 'AAAA']);

@@ -1,7 +1,14 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { DnsError } from './dns-error';
-import type { DnsRcodeName, DnsResult, DnsTransport } from './dns-zone';
+import { DnsZone, type DnsRcodeName, type DnsResult, type DnsTransport } from './dns-zone';
+import {
+  defaultUdpWorkerFile,
+  UdpBindError,
+  UdpFastPath,
+  UdpFastPathUnavailable,
+} from './udp-fast-path';
+import { COUNTER_NAMES, type CounterName } from './udp-protocol';
 
 /** What the server answers from: a DnsZone, or anything resolving packets the same way. */
 export interface DnsAnswerer {
@@ -20,6 +27,18 @@ export interface DnsServerOptions {
   maxTcpConnections?: number;
   /** SO_RCVBUF and SO_SNDBUF of the UDP socket, for bursts (capped by net.core.rmem_max and wmem_max). Default 1 MiB. */
   udpReceiveBufferBytes?: number;
+  /**
+   * The UDP fast path's worker bundle (`agent-dns-udp.cjs`), or null for Node's dgram socket.
+   * Default: beside the running bundle. Without the file, koffi or libc, or when the zone is
+   * not a DnsZone, UDP falls back to dgram (see `udpPath()`).
+   */
+  udpWorkerFile?: string | null;
+}
+
+/** Which UDP listener serves, and why dgram when it is dgram. */
+export interface DnsUdpPath {
+  path: 'recvmmsg-worker' | 'dgram';
+  reason?: string;
 }
 
 /** What the server has seen since it started. */
@@ -84,6 +103,15 @@ export function isLoopbackAddress(host: string): boolean {
   return family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4');
 }
 
+function isRcode(name: CounterName): name is DnsRcodeName {
+  return name.toUpperCase() === name;
+}
+
+function closeUdp(udp: UdpFastPath | dgram.Socket): Promise<void> {
+  if (udp instanceof UdpFastPath) return udp.close();
+  return new Promise<void>((resolve) => udp.close(() => resolve()));
+}
+
 /**
  * Resolves the peer address of a reply, which is always a literal (the sender's), at once:
  * dgram's default goes through dns.lookup and a tick for every datagram sent.
@@ -107,6 +135,8 @@ export class DnsServer {
   private readonly options: Required<DnsServerOptions>;
   private readonly stats = emptyCounters();
   private udp: dgram.Socket | undefined;
+  private fast: UdpFastPath | undefined;
+  private udpMode: DnsUdpPath = { path: 'dgram', reason: 'not listening' };
   private tcp: net.Server | undefined;
   private readonly connections = new Set<net.Socket>();
   private bound: DnsServerAddress | undefined;
@@ -119,6 +149,8 @@ export class DnsServer {
       tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
       maxTcpConnections: options.maxTcpConnections ?? 128,
       udpReceiveBufferBytes: options.udpReceiveBufferBytes ?? 1024 * 1024,
+      udpWorkerFile:
+        options.udpWorkerFile === undefined ? defaultUdpWorkerFile() : options.udpWorkerFile,
     };
     if (!isLoopbackAddress(this.options.host)) {
       throw new DnsError(
@@ -133,14 +165,39 @@ export class DnsServer {
     return this.zone;
   }
 
-  /** Answers from `zone` from the next packet on; sockets stay as they are. */
+  /**
+   * Answers from `zone` from the next packet on; sockets stay as they are. With the UDP fast
+   * path, `zone` must be a DnsZone (its view is what the worker answers from).
+   */
   replaceZone(zone: DnsAnswerer): void {
+    if (this.fast !== undefined) {
+      if (!(zone instanceof DnsZone)) {
+        throw new DnsError(
+          'INVALID_ARGUMENT',
+          'replacing the Service DNS zone: the UDP fast path answers from a DnsZone only',
+        );
+      }
+      this.fast.setZone(zone.view());
+    }
     this.zone = zone;
   }
 
-  /** A copy of the counters. */
+  /** Which UDP listener serves: the recvmmsg worker, or dgram and why. */
+  udpPath(): DnsUdpPath {
+    return { ...this.udpMode };
+  }
+
+  /** A copy of the counters (both listeners' together). */
   counters(): DnsCounters {
-    return { ...this.stats, responses: { ...this.stats.responses } };
+    const out = { ...this.stats, responses: { ...this.stats.responses } };
+    const fast = this.fast;
+    if (fast === undefined) return out;
+    for (const name of COUNTER_NAMES) {
+      const value = fast.counter(name);
+      if (isRcode(name)) out.responses[name] += value;
+      else out[name] += value;
+    }
+    return out;
   }
 
   /** The bound address (after `listen`). */
@@ -157,21 +214,22 @@ export class DnsServer {
     const { host, port } = this.options;
     let lastError: unknown;
     for (let attempt = 0; attempt < (port === 0 ? PORT_ATTEMPTS : 1); attempt++) {
-      const udp = await this.bindUdp(host, port).catch((err: unknown) => {
+      const udp = await this.bindAnyUdp(host, port).catch((err: unknown) => {
         lastError = err;
         return undefined;
       });
       if (udp === undefined) continue;
-      const udpPort = udp.address().port;
+      const udpPort = udp instanceof UdpFastPath ? udp.port : udp.address().port;
       const tcp = await this.bindTcp(host, udpPort).catch((err: unknown) => {
         lastError = err;
         return undefined;
       });
       if (tcp === undefined) {
-        await new Promise<void>((resolve) => udp.close(() => resolve()));
+        await closeUdp(udp);
         continue;
       }
-      this.udp = udp;
+      if (udp instanceof UdpFastPath) this.fast = udp;
+      else this.udp = udp;
       this.tcp = tcp;
       this.bound = { host, port: udpPort };
       return this.bound;
@@ -183,14 +241,17 @@ export class DnsServer {
 
   /** Stops listening, closes every TCP connection and waits until both sockets are closed. */
   async close(): Promise<void> {
-    const { udp, tcp } = this;
+    const { udp, tcp, fast } = this;
     this.udp = undefined;
+    this.fast = undefined;
     this.tcp = undefined;
     this.bound = undefined;
     for (const socket of this.connections) socket.destroy();
     this.connections.clear();
     await Promise.all([
-      udp ? new Promise<void>((resolve) => udp.close(() => resolve())) : undefined,
+      udp ? closeUdp(udp) : undefined,
+      // The worker's counts stay in the totals once it has stopped counting.
+      fast?.close().then(() => this.absorb(fast)),
       tcp ? new Promise<void>((resolve) => tcp.close(() => resolve())) : undefined,
     ]);
   }
@@ -211,6 +272,64 @@ export class DnsServer {
     } catch {
       this.stats.failed++;
       return undefined;
+    }
+  }
+
+  /**
+   * The fast path when it can start here, else dgram. A bind failure of either is the same
+   * failure (a taken port is taken for both); only the fast path's absence falls back.
+   */
+  private async bindAnyUdp(host: string, port: number): Promise<UdpFastPath | dgram.Socket> {
+    const file = this.options.udpWorkerFile;
+    if (file === null) {
+      this.udpMode = { path: 'dgram', reason: 'the UDP fast path is turned off' };
+      return this.bindUdp(host, port);
+    }
+    if (!(this.zone instanceof DnsZone)) {
+      this.udpMode = { path: 'dgram', reason: 'the answerer is not a DnsZone' };
+      return this.bindUdp(host, port);
+    }
+    try {
+      const fast = await UdpFastPath.start({
+        workerFile: file,
+        host,
+        port,
+        bufferBytes: this.options.udpReceiveBufferBytes,
+        zone: this.zone.view(),
+        onExit: (reason) => void this.replaceDeadWorker(reason),
+      });
+      this.udpMode = { path: 'recvmmsg-worker' };
+      return fast;
+    } catch (err) {
+      if (err instanceof UdpBindError) throw err;
+      const reason = err instanceof UdpFastPathUnavailable ? err.message : String(err);
+      this.udpMode = { path: 'dgram', reason };
+      return this.bindUdp(host, port);
+    }
+  }
+
+  /** A worker that died (it closed its socket): the same port is served by dgram from now on. */
+  private async replaceDeadWorker(reason: string): Promise<void> {
+    const dead = this.fast;
+    const bound = this.bound;
+    if (dead === undefined || bound === undefined) return;
+    this.fast = undefined;
+    this.absorb(dead);
+    this.stats.failed++;
+    this.udpMode = { path: 'dgram', reason };
+    try {
+      this.udp = await this.bindUdp(bound.host, bound.port);
+    } catch {
+      this.stats.socketErrors++;
+    }
+  }
+
+  /** Adds a finished worker's counts to this side's. */
+  private absorb(fast: UdpFastPath): void {
+    for (const name of COUNTER_NAMES) {
+      const value = fast.counter(name);
+      if (isRcode(name)) this.stats.responses[name] += value;
+      else this.stats[name] += value;
     }
   }
 

@@ -515,3 +515,34 @@ describe('DnsZone.build', () => {
     expect(soaOf(reply).data.serial).toBe(3);
   });
 });
+
+describe('DnsZone.view and fromView', () => {
+  it('round-trips through a structured clone and answers byte for byte as the original', () => {
+    const copy = DnsZone.fromView(structuredClone(zone.view()));
+    expect(copy.size).toBe(zone.size);
+    expect(copy.generation).toBe(42);
+    expect(copy.vipOf('default', 'web')).toBe(WEB_VIP);
+    const packets = [
+      query('web.default.svc.cluster.local'),
+      query('WEB.Default.svc.cluster.local', { type: 'ANY', edns: { flag_do: true } }),
+      query('database.product.svc.cluster.local', { type: 'A' }),
+      query('product.svc.cluster.local'),
+      query('nope.product.svc.cluster.local'),
+      query('svc.cluster.local', { type: 'SOA' }),
+      query('example.com'),
+      query('web.default.svc.cluster.local', { edns: { ednsVersion: 1 } }),
+    ];
+    for (const packet of packets) {
+      for (const transport of ['udp', 'tcp'] as const) {
+        expect(copy.resolve(packet, transport)).toEqual(zone.resolve(packet, transport));
+      }
+    }
+  });
+
+  it('keeps a pending zone pending (SERVFAIL in the zone)', () => {
+    const copy = DnsZone.fromView(DnsZone.pending().view());
+    expect(copy.ready).toBe(false);
+    const reply = copy.answer(query('web.default.svc.cluster.local'), 'udp');
+    expect((dnsPacket.decode(reply ?? Buffer.alloc(0)) as Decoded).rcode).toBe('SERVFAIL');
+  });
+});

@@ -34,6 +34,17 @@ export interface ZoneSnapshot {
   services: readonly ZoneService[];
 }
 
+/**
+ * A zone as plain data (structured-clonable), to hand to a worker thread: the records as
+ * `[<name>.<namespace>, VIP]` pairs, already hashed, so rebuilding it costs no SHA-512.
+ */
+export interface ZoneView {
+  cluster: string;
+  generation: number;
+  ready: boolean;
+  records: [key: string, vip: string][];
+}
+
 /** Response codes this server sends (BADVERS is the EDNS extended code 16). */
 export type DnsRcodeName =
   'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED' | 'BADVERS';
@@ -180,6 +191,11 @@ function readQuestion(query: Buffer): RawQuestion | undefined {
   };
 }
 
+/** The AAAA record of Service key `<name>.<namespace>`. */
+function aaaa(key: string, vip: string): Answer {
+  return { type: 'AAAA', name: `${key}.${DNS_ZONE_APEX}`, ttl: DNS_TTL_SECONDS, data: vip };
+}
+
 /**
  * The authoritative data of `svc.cluster.local` for one snapshot, immutable, and the answering
  * logic over it: AAAA (and AAAA for ANY) with TTL 5 per Service, NODATA with the SOA for other
@@ -228,12 +244,7 @@ export class DnsZone {
         namespaces.add(service.namespace);
         return;
       }
-      records.set(name, {
-        type: 'AAAA',
-        name: `${name}.${DNS_ZONE_APEX}`,
-        ttl: DNS_TTL_SECONDS,
-        data: serviceVip(snapshot.cluster, service.namespace, service.name),
-      });
+      records.set(name, aaaa(name, serviceVip(snapshot.cluster, service.namespace, service.name)));
       namespaces.add(service.namespace);
     });
     if (problems.length > 0) {
@@ -243,6 +254,18 @@ export class DnsZone {
       });
     }
     return new DnsZone(snapshot.cluster, snapshot.generation, records, namespaces, true);
+  }
+
+  /** The zone rebuilt from `view()` output: answers byte for byte as the zone it came from. */
+  static fromView(view: ZoneView): DnsZone {
+    const records = new Map<string, Answer>();
+    const namespaces = new Set<string>();
+    for (const [key, vip] of view.records) {
+      records.set(key, aaaa(key, vip));
+      // Both labels are DNS-1123 (checked by build), so the first dot separates them.
+      namespaces.add(key.slice(key.indexOf('.') + 1));
+    }
+    return new DnsZone(view.cluster, view.generation, records, namespaces, view.ready);
   }
 
   private readonly soa: Answer;
@@ -292,6 +315,15 @@ export class DnsZone {
   vipOf(namespace: string, name: string): string | undefined {
     const record = this.records.get(`${name}.${namespace}`.toLowerCase());
     return record?.type === 'AAAA' ? record.data : undefined;
+  }
+
+  /** This zone as plain data for `DnsZone.fromView` (in another thread). */
+  view(): ZoneView {
+    const records: [string, string][] = [];
+    for (const [key, record] of this.records) {
+      if (record.type === 'AAAA') records.push([key, record.data]);
+    }
+    return { cluster: this.cluster, generation: this.generation, ready: this.ready, records };
   }
 
   /** The reply bytes for one query packet, or undefined when it is dropped. */

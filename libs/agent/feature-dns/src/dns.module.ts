@@ -32,7 +32,12 @@ export interface DnsModuleOptions {
   zoneSource: ZoneSourceProvider;
   /** Modules the zone source's provider needs. */
   imports?: ModuleMetadata['imports'];
+  /** Called once the listeners are bound (the process logs which UDP path serves). */
+  onListening?: (server: DnsServer) => void;
 }
+
+/** Injection token of the onListening callback. */
+const DNS_ON_LISTENING = Symbol('DNS_ON_LISTENING');
 
 /**
  * Binds the DNS server when the application starts and feeds it every zone of the source;
@@ -45,10 +50,12 @@ export class DnsServerLifecycle implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(DnsServer) private readonly server: DnsServer,
     @Inject(ZONE_SOURCE) private readonly source: ZoneSource,
+    @Inject(DNS_ON_LISTENING) private readonly onListening: DnsModuleOptions['onListening'],
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.server.listen();
+    this.onListening?.(this.server);
     this.unsubscribe = this.source.subscribe((zone) => this.server.replaceZone(zone));
   }
 
@@ -70,6 +77,7 @@ export class DnsModule {
       providers: [
         { provide: DNS_SERVER_OPTIONS, useValue: options.server ?? {} },
         { ...options.zoneSource, provide: ZONE_SOURCE },
+        { provide: DNS_ON_LISTENING, useValue: options.onListening },
         {
           provide: DnsServer,
           useFactory: (server: DnsServerOptions) => new DnsServer(DnsZone.pending(), server),

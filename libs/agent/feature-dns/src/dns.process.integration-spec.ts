@@ -80,6 +80,12 @@ if (which('dig') === undefined) {
       fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it('logs which UDP path serves: dgram here, as no worker bundle is beside the source', () => {
+      const line = lines.find((l) => l.msg === 'serve Service DNS over UDP');
+      expect(line).toMatchObject({ level: 'warn', path: 'dgram' });
+      expect(String(line?.reason)).toContain('no UDP worker bundle at');
+    });
+
     it('starts with an empty zone: NXDOMAIN, and the health detail says why', async () => {
       expect(running?.config.cluster).toBe(CLUSTER);
       expect(sent).toContainEqual({ type: 'ready' });

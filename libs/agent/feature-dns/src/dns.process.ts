@@ -86,6 +86,13 @@ export class DnsProcessModule {
         DnsModule.register({
           server: { ...deps.server, host: deps.listen.host, port: deps.listen.port },
           zoneSource: { useValue: source },
+          onListening: (server) => {
+            const { path, reason } = server.udpPath();
+            deps.logger.event(path === 'dgram' ? 'warn' : 'info', 'serve Service DNS over UDP', {
+              path,
+              ...(reason === undefined ? {} : { reason }),
+            });
+          },
         }),
       ],
       controllers: [DnsGrpcController],

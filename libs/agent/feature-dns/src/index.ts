@@ -12,3 +12,5 @@ export * from './dns-error';
 export * from './coordinator-zone-source';
 /** The agent-dns process: module, Dns controller and definition. */
 export * from './dns.process';
+/** The UDP fast path: a worker thread on recvmmsg/sendmmsg, and its bundle's name. */
+export * from './udp-fast-path';
