@@ -155,11 +155,12 @@ describe('agent-registry under clients that stop reading (built agent, local pro
       } finally {
         clearInterval(sampling);
       }
-      // The issue's budget holds for the stalled clients themselves.
+      // The issue's budget holds for the stalled clients themselves, and with a whole normal pull
+      // served (its digest checked in pull()) beside them: before each wait on a transfer stopped
+      // racing a promise that stays pending, every chunk left garbage that lived as long as its
+      // transfer, and that pull took the peak to +68 to +85 MiB.
       expect(stalledOnly - idle).toBeLessThanOrEqual(RSS_BUDGET_BYTES);
-      // Serving a pull on small buffers meanwhile costs more while it runs (measured about
-      // +77 MiB in all, which is over the budget: left open in issue 21); this bounds a regression.
-      expect(peak - idle).toBeLessThanOrEqual(2 * RSS_BUDGET_BYTES);
+      expect(peak - idle).toBeLessThanOrEqual(RSS_BUDGET_BYTES);
     } finally {
       for (const socket of stalled) socket.destroy();
     }
