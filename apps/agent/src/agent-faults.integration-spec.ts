@@ -1,10 +1,28 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
+import {
+  createSsmClient,
+  LocalSecretStore,
+  ParameterStoreSecretStore,
+} from '@podmin/data-access-secrets';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import {
+  createS3Client,
+  LocalDirectoryObjectStore,
+  S3ObjectStore,
+} from '@podmin/data-access-object-store';
+import {
+  commitDesiredState,
+  freeLoopbackPort,
+  getAwsEmulator,
+  localAgentArgs,
+  uniqueBucketName,
+  waitFor,
+} from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
@@ -12,8 +30,7 @@ import {
   generateWorkloadCaSecretValue,
   serializeClusterCaSecret,
 } from '@podmin/util-pki';
-
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,6 +53,23 @@ interface HealthBody {
   services: Array<{ name: string; healthy: boolean | null; detail: string | null }>;
 }
 
+/** Every file a node holds for its Pods (manifests, identities, secrets), by path. */
+function podFilesOf(nodeRoot: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    if (!fs.existsSync(dir)) return;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out[path.relative(nodeRoot, p)] = fs.readFileSync(p, 'utf8');
+      else if (e.isSymbolicLink()) out[path.relative(nodeRoot, p)] = `-> ${fs.readlinkSync(p)}`;
+    }
+  };
+  walk(path.join(nodeRoot, 'etc/podmin/manifests'));
+  walk(path.join(nodeRoot, 'run/podmin/workloads'));
+  return out;
+}
+
 /** The built agent against a local bucket, with every fault the issue found reproduced. */
 describe('podmin-agent keeps what it has through desired-state faults (built, local provider)', () => {
   let bucket: string;
@@ -43,29 +77,14 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
   let secrets: LocalSecretStore;
   let secretsFile: string;
   let objects: LocalDirectoryObjectStore;
-  let agent: { child: ChildProcess; output: () => string; exited: Promise<number> };
+  let agent: BuiltAgent;
   let healthPort: number;
 
   const manifests = () => path.join(nodeRoot, 'etc/podmin/manifests');
   const workloads = () => path.join(nodeRoot, 'run/podmin/workloads');
   const indexFile = () => path.join(bucket, INDEX_KEY);
 
-  /** Every file the node holds for its Pods (manifests, identities, secrets), by path. */
-  function nodeFiles(): Record<string, string> {
-    const out: Record<string, string> = {};
-    const walk = (dir: string): void => {
-      if (!fs.existsSync(dir)) return;
-      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (e.isFile()) out[path.relative(nodeRoot, p)] = fs.readFileSync(p, 'utf8');
-        else if (e.isSymbolicLink()) out[path.relative(nodeRoot, p)] = `-> ${fs.readlinkSync(p)}`;
-      }
-    };
-    walk(manifests());
-    walk(workloads());
-    return out;
-  }
+  const nodeFiles = () => podFilesOf(nodeRoot);
 
   const health = async (endpoint: 'healthz' | 'readyz') => {
     const res = await fetch(`http://127.0.0.1:${healthPort}/${endpoint}`);
@@ -148,27 +167,17 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
       freeLoopbackPort(),
       freeLoopbackPort(),
     ]);
-    const child = spawn(process.execPath, [BIN, ...localAgentArgs(bucket)], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-        PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dnsPort}`,
-        PODMIN_AGENT_COORDINATION_PORT: String(coordinationPort),
-        PODMIN_NODE_ADDRESS: '::1',
-        PODMIN_NODE_ID: 'node-1',
-        PODMIN_NODE_ROOT: nodeRoot,
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+    agent = spawnBuiltAgent({
+      args: localAgentArgs(bucket),
+      nodeRoot,
+      ports: {
+        health: healthPort,
+        registry: registryPort,
+        dns: dnsPort,
+        coordination: coordinationPort,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
     });
-    let output = '';
-    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number>((resolve) =>
-      child.on('close', (code) => resolve(code ?? -1)),
-    );
-    agent = { child, output: () => output, exited };
     await waitFor(
       () => (fs.existsSync(podFile('web')) && fs.existsSync(podFile('api')) ? true : undefined),
       'both static Pods',
@@ -192,13 +201,11 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
     const state = expect.getState();
     if (state.assertionCalls !== state.numPassingAsserts)
       // A failure here is usually explained by what the agent logged last.
-      process.stderr.write(agent.output().split('\n').slice(-25).join('\n') + '\n');
+      process.stderr.write(agent.tail(25) + '\n');
   });
 
   afterAll(async () => {
-    agent.child.kill('SIGTERM');
-    await Promise.race([agent.exited, new Promise((r) => setTimeout(r, 15_000))]);
-    agent.child.kill('SIGKILL');
+    await agent.stop();
     for (const dir of [bucket, nodeRoot, path.dirname(secretsFile)])
       fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -391,4 +398,193 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
       fs.rmSync(mountPoint, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+/** A 403 AccessDenied the way S3 answers one (the SDK reads the code from this body). */
+const ACCESS_DENIED_XML =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>' +
+  '<Message>Access Denied</Message><RequestId>podmin-test</RequestId></Error>';
+
+/**
+ * A loopback proxy in front of the S3 emulator that answers 403 AccessDenied for one key while
+ * `deny` is set (moto enforces no bucket policy or IAM denial unless every request is signed by
+ * an IAM user it knows, which the agent's credentials are not). Everything else is forwarded.
+ */
+async function deniedKeyProxy(
+  emulator: string,
+  bucket: string,
+  key: string,
+): Promise<{ endpoint: string; deny: boolean; denied: number; close: () => Promise<void> }> {
+  const target = new URL(emulator);
+  const state = {
+    endpoint: '',
+    deny: false,
+    denied: 0,
+    close: (): Promise<void> => Promise.resolve(),
+  };
+  const server = http.createServer((req, res) => {
+    const keyPath = (req.url ?? '/').split('?')[0];
+    if (state.deny && keyPath === `/${bucket}/${key}`) {
+      state.denied++;
+      req.resume();
+      res.writeHead(403, { 'Content-Type': 'application/xml' });
+      res.end(req.method === 'HEAD' ? undefined : ACCESS_DENIED_XML);
+      return;
+    }
+    const upstream = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}
+
+describe('podmin-agent keeps what it has while S3 denies the index (built, S3 emulator)', () => {
+  let nodeRoot: string;
+  let agent: BuiltAgent | undefined;
+  let proxy: Awaited<ReturnType<typeof deniedKeyProxy>> | undefined;
+
+  afterEach(async () => {
+    const state = expect.getState();
+    if (agent !== undefined && state.assertionCalls !== state.numPassingAsserts)
+      process.stderr.write(agent.tail(25) + '\n');
+    await agent?.stop();
+    await proxy?.close();
+    fs.rmSync(nodeRoot, { recursive: true, force: true });
+  });
+
+  it('keeps its Pods and reports access denied while reads of the index are refused, then converges', async () => {
+    const emulator = await getAwsEmulator();
+    const creds = {
+      region: emulator.region,
+      endpoint: emulator.endpoint,
+      credentials: emulator.credentials,
+    };
+    const s3 = createS3Client(creds);
+    const bucket = uniqueBucketName('podmin-denied');
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const cluster = `c${Date.now().toString(36)}`;
+    const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
+    await secrets.create(
+      `/${cluster}/_system/workload-ca-key`,
+      Buffer.from(generateWorkloadCaSecretValue()),
+    );
+    await secrets.create(
+      `/${cluster}/_system/cluster-ca`,
+      Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
+    );
+    await secrets.create(`/${cluster}/product/web/db-url`, Buffer.from('postgres://db'));
+    const objects = new S3ObjectStore({ client: s3, bucket });
+    await commitDesiredState(objects, {
+      deploy: [
+        buildDeployment(manifest('web', 'hello:v1', 'db-url'), {
+          source: 'test',
+          name: 'web',
+          nodegroup: 'default',
+        }),
+      ],
+    });
+
+    proxy = await deniedKeyProxy(emulator.endpoint, bucket, INDEX_KEY);
+    nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-denied-node-'));
+    const [health, registry, dns, coordination] = await Promise.all([
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+      freeLoopbackPort(),
+    ]);
+    agent = spawnBuiltAgent({
+      args: [
+        '--provider',
+        'aws',
+        '--bucket',
+        bucket,
+        '--region',
+        emulator.region,
+        '--cluster',
+        cluster,
+        '--nodegroup',
+        'default',
+        '--ipv6-prefix',
+        '2600:1f14:abc:1200:1::/80',
+      ],
+      nodeRoot,
+      ports: { health, registry, dns, coordination },
+      env: {
+        // S3 through the proxy; Parameter Store straight to the emulator.
+        AWS_ENDPOINT_URL: emulator.endpoint,
+        AWS_ENDPOINT_URL_S3: proxy.endpoint,
+        AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+    });
+    const healthOf = async (endpoint: 'healthz' | 'readyz') => {
+      const res = await fetch(`http://127.0.0.1:${health}/${endpoint}`);
+      return { status: res.status, body: (await res.json()) as HealthBody };
+    };
+    const healthy = async () =>
+      (await healthOf('healthz')).status === 200 && (await healthOf('readyz')).status === 200
+        ? true
+        : undefined;
+    await waitFor(
+      () =>
+        Object.keys(podFilesOf(nodeRoot)).some((f) => f.endsWith('tls.key')) ? true : undefined,
+      'the web Pod with its identity',
+      60_000,
+    ).catch((err: unknown) => {
+      // What the agent said explains a failed start.
+      process.stderr.write(`${agent?.tail(30) ?? ''}\n`);
+      throw err;
+    });
+    await waitFor(healthy, '/healthz and /readyz 200', 40_000);
+    const before = podFilesOf(nodeRoot);
+    expect(Object.keys(before)).toEqual(expect.arrayContaining(['etc/podmin/manifests/web.yaml']));
+
+    proxy.deny = true;
+    try {
+      // Longer than one poll interval: whatever the agent does about the denial, it has done it.
+      await sleep(7_000);
+      expect(proxy.denied).toBeGreaterThan(0);
+      expect(podFilesOf(nodeRoot)).toEqual(before);
+      const body = await waitFor(
+        async () => {
+          const h = await healthOf('healthz');
+          const detail = h.body.services.find((s) => s.name === 'staticpod')?.detail ?? '';
+          return h.status === 503 && /access denied/i.test(detail) ? h.body : undefined;
+        },
+        '/healthz 503 with a staticpod detail naming access denied',
+        20_000,
+      );
+      expect(body.status).not.toBe('ok');
+      expect((await healthOf('readyz')).status).toBe(503);
+      await sleep(6_000);
+      expect(podFilesOf(nodeRoot)).toEqual(before);
+    } finally {
+      proxy.deny = false;
+    }
+    const started = Date.now();
+    await waitFor(healthy, '/healthz and /readyz 200 after access returns', 40_000);
+    // The same manifest, identity (not reissued) and secret.
+    expect(podFilesOf(nodeRoot)).toEqual(before);
+    process.stderr.write(`converged ${Date.now() - started} ms after S3 access returned\n`);
+  }, 150_000);
 });

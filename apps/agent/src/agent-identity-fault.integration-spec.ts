@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,8 +11,7 @@ import {
   generateWorkloadCaSecretValue,
   serializeClusterCaSecret,
 } from '@podmin/util-pki';
-
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
+import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
 
 const MANIFEST = `apiVersion: apps/v1
 kind: DaemonSet
@@ -34,7 +33,7 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
   let nodeRoot: string;
   let secretsFile: string;
   let immutable: string;
-  let agent: { child: ChildProcess; output: () => string } | undefined;
+  let agent: BuiltAgent | undefined;
 
   beforeAll(async () => {
     bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-agent-eperm-'));
@@ -68,24 +67,17 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
       freeLoopbackPort(),
       freeLoopbackPort(),
     ]);
-    const child = spawn(process.execPath, [BIN, ...localAgentArgs(bucket)], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-        PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dnsPort}`,
-        PODMIN_AGENT_COORDINATION_PORT: String(coordinationPort),
-        PODMIN_NODE_ADDRESS: '::1',
-        PODMIN_NODE_ID: 'node-1',
-        PODMIN_NODE_ROOT: nodeRoot,
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+    agent = spawnBuiltAgent({
+      args: localAgentArgs(bucket),
+      nodeRoot,
+      ports: {
+        health: healthPort,
+        registry: registryPort,
+        dns: dnsPort,
+        coordination: coordinationPort,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
     });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    agent = { child, output: () => output };
     try {
       await waitFor(
         async () =>
@@ -111,7 +103,7 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
       expect(detail).toContain(immutable);
       expect(detail).toMatch(/web/);
     } catch (err) {
-      console.error(output.split('\n').slice(-30).join('\n'));
+      console.error(agent.tail(30));
       throw err;
     }
   });

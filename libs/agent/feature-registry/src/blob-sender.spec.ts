@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sha256Digest } from '@podmin/util-oci';
 import { RecordingSink } from './__fixtures__/recording-sink';
-import { BlobSender, ClientStalledError, DigestMismatchError } from './blob-sender';
+import {
+  BlobSender,
+  ClientGoneError,
+  ClientStalledError,
+  DigestMismatchError,
+  HangupWatch,
+} from './blob-sender';
 import { TransferBudget } from './transfer-budget';
 import { HashingThread } from './hashing-thread';
 import { readableBody } from '@podmin/data-access-object-store';
@@ -94,5 +100,21 @@ describe('BlobSender', () => {
     expect(body.closed).toBe(true);
     expect(budget.inFlight).toBe(0);
     expect(sink.received.length).toBeLessThan(content.length);
+  });
+
+  it('keeps nothing of a wait once it settles, and fails the waits pending at a hang-up', async () => {
+    const sink = new RecordingSink();
+    const watch = new HangupWatch(sink);
+    for (let i = 0; i < 1_000; i++) await watch.unlessGone(Promise.resolve(i));
+    await expect(watch.unlessGone(Promise.reject(new Error('read failed')))).rejects.toThrow(
+      'read failed',
+    );
+    expect(watch.waiting).toBe(0);
+    const pending = watch.unlessGone(new Promise<void>(() => undefined));
+    expect(watch.waiting).toBe(1);
+    sink.hangUp();
+    await expect(pending).rejects.toBeInstanceOf(ClientGoneError);
+    expect(watch.waiting).toBe(0);
+    await expect(watch.unlessGone(Promise.resolve(1))).rejects.toBeInstanceOf(ClientGoneError);
   });
 });

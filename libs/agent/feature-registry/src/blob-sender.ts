@@ -44,6 +44,53 @@ export interface BlobSink {
 }
 
 /**
+ * Fails waits when the client hangs up. Not `Promise.race` against one promise that stays
+ * pending for the whole transfer: every race leaves a reaction on it, so a 48 MiB pull in 16 KiB
+ * chunks kept thousands of them (and what they reference) alive until its end, which took the
+ * registry 30 MiB over its memory budget under stalled clients. Each wait here registers and
+ * unregisters itself.
+ */
+export class HangupWatch {
+  private readonly waits = new Set<(err: Error) => void>();
+  private gone: ClientGoneError | undefined;
+
+  constructor(sink: Pick<BlobSink, 'once'>) {
+    sink.once('close', () => {
+      const gone = (this.gone = new ClientGoneError());
+      for (const fail of [...this.waits]) fail(gone);
+    });
+  }
+
+  /** Waits still registered (each ends when its work settles or the client hangs up). */
+  get waiting(): number {
+    return this.waits.size;
+  }
+
+  /** Settles as `work` does, or rejects with {@link ClientGoneError} once the client hangs up. */
+  unlessGone<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.gone !== undefined) {
+        work.catch(() => undefined);
+        reject(this.gone);
+        return;
+      }
+      const fail = (err: Error): void => {
+        this.waits.delete(fail);
+        reject(err);
+      };
+      this.waits.add(fail);
+      work.then(
+        (value) => {
+          this.waits.delete(fail);
+          resolve(value);
+        },
+        (err: unknown) => fail(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
+  }
+}
+
+/**
  * Copies an object body to a sink through a few reused shared buffers, so a transfer never
  * allocates per chunk. With an expected digest, each buffer is hashed on the hashing thread
  * while it is written, and the most recent buffer is held back until the end: only when the
@@ -86,10 +133,8 @@ export class BlobSender {
       expectedDigest === undefined
         ? undefined
         : this.hashing.start(parseDigest(expectedDigest).algorithm);
-    const gone = new Promise<never>((_, reject) =>
-      sink.once('close', () => reject(new ClientGoneError())),
-    );
-    gone.catch(() => undefined);
+    const watch = new HangupWatch(sink);
+    const unlessGone = <T>(work: Promise<T>): Promise<T> => watch.unlessGone(work);
     // A buffer is free again once written and hashed.
     let free: Array<Promise<void>> = Array.from({ length: SLOTS }, () => Promise.resolve());
     // Writes still reading a set this transfer moved off; awaited before the body ends.
@@ -97,13 +142,12 @@ export class BlobSender {
     // A write that never completes pins this transfer's buffers: bound how long it may.
     const write = (chunk: Buffer): Promise<void> => {
       let timer: NodeJS.Timeout | undefined;
-      return Promise.race([
-        gone,
+      return unlessGone(
         new Promise<void>((resolve, reject) => {
           timer = setTimeout(() => reject(new ClientStalledError(stallMs)), stallMs);
           sink.write(chunk, (err) => (err ? reject(err) : resolve()));
         }),
-      ]).finally(() => clearTimeout(timer));
+      ).finally(() => clearTimeout(timer));
     };
     let held: { slot: number; chunk: Buffer; hashed: Promise<void> } | undefined;
     try {
@@ -113,7 +157,7 @@ export class BlobSender {
           earlier.push(...free);
           free = Array.from({ length: SLOTS }, () => Promise.resolve());
         }
-        await Promise.race([gone, free[slot]]);
+        await unlessGone(free[slot] ?? Promise.resolve());
         const view = new Uint8Array(memory, slot * slotBytes, slotBytes);
         const length = await body.read(view);
         if (length === 0) break;
@@ -128,12 +172,12 @@ export class BlobSender {
         held = { slot, chunk, hashed };
       }
       if (digester !== undefined && expectedDigest !== undefined) {
-        const actual = await Promise.race([gone, digester.digest()]);
+        const actual = await unlessGone(digester.digest());
         if (actual !== expectedDigest) throw new DigestMismatchError(expectedDigest, actual);
       }
       if (held !== undefined) await write(held.chunk);
-      await Promise.race([gone, Promise.all([...earlier, ...free])]);
-      await Promise.race([gone, new Promise<void>((resolve) => sink.end(resolve))]);
+      await unlessGone(Promise.all([...earlier, ...free]));
+      await unlessGone(new Promise<void>((resolve) => sink.end(resolve)));
       // Only after a clean finish: nothing can still be writing or hashing these buffers.
       clean = true;
     } catch (err) {
