@@ -31,6 +31,8 @@ export async function bundleLibraries(outfile, lines, { external = [] } = {}) {
       '@nestjs/websockets',
       'class-transformer',
       'class-validator',
+      // Required lazily, where at all (the supervisor's page release, the dataplane's libbpf).
+      'koffi',
       ...external,
     ],
     logLevel: 'warning',
