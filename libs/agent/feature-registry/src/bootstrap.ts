@@ -57,15 +57,13 @@ export async function startRegistry(
 /** The agent-registry process: the node's pull-only OCI registry on loopback, from the bucket. */
 export const registryProcess: AgentProcessDefinition = {
   service: 'registry',
-  module: ({ config, env, logger }) => {
+  module: async ({ config, env, logger }) => {
     logger.event('info', 'open bucket', {
       provider: config.provider,
       bucket: config.bucket,
       cluster: config.cluster,
     });
-    return Promise.resolve(
-      RegistryModule.register({ store: openBucketStore(config, env), logger }),
-    );
+    return RegistryModule.register({ store: await openBucketStore(config, env), logger });
   },
   http: (config) => config.registryListen,
   configureHttp: configureRegistryHttp,
