@@ -214,7 +214,7 @@ async function localProvider() {
   fs.renameSync(temp, objectFile);
 
   const flags = ['--provider', 'local', '--bucket', bucket, '--region', 'local'];
-  const store = await bucketStore(flags, {});
+  const store = bucketStore(flags, {});
   const registry = await startRegistry(flags);
   const barePort = await startServer(process.execPath, [
     '-e',
@@ -326,7 +326,7 @@ async function s3Provider() {
     const size = s3Mib * 1024 * 1024;
     const bucket = `podmin-bench-${process.pid}`;
     const flags = ['--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket];
-    const store = await bucketStore(flags, env);
+    const store = bucketStore(flags, env);
     const client = new adapters.S3Client({
       region: 'us-east-1',
       endpoint,

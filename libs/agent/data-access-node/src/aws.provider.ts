@@ -1,6 +1,5 @@
 import { awsAgentRules } from '@podmin/agent-util-config';
-import type { AgentProvider } from './agent-provider';
-import { openS3Store } from './s3-store';
+import { s3Bucket, type AgentProvider } from './agent-provider';
 
 /**
  * The aws provider: the bucket in S3 on the regional dual-stack endpoint (nodes have no IPv4),
@@ -9,18 +8,22 @@ import { openS3Store } from './s3-store';
  */
 export const awsAgentProvider: AgentProvider = Object.freeze({
   ...awsAgentRules,
-  openBucket: (config, env) => openS3Store(config.region, config.bucket, env, true),
-  openS3Bucket: (config, env, bucket) => openS3Store(config.region, bucket, env),
-  async openSecretStores(config, env) {
-    const lib = await import('@podmin/data-access-secrets');
+  openBucket: (config, env, adapters) =>
+    s3Bucket(adapters, env, { region: config.region, bucket: config.bucket, dualStack: true }),
+  openS3Bucket: (config, env, bucket, adapters) =>
+    s3Bucket(adapters, env, { region: config.region, bucket }),
+  openSecretStores(config, env, { secrets }) {
     const ssm = env['AWS_ENDPOINT_URL_SSM'] ?? env['AWS_ENDPOINT_URL'];
     const sm = env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? env['AWS_ENDPOINT_URL'];
     return {
-      'aws-parameter-store': new lib.ParameterStoreSecretStore(
-        lib.createSsmClient({ region: config.region, ...(ssm ? { endpoint: ssm } : {}) }),
+      'aws-parameter-store': new secrets.ParameterStoreSecretStore(
+        secrets.createSsmClient({ region: config.region, ...(ssm ? { endpoint: ssm } : {}) }),
       ),
-      'aws-secrets-manager': new lib.SecretsManagerSecretStore(
-        lib.createSecretsManagerClient({ region: config.region, ...(sm ? { endpoint: sm } : {}) }),
+      'aws-secrets-manager': new secrets.SecretsManagerSecretStore(
+        secrets.createSecretsManagerClient({
+          region: config.region,
+          ...(sm ? { endpoint: sm } : {}),
+        }),
       ),
     };
   },

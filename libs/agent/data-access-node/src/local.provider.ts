@@ -1,6 +1,5 @@
 import { localAgentRules } from '@podmin/agent-util-config';
-import type { AgentProvider } from './agent-provider';
-import { openS3Store } from './s3-store';
+import { s3Bucket, type AgentProvider } from './agent-provider';
 
 /**
  * The local provider: the bucket is a directory and one file-backed secret store serves both
@@ -8,18 +7,20 @@ import { openS3Store } from './s3-store';
  */
 export const localAgentProvider: AgentProvider = Object.freeze({
   ...localAgentRules,
-  async openBucket(config) {
-    const { LocalDirectoryObjectStore } = await import('@podmin/data-access-object-store');
-    return new LocalDirectoryObjectStore(config.bucket);
-  },
-  openS3Bucket: (_config, env, bucket) =>
-    openS3Store(env['AWS_REGION'] ?? 'us-east-1', bucket, env),
-  async openSecretStores(config) {
-    const { LocalSecretStore } = await import('@podmin/data-access-secrets');
+  openBucket: (config, _env, { objects }) => new objects.LocalDirectoryObjectStore(config.bucket),
+  openS3Bucket: (_config, env, bucket, adapters) =>
+    s3Bucket(adapters, env, { region: env['AWS_REGION'] ?? 'us-east-1', bucket }),
+  openSecretStores(config, _env, { secrets }) {
     const file = config.localSecretsFile as string;
     return {
-      'aws-parameter-store': new LocalSecretStore({ file, provider: 'aws-parameter-store' }),
-      'aws-secrets-manager': new LocalSecretStore({ file, provider: 'aws-secrets-manager' }),
+      'aws-parameter-store': new secrets.LocalSecretStore({
+        file,
+        provider: 'aws-parameter-store',
+      }),
+      'aws-secrets-manager': new secrets.LocalSecretStore({
+        file,
+        provider: 'aws-secrets-manager',
+      }),
     };
   },
 } satisfies AgentProvider);

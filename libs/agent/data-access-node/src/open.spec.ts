@@ -23,26 +23,25 @@ const flags = (provider: 'aws' | 'local') =>
       ];
 
 describe('openBucketStore / openSecretStores', () => {
-  it('uses the directory store and one local secrets file for both providers locally', async () => {
+  it('uses the directory store and one local secrets file for both providers locally', () => {
     const config = parseAgentProcessConfig(
       flags('local'),
       { PODMIN_NODE_ROOT: '/srv/node', PODMIN_LOCAL_SECRETS_FILE: '/srv/secrets.json' },
       AGENT_PROVIDERS,
     );
-    expect((await openBucketStore(config, {})).constructor.name).toBe('LocalDirectoryObjectStore');
-    const stores = await openSecretStores(config, {});
+    expect(openBucketStore(config, {}).constructor.name).toBe('LocalDirectoryObjectStore');
+    const stores = openSecretStores(config, {});
     expect(stores['aws-parameter-store'].provider).toBe('aws-parameter-store');
     expect(stores['aws-secrets-manager'].provider).toBe('aws-secrets-manager');
     expect(stores['aws-parameter-store'].constructor.name).toBe('LocalSecretStore');
   });
 
-  it('uses S3, SSM and Secrets Manager on aws', async () => {
+  it('uses S3, SSM and Secrets Manager on aws', () => {
     const config = parseAgentProcessConfig(flags('aws'), {}, AGENT_PROVIDERS);
     expect(
-      (await openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' })).constructor
-        .name,
+      openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' }).constructor.name,
     ).toBe('S3ObjectStore');
-    const stores = await openSecretStores(config, {});
+    const stores = openSecretStores(config, {});
     expect(stores['aws-parameter-store'].constructor.name).toBe('ParameterStoreSecretStore');
     expect(stores['aws-secrets-manager'].constructor.name).toBe('SecretsManagerSecretStore');
   });
@@ -54,7 +53,7 @@ describe('openBucketStore on aws', () => {
   const clientOf = (store: unknown): S3Client => (store as { client: S3Client }).client;
 
   it('uses the regional dual-stack endpoint', async () => {
-    const client = clientOf(await openBucketStore(config, {}));
+    const client = clientOf(openBucketStore(config, {}));
     try {
       expect(await client.config.useDualstackEndpoint()).toBe(true);
       expect(await client.config.region()).toBe('eu-west-1');
@@ -65,7 +64,7 @@ describe('openBucketStore on aws', () => {
 
   it('uses AWS_ENDPOINT_URL_S3 with path-style addressing instead', async () => {
     const client = clientOf(
-      await openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4566' }),
+      openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:4566' }),
     );
     try {
       expect(await client.config.useDualstackEndpoint()).toBe(false);

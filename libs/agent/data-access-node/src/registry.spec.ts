@@ -18,9 +18,8 @@ import { AGENT_PROVIDERS, agentProviderOf } from './registry';
 function memoryProvider(buckets: Map<string, InMemoryObjectStore>, secrets: string): AgentProvider {
   const bucket = (name: string) => {
     const store = buckets.get(name);
-    return store
-      ? Promise.resolve(store)
-      : Promise.reject(new PodminError('OBJECT_NOT_FOUND', `no memory bucket ${name}`));
+    if (!store) throw new PodminError('OBJECT_NOT_FOUND', `no memory bucket ${name}`);
+    return store;
   };
   return {
     checkBucket: (name) => (name.startsWith('mem-') ? undefined : 'must start with mem-'),
@@ -34,7 +33,8 @@ function memoryProvider(buckets: Map<string, InMemoryObjectStore>, secrets: stri
     openBucket: (config) => bucket(config.bucket),
     openS3Bucket: (_config, _env, name) => bucket(name),
     // Secrets in the node's file, as the local provider keeps them.
-    openSecretStores: (config, env) => localAgentProvider.openSecretStores(config, env),
+    openSecretStores: (config, env, adapters) =>
+      localAgentProvider.openSecretStores(config, env, adapters),
   };
 }
 
@@ -75,13 +75,13 @@ describe('the agent provider seam', () => {
     });
     expect(agentProviderOf(config, providers).dataplaneOnHostInterfaces).toBe(false);
 
-    const store = await openBucketStore(config, {}, providers);
+    const store = openBucketStore(config, {}, providers);
     expect(store).toBe(bucket);
     expect((await store.get('desired/index.json')).body.toString()).toBe('{"pods":[]}');
-    await (await openS3Bucket(config, {}, 'mem-publish', providers)).put('ca.pem', 'pem');
+    await openS3Bucket(config, {}, 'mem-publish', providers).put('ca.pem', 'pem');
     expect(published.objects.has('ca.pem')).toBe(true);
 
-    const stores = await openSecretStores(config, {}, providers);
+    const stores = openSecretStores(config, {}, providers);
     await stores['aws-parameter-store'].create('/demo/_system/x', Buffer.from('v'));
     expect((await stores['aws-parameter-store'].get('/demo/_system/x')).toString()).toBe('v');
 
@@ -91,7 +91,7 @@ describe('the agent provider seam', () => {
     );
   });
 
-  it('refuses an unknown provider with INVALID_ARGUMENT naming the known ones', async () => {
+  it('refuses an unknown provider with INVALID_ARGUMENT naming the known ones', () => {
     const config = parseAgentProcessConfig(
       memoryFlags,
       {},
@@ -99,7 +99,7 @@ describe('the agent provider seam', () => {
     );
     let caught: unknown;
     try {
-      await openBucketStore(config, {});
+      openBucketStore(config, {});
     } catch (err) {
       caught = err;
     }

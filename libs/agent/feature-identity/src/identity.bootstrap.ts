@@ -32,7 +32,7 @@ export function coordinatorLeadership(
 export const identityProcess: AgentProcessDefinition = {
   service: 'identity',
   module: async ({ config, env, logger, client }) => {
-    const secrets = (await openSecretStores(config, env))['aws-parameter-store'];
+    const secrets = openSecretStores(config, env)['aws-parameter-store'];
     let workloadCaKey;
     let clusterCa;
     try {
@@ -52,7 +52,7 @@ export const identityProcess: AgentProcessDefinition = {
     }
     const publish = config.workloadCaPublish ? parseS3Url(config.workloadCaPublish) : undefined;
     const external = publish
-      ? new ObjectStoreExternalBundle(await openS3Bucket(config, env, publish.bucket), publish)
+      ? new ObjectStoreExternalBundle(openS3Bucket(config, env, publish.bucket), publish)
       : undefined;
     if (external)
       logger.event('info', 'publish workload CA bundle', { location: external.location });
@@ -62,7 +62,7 @@ export const identityProcess: AgentProcessDefinition = {
       nodeRoot: config.nodeRoot,
       nodeAddress: config.nodeAddress,
       nodeId: config.nodeId,
-      objects: await openBucketStore(config, env),
+      objects: openBucketStore(config, env),
       workloadCaKey,
       clusterCa,
       clock: systemClock,

@@ -57,13 +57,15 @@ export async function startRegistry(
 /** The agent-registry process: the node's pull-only OCI registry on loopback, from the bucket. */
 export const registryProcess: AgentProcessDefinition = {
   service: 'registry',
-  module: async ({ config, env, logger }) => {
+  module: ({ config, env, logger }) => {
     logger.event('info', 'open bucket', {
       provider: config.provider,
       bucket: config.bucket,
       cluster: config.cluster,
     });
-    return RegistryModule.register({ store: await openBucketStore(config, env), logger });
+    return Promise.resolve(
+      RegistryModule.register({ store: openBucketStore(config, env), logger }),
+    );
   },
   http: (config) => config.registryListen,
   configureHttp: configureRegistryHttp,

@@ -33,7 +33,7 @@ const buckets: Array<[string, () => Promise<VanishingBucket>]> = [
       const dir = await makeTempDir('podmin-registry-gone');
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
-        registryStore: await openBucketStore(
+        registryStore: openBucketStore(
           parseAgentProcessConfig(
             localAgentArgs(dir.path),
             { PODMIN_NODE_ROOT: dir.path },

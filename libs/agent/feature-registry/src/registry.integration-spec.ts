@@ -41,7 +41,7 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
         // A second store on the same directory, opened as the registry process opens it.
-        registryStore: await openBucketStore(
+        registryStore: openBucketStore(
           parseAgentProcessConfig(
             localAgentArgs(dir.path),
             { PODMIN_NODE_ROOT: dir.path },

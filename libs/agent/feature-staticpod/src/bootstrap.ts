@@ -6,25 +6,27 @@ import { StaticPodModule } from './staticpod.module';
 /** The agent-staticpod process: index polling, verified payloads, secrets, static-Pod publication. */
 export const staticPodProcess: AgentProcessDefinition = {
   service: 'staticpod',
-  module: async ({ config, env, logger, lifecycle, client }) => {
+  module: ({ config, env, logger, lifecycle, client }) => {
     const identity = client('identity');
-    return StaticPodModule.register({
-      config,
-      logger,
-      lifecycle,
-      store: await openBucketStore(config, env),
-      secrets: secretSourceFor(await openSecretStores(config, env)),
-      identity: {
-        ensure: (r) =>
-          identity.ensureWorkload({
-            pod: r.pod,
-            namespace: r.namespace,
-            service: r.service ?? '',
-          }),
-        remove: async (pod) => {
-          await identity.removeWorkload({ pod });
+    return Promise.resolve(
+      StaticPodModule.register({
+        config,
+        logger,
+        lifecycle,
+        store: openBucketStore(config, env),
+        secrets: secretSourceFor(openSecretStores(config, env)),
+        identity: {
+          ensure: (r) =>
+            identity.ensureWorkload({
+              pod: r.pod,
+              namespace: r.namespace,
+              service: r.service ?? '',
+            }),
+          remove: async (pod) => {
+            await identity.removeWorkload({ pod });
+          },
         },
-      },
-    });
+      }),
+    );
   },
 };

@@ -23,7 +23,7 @@ import { CoordinatorModule } from './coordinator.module';
  */
 export const coordinatorProcess: AgentProcessDefinition = {
   service: 'coordinator',
-  module: async ({ config, env, logger, lifecycle, client }) => {
+  module: ({ config, env, logger, lifecycle, client }) => {
     const groups = parseIpv6(config.nodeAddress);
     if (groups === undefined)
       throw new PodminError(
@@ -33,7 +33,7 @@ export const coordinatorProcess: AgentProcessDefinition = {
       );
     const host = formatIpv6(groups);
     const addr = `[${host}]:${config.coordinationPort}`;
-    const store = await openBucketStore(config, env);
+    const store = openBucketStore(config, env);
     const { leaseMs, pollMs } = config.election;
     // The margin keeps production's proportion: duties end 10 s of a 35 s lease early.
     const renewMarginMs = Math.round((leaseMs * 2) / 7);
@@ -81,6 +81,6 @@ export const coordinatorProcess: AgentProcessDefinition = {
         snapshotIntervalMs: pollMs,
       },
     );
-    return CoordinatorModule.register(coordinator, lifecycle);
+    return Promise.resolve(CoordinatorModule.register(coordinator, lifecycle));
   },
 };
