@@ -40,7 +40,7 @@ let exitCode = 0;
 // The registry's own bucket adapters, so the direct read is the registry's read minus HTTP.
 const adaptersFile = path.join(dir, 'adapters.cjs');
 const adapters = await bundleLibraries(adaptersFile, [
-  "export { openBucketStore } from '@podmin/agent-data-access-node';",
+  "export { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';",
   "export { parseAgentProcessConfig } from '@podmin/agent-util-config';",
   "export { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';",
 ]);
@@ -74,10 +74,11 @@ const agentArgs = (flags) => [
 /** The bucket store the registry process opens for these flags. */
 const bucketStore = (flags, env) =>
   adapters.openBucketStore(
-    adapters.parseAgentProcessConfig(agentArgs(flags), {
-      ...env,
-      PODMIN_NODE_ROOT: path.join(dir, 'node'),
-    }),
+    adapters.parseAgentProcessConfig(
+      agentArgs(flags),
+      { ...env, PODMIN_NODE_ROOT: path.join(dir, 'node') },
+      adapters.AGENT_PROVIDERS,
+    ),
     env,
   );
 

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import { localAgentFlags } from '@podmin/testing';
 import { openBucketStore, openSecretStores } from './open';
+import { AGENT_PROVIDERS } from './registry';
 
 const flags = (provider: 'aws' | 'local') =>
   provider === 'local'
@@ -23,10 +24,11 @@ const flags = (provider: 'aws' | 'local') =>
 
 describe('openBucketStore / openSecretStores', () => {
   it('uses the directory store and one local secrets file for both providers locally', () => {
-    const config = parseAgentProcessConfig(flags('local'), {
-      PODMIN_NODE_ROOT: '/srv/node',
-      PODMIN_LOCAL_SECRETS_FILE: '/srv/secrets.json',
-    });
+    const config = parseAgentProcessConfig(
+      flags('local'),
+      { PODMIN_NODE_ROOT: '/srv/node', PODMIN_LOCAL_SECRETS_FILE: '/srv/secrets.json' },
+      AGENT_PROVIDERS,
+    );
     expect(openBucketStore(config, {}).constructor.name).toBe('LocalDirectoryObjectStore');
     const stores = openSecretStores(config, {});
     expect(stores['aws-parameter-store'].provider).toBe('aws-parameter-store');
@@ -35,7 +37,7 @@ describe('openBucketStore / openSecretStores', () => {
   });
 
   it('uses S3, SSM and Secrets Manager on aws', () => {
-    const config = parseAgentProcessConfig(flags('aws'), {});
+    const config = parseAgentProcessConfig(flags('aws'), {}, AGENT_PROVIDERS);
     expect(
       openBucketStore(config, { AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:1' }).constructor.name,
     ).toBe('S3ObjectStore');
@@ -46,7 +48,7 @@ describe('openBucketStore / openSecretStores', () => {
 });
 
 describe('openBucketStore on aws', () => {
-  const config = parseAgentProcessConfig(flags('aws'), {});
+  const config = parseAgentProcessConfig(flags('aws'), {}, AGENT_PROVIDERS);
   /** The S3 client inside a store. */
   const clientOf = (store: unknown): S3Client => (store as { client: S3Client }).client;
 

@@ -1,7 +1,7 @@
 import type { AgentProcessConfig } from '@podmin/agent-util-config';
 import {
   createS3Client,
-  openObjectStore,
+  LocalDirectoryObjectStore,
   S3ObjectStore,
   type ObjectStore,
 } from '@podmin/data-access-object-store';
@@ -11,58 +11,50 @@ import {
   LocalSecretStore,
   ParameterStoreSecretStore,
   SecretsManagerSecretStore,
-  type SecretStore,
-  type SecretStoresByProvider,
 } from '@podmin/data-access-secrets';
+import type { NodeSecretStores, ProcessEnv, StoreAdapters } from './agent-provider';
+import { agentProviderOf, AGENT_PROVIDERS, type AgentProviders } from './registry';
 
-/** Process environment (endpoint overrides for emulators). */
-export type ProcessEnv = Readonly<Record<string, string | undefined>>;
+/** The store adapters every provider builds from (this module is the only one importing them). */
+export const STORE_ADAPTERS: StoreAdapters = Object.freeze({
+  objects: { LocalDirectoryObjectStore, S3ObjectStore, createS3Client },
+  secrets: {
+    LocalSecretStore,
+    ParameterStoreSecretStore,
+    SecretsManagerSecretStore,
+    createSsmClient,
+    createSecretsManagerClient,
+  },
+});
 
 /**
- * The cluster bucket of this node, opened the same way by every agent process: a directory
- * (local) or S3 on the regional dual-stack endpoint (aws; nodes have no IPv4), or on
- * AWS_ENDPOINT_URL_S3 with path-style addressing.
+ * The cluster bucket of this node, opened the same way by every agent process through its
+ * provider: a directory (local) or S3 on the regional dual-stack endpoint (aws; nodes have no
+ * IPv4), or on AWS_ENDPOINT_URL_S3 with path-style addressing.
  */
-export function openBucketStore(config: AgentProcessConfig, env: ProcessEnv): ObjectStore {
-  const { provider, bucket, region } = config;
-  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
-  return openObjectStore({ provider, bucket, region, endpoint, dualStack: true });
+export function openBucketStore(
+  config: AgentProcessConfig,
+  env: ProcessEnv,
+  providers: AgentProviders = AGENT_PROVIDERS,
+): ObjectStore {
+  return agentProviderOf(config, providers).openBucket(config, env, STORE_ADAPTERS);
 }
 
-/** Another S3 bucket in the node's region (e.g. the `--workload-ca-publish` destination). */
+/** Another S3 bucket the node writes to (e.g. the `--workload-ca-publish` destination). */
 export function openS3Bucket(
   config: AgentProcessConfig,
   env: ProcessEnv,
   bucket: string,
+  providers: AgentProviders = AGENT_PROVIDERS,
 ): ObjectStore {
-  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
-  const region = config.provider === 'aws' ? config.region : (env['AWS_REGION'] ?? 'us-east-1');
-  return new S3ObjectStore({
-    client: createS3Client({ region, ...(endpoint ? { endpoint } : {}) }),
-    bucket,
-  });
+  return agentProviderOf(config, providers).openS3Bucket(config, env, bucket, STORE_ADAPTERS);
 }
 
 /** The secret stores of this node by provider name; the local provider's file store serves both. */
 export function openSecretStores(
   config: AgentProcessConfig,
   env: ProcessEnv,
-): Required<{ [K in keyof SecretStoresByProvider]: SecretStore }> {
-  if (config.provider === 'local') {
-    const file = config.localSecretsFile as string;
-    return {
-      'aws-parameter-store': new LocalSecretStore({ file, provider: 'aws-parameter-store' }),
-      'aws-secrets-manager': new LocalSecretStore({ file, provider: 'aws-secrets-manager' }),
-    };
-  }
-  const ssm = env['AWS_ENDPOINT_URL_SSM'] ?? env['AWS_ENDPOINT_URL'];
-  const sm = env['AWS_ENDPOINT_URL_SECRETS_MANAGER'] ?? env['AWS_ENDPOINT_URL'];
-  return {
-    'aws-parameter-store': new ParameterStoreSecretStore(
-      createSsmClient({ region: config.region, ...(ssm ? { endpoint: ssm } : {}) }),
-    ),
-    'aws-secrets-manager': new SecretsManagerSecretStore(
-      createSecretsManagerClient({ region: config.region, ...(sm ? { endpoint: sm } : {}) }),
-    ),
-  };
+  providers: AgentProviders = AGENT_PROVIDERS,
+): NodeSecretStores {
+  return agentProviderOf(config, providers).openSecretStores(config, env, STORE_ADAPTERS);
 }

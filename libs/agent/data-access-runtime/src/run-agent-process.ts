@@ -12,6 +12,7 @@ import {
   type AgentClient,
   type GrpcService,
 } from '@podmin/agent-data-access-grpc';
+import { AGENT_PROVIDERS } from '@podmin/agent-data-access-node';
 import {
   parseAgentProcessConfig,
   type AgentProcessConfig,
@@ -115,7 +116,7 @@ export async function runAgentProcess(
   const env = options.env ?? process.env;
   let config: AgentProcessConfig;
   try {
-    config = parseAgentProcessConfig(options.argv ?? process.argv.slice(2), env);
+    config = parseAgentProcessConfig(options.argv ?? process.argv.slice(2), env, AGENT_PROVIDERS);
   } catch (err) {
     logger.event('error', 'validate configuration', { error: messageOf(err) });
     exit(2);

@@ -9,6 +9,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { dataplane, type coordinator, type ProcessLifecycle } from '@podmin/agent-contracts';
+import { agentProviderOf } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { Dataplane, type DataplaneOptions } from './dataplane';
@@ -233,7 +234,9 @@ export const dataplaneProcess: AgentProcessDefinition = {
     const options: DataplaneOptions = {
       objectPath: dataplaneObjectPath(),
       nodeAddress: config.nodeAddress,
-      interfaces: config.provider === 'local' ? onlyRoles(iproute, ['pod-veth']) : iproute,
+      interfaces: agentProviderOf(config).dataplaneOnHostInterfaces
+        ? iproute
+        : onlyRoles(iproute, ['pod-veth']),
       logger,
     };
     const deps: DataplaneProcessDeps = {

@@ -9,7 +9,7 @@ import {
 import type { ObjectStore } from '@podmin/data-access-object-store';
 import { emulatorBucket, localAgentArgs, makeTempDir } from '@podmin/testing';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { openBucketStore } from '@podmin/agent-data-access-node';
+import { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { RunningRegistry } from './bootstrap';
@@ -34,7 +34,11 @@ const buckets: Array<[string, () => Promise<VanishingBucket>]> = [
       return {
         objects: new LocalDirectoryObjectStore(dir.path),
         registryStore: openBucketStore(
-          parseAgentProcessConfig(localAgentArgs(dir.path), { PODMIN_NODE_ROOT: dir.path }),
+          parseAgentProcessConfig(
+            localAgentArgs(dir.path),
+            { PODMIN_NODE_ROOT: dir.path },
+            AGENT_PROVIDERS,
+          ),
           {},
         ),
         remove: () => rename(dir.path, `${dir.path}.gone`),

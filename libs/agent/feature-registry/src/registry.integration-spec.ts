@@ -18,7 +18,7 @@ import type { TestContainerd } from './__fixtures__/real-clients';
 import type { RunningRegistry } from './bootstrap';
 import { startRegistry } from './bootstrap';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { openBucketStore } from '@podmin/agent-data-access-node';
+import { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import type { RegistryStore } from './registry.ports';
 
@@ -42,7 +42,11 @@ const buckets: Array<[string, () => Promise<Bucket>]> = [
         objects: new LocalDirectoryObjectStore(dir.path),
         // A second store on the same directory, opened as the registry process opens it.
         registryStore: openBucketStore(
-          parseAgentProcessConfig(localAgentArgs(dir.path), { PODMIN_NODE_ROOT: dir.path }),
+          parseAgentProcessConfig(
+            localAgentArgs(dir.path),
+            { PODMIN_NODE_ROOT: dir.path },
+            AGENT_PROVIDERS,
+          ),
           {},
         ),
         cleanup: dir.cleanup,

@@ -9,6 +9,7 @@ import {
   type AgentProcessConfig,
 } from '@podmin/agent-util-config';
 import { scheduleCleanPageRelease, type CleanPageSchedule } from '@podmin/agent-data-access-memory';
+import { AGENT_PROVIDERS } from '@podmin/agent-data-access-node';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
@@ -68,7 +69,7 @@ export function parseAgentArgs(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): AgentProcessConfig | 'help' | 'version' {
-  const invocation: AgentInvocation = parseAgentInvocation(argv, env);
+  const invocation: AgentInvocation = parseAgentInvocation(argv, env, AGENT_PROVIDERS);
   return invocation.kind === 'run' ? invocation.config : invocation.kind;
 }
 

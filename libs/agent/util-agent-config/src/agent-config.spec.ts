@@ -1,5 +1,9 @@
 import { checkPodPrefix, parseAgentConfig } from './agent-config';
-import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { formatIpv6, parseIpv6, ProviderRegistry } from '@podmin/util-names';
+import { awsAgentRules, localAgentRules } from './provider-rules';
+
+/** The two built-in providers' rules, as the agent's registry holds them. */
+const providers = new ProviderRegistry({ aws: awsAgentRules, local: localAgentRules });
 
 const good = {
   provider: 'aws',
@@ -12,7 +16,7 @@ const good = {
 
 describe('parseAgentConfig', () => {
   it('accepts exactly the six flags and freezes the result', () => {
-    const config = parseAgentConfig(good);
+    const config = parseAgentConfig(good, providers);
     expect(config).toEqual({
       provider: 'aws',
       bucket: 'podmin-demo',
@@ -27,12 +31,15 @@ describe('parseAgentConfig', () => {
   it('names every bad flag at once', () => {
     let message = '';
     try {
-      parseAgentConfig({
-        provider: 'gcp',
-        cluster: 'Demo',
-        nodegroup: '',
-        'ipv6-prefix': '2600::/64',
-      });
+      parseAgentConfig(
+        {
+          provider: 'gcp',
+          cluster: 'Demo',
+          nodegroup: '',
+          'ipv6-prefix': '2600::/64',
+        },
+        providers,
+      );
     } catch (err) {
       message = (err as Error).message;
     }
@@ -55,10 +62,10 @@ describe('parseAgentConfig', () => {
       region: 'local',
       'ipv6-prefix': 'fd00:1:2:3:4::/80',
     };
-    expect(parseAgentConfig(local).ipv6Prefix).toBe('fd00:1:2:3:4::/80');
-    expect(() => parseAgentConfig({ ...good, 'ipv6-prefix': 'fd00:1:2:3:4::/80' })).toThrow(
-      /global-unicast/,
-    );
+    expect(parseAgentConfig(local, providers).ipv6Prefix).toBe('fd00:1:2:3:4::/80');
+    expect(() =>
+      parseAgentConfig({ ...good, 'ipv6-prefix': 'fd00:1:2:3:4::/80' }, providers),
+    ).toThrow(/global-unicast/);
   });
 });
 

@@ -1,14 +1,11 @@
-import path from 'node:path';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { checkS3BucketName } from '@podmin/util-names';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
-
-/** Providers the agent runs on. */
-export type AgentProvider = 'aws' | 'local';
+import { orList, type AgentProviderLookup } from './provider-rules';
 
 /** The agent's validated, frozen configuration: exactly the spec's six flags. */
 export interface AgentConfig {
-  readonly provider: AgentProvider;
+  /** A provider name the parse's provider lookup knows (`aws`, `local`). */
+  readonly provider: string;
   /** S3 bucket name (aws) or absolute bucket directory (local). */
   readonly bucket: string;
   readonly region: string;
@@ -29,7 +26,6 @@ export const AGENT_FLAGS = [
 ] as const;
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /**
  * Checks a Pod prefix: canonical RFC 5952 text of a /80 with zero host bits; global unicast
@@ -57,11 +53,13 @@ export function checkPodPrefix(value: string, allowUla: boolean): string | undef
 }
 
 /**
- * Checks the agent's six flags, appending every bad one to `problems`; the values are
- * meaningful only when no problem was added.
+ * Checks the agent's six flags, appending every bad one to `problems`, with the rules of the
+ * provider `providers` knows by the `--provider` name; the values are meaningful only when no
+ * problem was added.
  */
 export function checkAgentFlags(
   flags: Readonly<Record<string, string | undefined>>,
+  providers: AgentProviderLookup,
   problems: FieldProblem[],
 ): AgentConfig {
   const get = (name: (typeof AGENT_FLAGS)[number]): string => {
@@ -76,8 +74,9 @@ export function checkAgentFlags(
   const cluster = get('cluster');
   const nodegroup = get('nodegroup');
   const prefix = get('ipv6-prefix');
-  if (provider && provider !== 'aws' && provider !== 'local')
-    problems.push({ field: '--provider', message: 'must be aws or local' });
+  const rules = provider && providers.has(provider) ? providers.get(provider) : undefined;
+  if (provider && rules === undefined)
+    problems.push({ field: '--provider', message: `must be ${orList(providers.names)}` });
   if (cluster && (!LABEL.test(cluster) || cluster.length > 40))
     problems.push({
       field: '--cluster',
@@ -85,27 +84,16 @@ export function checkAgentFlags(
     });
   if (nodegroup && (!LABEL.test(nodegroup) || nodegroup.length > 63))
     problems.push({ field: '--nodegroup', message: 'must be a DNS-1123 label' });
-  if (provider === 'aws') {
-    const why = bucket ? checkS3BucketName(bucket) : undefined;
-    if (why) problems.push({ field: '--bucket', message: `must be an S3 bucket name: ${why}` });
-    if (region && !REGION.test(region))
-      problems.push({ field: '--region', message: 'must be an AWS region such as us-east-1' });
-  }
-  if (provider === 'local') {
-    if (bucket && !path.isAbsolute(bucket))
-      problems.push({
-        field: '--bucket',
-        message: 'must be an absolute directory path for the local provider',
-      });
-    if (region && region !== 'local')
-      problems.push({ field: '--region', message: 'must be local for the local provider' });
-  }
+  const badBucket = bucket ? rules?.checkBucket(bucket) : undefined;
+  if (badBucket) problems.push({ field: '--bucket', message: badBucket });
+  const badRegion = region ? rules?.checkRegion(region) : undefined;
+  if (badRegion) problems.push({ field: '--region', message: badRegion });
   if (prefix) {
-    const why = checkPodPrefix(prefix, provider === 'local');
+    const why = checkPodPrefix(prefix, rules?.allowsUniqueLocalPrefix ?? false);
     if (why) problems.push({ field: '--ipv6-prefix', message: why });
   }
   return {
-    provider: provider as AgentProvider,
+    provider,
     bucket,
     region,
     cluster,
@@ -115,9 +103,12 @@ export function checkAgentFlags(
 }
 
 /** Validates the six flags alone, listing every bad one (the process parser adds the environment). */
-export function parseAgentConfig(flags: Readonly<Record<string, string | undefined>>): AgentConfig {
+export function parseAgentConfig(
+  flags: Readonly<Record<string, string | undefined>>,
+  providers: AgentProviderLookup,
+): AgentConfig {
   const problems: FieldProblem[] = [];
-  const config = checkAgentFlags(flags, problems);
+  const config = checkAgentFlags(flags, providers, problems);
   if (problems.length > 0)
     throw new ValidationError('podmin-agent configuration', problems, { code: 'INVALID_ARGUMENT' });
   return Object.freeze(config);

@@ -1,2 +1,3 @@
 export * from './agent-config';
 export * from './process-config';
+export * from './provider-rules';

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AGENT_FLAGS, checkAgentFlags, type AgentConfig } from './agent-config';
+import type { AgentProviderLookup } from './provider-rules';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { parseS3ObjectUrl } from '@podmin/util-names';
 
@@ -81,40 +82,30 @@ export const AGENT_ENVIRONMENT = [
   'PODMIN_ELECTION_POLL_MS',
 ] as const;
 
-/** First global or unique-local IPv6 address of this host, else the loopback address. */
-export function discoverNodeAddress(interfaces = os.networkInterfaces()): string {
-  for (const list of Object.values(interfaces)) {
-    for (const a of list ?? []) {
-      if (a.family === 'IPv6' && !a.internal && !a.address.toLowerCase().startsWith('fe80'))
-        return a.address;
-    }
-  }
-  return '::1';
-}
-
 /**
  * The one parser of every agent program (podmin-agent and each service process): reads the six
- * flags (plus `--help`/`--version`) and the environment once, and throws one ValidationError
- * listing every bad value.
+ * flags (plus `--help`/`--version`) and the environment once, with the rules of the provider
+ * that `providers` knows by the `--provider` name, and throws one ValidationError listing every
+ * bad value.
  */
 export function parseAgentInvocation(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
+  providers: AgentProviderLookup,
 ): AgentInvocation {
   const problems: FieldProblem[] = [];
   const flags = readFlags(argv, problems);
   if (flags.help) return { kind: 'help' };
   if (flags.version) return { kind: 'version' };
-  const base = checkAgentFlags(flags.values, problems);
-  // A VM's node root is `/`; the local provider must name its own directory so a development
-  // machine's /etc and /run are never written by accident.
-  const nodeRoot = env['PODMIN_NODE_ROOT'] ?? (base.provider === 'aws' ? '/' : '');
+  const base = checkAgentFlags(flags.values, providers, problems);
+  // An unknown provider is already a problem; its node facts are then left empty.
+  const rules = providers.has(base.provider) ? providers.get(base.provider) : undefined;
+  const rootRule = rules?.nodeRoot;
+  const nodeRoot =
+    env['PODMIN_NODE_ROOT'] ?? (rootRule && 'default' in rootRule ? rootRule.default : '');
   if (nodeRoot === '') {
-    if (base.provider === 'local')
-      problems.push({
-        field: 'PODMIN_NODE_ROOT',
-        message: 'is required for the local provider (`podmin setup` sets it)',
-      });
+    if (rootRule && 'required' in rootRule)
+      problems.push({ field: 'PODMIN_NODE_ROOT', message: rootRule.required });
   } else if (!path.isAbsolute(nodeRoot)) {
     problems.push({ field: 'PODMIN_NODE_ROOT', message: 'must be an absolute directory' });
   }
@@ -141,8 +132,8 @@ export function parseAgentInvocation(
     env['PODMIN_AGENT_DNS_LISTEN'] ?? DEFAULT_DNS_LISTEN,
     problems,
   );
-  const nodeAddress = env['PODMIN_NODE_ADDRESS'] ?? discoverNodeAddress();
-  const nodeId = env['PODMIN_NODE_ID'] ?? os.hostname();
+  const nodeAddress = env['PODMIN_NODE_ADDRESS'] ?? rules?.defaultNodeAddress() ?? '::1';
+  const nodeId = env['PODMIN_NODE_ID'] ?? rules?.defaultNodeId() ?? os.hostname();
   if (!NODE_ID.test(nodeId))
     problems.push({
       field: 'PODMIN_NODE_ID',
@@ -176,11 +167,7 @@ export function parseAgentInvocation(
     nodeAddress,
     runtimeDir: path.join(nodeRoot, 'run', 'podmin', 'agent'),
     workloadCaPublish: publish,
-    localSecretsFile:
-      localSecretsFile ??
-      (base.provider === 'local'
-        ? path.join(nodeRoot, 'var', 'lib', 'podmin', 'secrets.json')
-        : undefined),
+    localSecretsFile: localSecretsFile ?? rules?.defaultSecretsFile(nodeRoot),
     healthAddress: Object.freeze(healthAddress),
     registryListen: Object.freeze(registryListen),
     dnsListen: Object.freeze(dnsListen),
@@ -196,8 +183,9 @@ export function parseAgentInvocation(
 export function parseAgentProcessConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
+  providers: AgentProviderLookup,
 ): AgentProcessConfig {
-  const invocation = parseAgentInvocation(argv, env);
+  const invocation = parseAgentInvocation(argv, env, providers);
   if (invocation.kind !== 'run')
     throw new ValidationError(
       'podmin-agent configuration',

@@ -1,3 +1,4 @@
 export * from './desired-state.ports';
 export * from './commit';
+export * from './deploy';
 export * from './list';

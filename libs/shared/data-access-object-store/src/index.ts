@@ -23,8 +23,6 @@ export {
 export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
 /** The single translation of S3/SDK errors into PodminErrors. */
 export { translateS3Error, type MissingKeyMeaning } from './s3-errors';
-/** Opens a bucket's store from its location: the one way every process builds it. */
-export { openObjectStore, type BucketLocation } from './open-object-store';
 /** The S3 client factory (default credential chain, profile, custom endpoint). */
 export { createS3Client, type S3ClientOptions } from './s3-client';
 /** Bucket provisioners for the `aws` and `local` providers. */

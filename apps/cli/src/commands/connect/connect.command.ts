@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { ProviderRegistry } from '@podmin/cli-util-config';
 import type { CliContext } from '../../cli-context';
 import type { CliProvider } from '../../providers/cli-provider';
 
@@ -48,7 +49,6 @@ export function connectCommand(ctx: CliContext): CommandModule<object, ConnectAr
         ),
     handler: async (args) => {
       const { connect } = await import('@podmin/cli-feature-context');
-      const { ProviderRegistry } = await import('@podmin/cli-util-config');
       const providers = Object.fromEntries(
         await Promise.all(
           ctx.providers.names.map(async (name) => [name, await ctx.providers.get(name).connect()]),

@@ -33,43 +33,23 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
         ),
     handler: async (args) => {
       const { prepareDeployment } = await import('@podmin/cli-feature-manifest');
-      const deployment = await prepareDeployment({
-        name: args.name,
-        nodegroup: args.nodegroup,
-        images: args.image,
-        ports: args.port,
-        ...(args.file !== undefined ? { file: args.file } : {}),
-        ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
-        ...(args.service ? { service: true } : {}),
-        ...(args.cpu !== undefined ? { cpu: args.cpu } : {}),
-        ...(args.memory !== undefined ? { memory: args.memory } : {}),
+      const { deploy } = await import('@podmin/cli-feature-deploy');
+      await deploy({
+        prepare: () =>
+          prepareDeployment({
+            name: args.name,
+            nodegroup: args.nodegroup,
+            images: args.image,
+            ports: args.port,
+            ...(args.file !== undefined ? { file: args.file } : {}),
+            ...(args.namespace !== undefined ? { namespace: args.namespace } : {}),
+            ...(args.service ? { service: true } : {}),
+            ...(args.cpu !== undefined ? { cpu: args.cpu } : {}),
+            ...(args.memory !== undefined ? { memory: args.memory } : {}),
+          }),
+        openBucket: () => ctx.currentBucket(),
+        reporter: ctx.reporter,
       });
-      for (const warning of deployment.warnings) ctx.reporter.warn(warning);
-      const { context, store } = await ctx.currentBucket();
-      const { commitDeployment } = await import('@podmin/cli-feature-deploy');
-      const result = await commitDeployment(store, {
-        name: deployment.name,
-        nodegroup: deployment.nodegroup,
-        podYaml: deployment.podYaml,
-        ...(deployment.service
-          ? {
-              service: {
-                name: deployment.service.name,
-                namespace: deployment.service.namespace,
-                yaml: deployment.service.yaml,
-              },
-            }
-          : {}),
-      });
-      for (const key of result.repaired)
-        ctx.reporter.warn(
-          `Repaired ${key}: the object stored there did not match the digest its key names, so deploy rewrote it with the right bytes`,
-        );
-      const what = result.changed ? 'Committed' : 'Already committed (unchanged)';
-      ctx.reporter.info(
-        `${what}: ${result.key} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${deployment.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`,
-      );
-      ctx.reporter.result(result.key);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { openBucketStore } from '@podmin/agent-data-access-node';
+import { agentProviderOf, openBucketStore } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import { PodminError } from '@podmin/util-errors';
@@ -58,7 +58,7 @@ export const coordinatorProcess: AgentProcessDefinition = {
         readiness,
         endpoints: new EndpointTable(
           { monotonic: systemMonotonicClock, log: logger },
-          { leaseMs, allowUniqueLocal: config.provider === 'local' },
+          { leaseMs, allowUniqueLocal: agentProviderOf(config).allowsUniqueLocalPrefix },
         ),
         transport: mtlsTransport({
           host,

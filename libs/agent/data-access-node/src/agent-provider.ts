@@ -1,0 +1,76 @@
+import type { AgentProcessConfig, AgentProviderRules } from '@podmin/agent-util-config';
+import type * as objectStoreLib from '@podmin/data-access-object-store';
+import type * as secretsLib from '@podmin/data-access-secrets';
+
+/** Process environment (endpoint overrides for emulators). */
+export type ProcessEnv = Readonly<Record<string, string | undefined>>;
+
+/** A node's secret stores, one for every secrets-provider name. */
+export type NodeSecretStores = Required<{
+  [K in keyof secretsLib.SecretStoresByProvider]: secretsLib.SecretStore;
+}>;
+
+/**
+ * The store adapters a provider builds its stores from, handed in by the openers: the registry
+ * itself loads no SDK, so processes that only parse flags (the supervisor, agent-dns,
+ * agent-dataplane) never bundle or load one.
+ */
+export interface StoreAdapters {
+  /** The object-store adapters. */
+  readonly objects: Pick<
+    typeof objectStoreLib,
+    'LocalDirectoryObjectStore' | 'S3ObjectStore' | 'createS3Client'
+  >;
+  /** The secret-store adapters. */
+  readonly secrets: Pick<
+    typeof secretsLib,
+    | 'LocalSecretStore'
+    | 'ParameterStoreSecretStore'
+    | 'SecretsManagerSecretStore'
+    | 'createSsmClient'
+    | 'createSecretsManagerClient'
+  >;
+}
+
+/**
+ * Everything the agent's processes ask of a provider (aws, local, and later e.g. Google Cloud):
+ * its configuration rules and node identity, and its stores opened with its endpoint settings.
+ */
+export interface AgentProvider extends AgentProviderRules {
+  /** Opens the node's cluster bucket. */
+  openBucket(
+    config: AgentProcessConfig,
+    env: ProcessEnv,
+    adapters: StoreAdapters,
+  ): objectStoreLib.ObjectStore;
+  /** Opens another S3 bucket the node writes to (the `--workload-ca-publish` destination). */
+  openS3Bucket(
+    config: AgentProcessConfig,
+    env: ProcessEnv,
+    bucket: string,
+    adapters: StoreAdapters,
+  ): objectStoreLib.ObjectStore;
+  /** Opens the node's secret stores by secrets-provider name. */
+  openSecretStores(
+    config: AgentProcessConfig,
+    env: ProcessEnv,
+    adapters: StoreAdapters,
+  ): NodeSecretStores;
+}
+
+/** An S3 bucket in `region`, on AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) path-style when set. */
+export function s3Bucket(
+  adapters: StoreAdapters,
+  env: ProcessEnv,
+  location: { region: string; bucket: string; dualStack?: boolean },
+): objectStoreLib.ObjectStore {
+  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
+  return new adapters.objects.S3ObjectStore({
+    client: adapters.objects.createS3Client({
+      region: location.region,
+      ...(endpoint ? { endpoint } : {}),
+      ...(location.dualStack === true ? { dualStack: true } : {}),
+    }),
+    bucket: location.bucket,
+  });
+}

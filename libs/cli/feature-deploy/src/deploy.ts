@@ -1,0 +1,56 @@
+import type { Reporter } from '@podmin/cli-util-io';
+import type { Deployment } from '@podmin/util-manifest';
+import {
+  commitDeployment,
+  type CommitOptions,
+  type CommitResult,
+  type DeploymentPayloads,
+} from './commit';
+import type { DesiredStateStore } from './desired-state.ports';
+
+/** What `podmin deploy` runs around the commit, each step supplied by the caller. */
+export interface DeployDeps {
+  /** Renders and validates the deployment (feature-manifest's `prepareDeployment`). */
+  prepare(): Promise<Deployment>;
+  /** Opens the current context's bucket; called only once the deployment is valid. */
+  openBucket(): Promise<{ context: { cluster: string }; store: DesiredStateStore }>;
+  /** Where warnings, the outcome and the committed key go. */
+  reporter: Pick<Reporter, 'info' | 'warn' | 'result'>;
+}
+
+/** The payloads {@link commitDeployment} stores for a validated deployment. */
+export function deploymentPayloads(
+  deployment: Pick<Deployment, 'name' | 'nodegroup' | 'podYaml' | 'service'>,
+): DeploymentPayloads {
+  const { name, nodegroup, podYaml, service } = deployment;
+  return {
+    name,
+    nodegroup,
+    podYaml,
+    ...(service
+      ? { service: { name: service.name, namespace: service.namespace, yaml: service.yaml } }
+      : {}),
+  };
+}
+
+/**
+ * `podmin deploy`: prepares the deployment, shows its warnings, opens the bucket (a rejected
+ * manifest opens nothing), commits it and reports what was committed. Success means desired
+ * state is committed, not that a Pod runs.
+ */
+export async function deploy(deps: DeployDeps, options: CommitOptions = {}): Promise<CommitResult> {
+  const deployment = await deps.prepare();
+  for (const warning of deployment.warnings) deps.reporter.warn(warning);
+  const { context, store } = await deps.openBucket();
+  const result = await commitDeployment(store, deploymentPayloads(deployment), options);
+  for (const key of result.repaired)
+    deps.reporter.warn(
+      `Repaired ${key}: the object stored there did not match the digest its key names, so deploy rewrote it with the right bytes`,
+    );
+  const what = result.changed ? 'Committed' : 'Already committed (unchanged)';
+  deps.reporter.info(
+    `${what}: ${result.key} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${deployment.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`,
+  );
+  deps.reporter.result(result.key);
+  return result;
+}
