@@ -56,7 +56,7 @@ export function resolveProvider(context: ClusterContext, provider?: string): Sec
       `--provider ${JSON.stringify(provider)}: must be one of ${SECRET_PROVIDERS.join(', ')}`,
       {
         hint:
-          context.provider === 'local'
+          context.secretsProvider === 'local'
             ? 'a local cluster serves both names from its local secrets file'
             : undefined,
       },
