@@ -271,20 +271,11 @@ function serve(libc: Libc, fd: number, data: UdpWorkerData, b: Buffers): void {
   const counters = new Float64Array(data.counters);
   const { rx, tx } = b;
   let zone = DnsZone.fromView(data.zone);
-  let zoneVersion = Atomics.load(control, CONTROL_ZONE_VERSION);
+  // The zone in workerData is version 0. Not a fresh read of the counter: a zone posted
+  // between 'listening' and this line would then count as applied and never be read.
+  let zoneVersion = 0;
   for (;;) {
     if (Atomics.load(control, CONTROL_STOP) !== 0) return;
-    const version = Atomics.load(control, CONTROL_ZONE_VERSION);
-    if (version !== zoneVersion) {
-      zoneVersion = version;
-      // Only the newest zone matters; the ones before it were superseded while posted.
-      let view: ZoneView | undefined;
-      for (let m = receiveMessageOnPort(data.zones); m !== undefined;) {
-        view = m.message as ZoneView;
-        m = receiveMessageOnPort(data.zones);
-      }
-      if (view !== undefined) zone = DnsZone.fromView(view);
-    }
     // Blocks until one datagram is there (or SO_RCVTIMEO passes), then takes what else is.
     const received = libc.recvmmsg(fd, b.rxBlock, b.batch, MSG_WAITFORONE, null);
     if (received < 0) {
@@ -295,6 +286,21 @@ function serve(libc: Libc, fd: number, data: UdpWorkerData, b: Buffers): void {
         Atomics.wait(control, CONTROL_STOP, 0, ERROR_BACKOFF_MS);
       }
       continue;
+    }
+    // Checked after the wait, not before it: a zone replaced while this thread was blocked
+    // answers the datagrams that woke it (replaceZone holds from the next packet on).
+    const version = Atomics.load(control, CONTROL_ZONE_VERSION);
+    if (version !== zoneVersion) {
+      // Only the newest zone matters; the ones before it were superseded while posted.
+      let view: ZoneView | undefined;
+      for (let m = receiveMessageOnPort(data.zones); m !== undefined;) {
+        view = m.message as ZoneView;
+        m = receiveMessageOnPort(data.zones);
+      }
+      if (view !== undefined) {
+        zone = DnsZone.fromView(view);
+        zoneVersion = version;
+      }
     }
     let replies = 0;
     for (let i = 0; i < received; i++) {
