@@ -50,8 +50,20 @@ const state = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-list-'));
 const lib = await bundleLibraries(path.join(state, 'libs.cjs'), [
   "export { buildDeployment } from '@podmin/util-manifest';",
   "export { INDEX_KEY, podPayloadKey, serializeIndex } from '@podmin/util-desired-state';",
-  "export { openObjectStore } from '@podmin/data-access-object-store';",
+  "export { LocalDirectoryObjectStore, S3ObjectStore, createS3Client } from '@podmin/data-access-object-store';",
 ]);
+
+/** The bench's own bucket handle: a directory, or S3 at the location's endpoint. */
+const openStore = (location) =>
+  location.provider === 'local'
+    ? new lib.LocalDirectoryObjectStore(location.bucket)
+    : new lib.S3ObjectStore({
+        client: lib.createS3Client({
+          region: location.region,
+          ...(location.endpoint ? { endpoint: location.endpoint } : {}),
+        }),
+        bucket: location.bucket,
+      });
 
 let upstream = process.env.PODMIN_TEST_AWS_ENDPOINT;
 let startedEmulator = false;
@@ -233,7 +245,7 @@ try {
     };
     const payloadCache = path.join(home, 'k', 'podmin', 'payloads');
     await runCli(provider, env, ['connect', 'bench', ...provider.connect(provider.bucket)]);
-    const store = lib.openObjectStore(provider.location(provider.bucket));
+    const store = openStore(provider.location(provider.bucket));
     const seeded = new Set();
     let deploys = 0;
     for (const size of sizes) {
