@@ -10,7 +10,12 @@ import {
   type ClusterContext,
   type PodminDirs,
 } from '@podmin/cli-util-config';
-import { TerminalReporter, type Reporter, type TerminalStreams } from '@podmin/cli-util-io';
+import {
+  FdWriter,
+  TerminalReporter,
+  type Reporter,
+  type TerminalStreams,
+} from '@podmin/cli-util-io';
 import type { ObjectStore } from '@podmin/data-access-object-store';
 import type { CliProvider, CliProviderFactory } from './providers/cli-provider';
 import { BUILTIN_PROVIDERS } from './providers/registry';
@@ -38,11 +43,13 @@ export interface CliContext {
 /**
  * The process's standard streams, each opened when first used: Node.js creates a stream object
  * (loading its stream modules) the first time process.stdin, stdout or stderr is read, and
- * most commands never read stdin (bench/cli-start.mjs).
+ * most commands never read stdin (bench/cli-start.mjs). Results are written to descriptor 1
+ * directly, so a command that only prints a result never builds process.stdout.
  */
+const stdoutWriter = new FdWriter(1, () => process.stdout);
 const processStreams: TerminalStreams = {
   get stdout() {
-    return process.stdout;
+    return stdoutWriter;
   },
   get stderr() {
     return process.stderr;

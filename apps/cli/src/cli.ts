@@ -32,6 +32,16 @@ class UsageError extends PodminError {
   }
 }
 
+/**
+ * The width yargs wraps help to: the terminal's, read only when help is asked for, since reading
+ * process.stdout.columns builds the stdout stream, a cost every other command would pay.
+ */
+function helpWidth(argv: readonly string[]): number {
+  const asksHelp =
+    argv.length === 0 || argv.some((a) => a === '--help' || a === '-h' || a === 'help');
+  return Math.min(120, (asksHelp ? process.stdout.columns : undefined) || 100);
+}
+
 /** Runs the CLI with `argv`; resolves to the process exit code. */
 export async function run(argv: string[], ctx: CliContext = createCliContext()): Promise<number> {
   const debug = argv.includes('--debug');
@@ -65,7 +75,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .version(VERSION)
     .alias('h', 'help')
     .alias('v', 'version')
-    .wrap(Math.min(120, process.stdout.columns || 100))
+    .wrap(helpWidth(argv))
     .epilogue(
       'init, validate, build, pull, fetch, use, connect, disconnect and completion work without a current context; every other command needs one.',
     )

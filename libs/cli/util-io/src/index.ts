@@ -2,3 +2,4 @@ export * from './reporter';
 export * from './terminal-reporter';
 export * from './format';
 export * from './progress-format';
+export * from './fd-writer';

@@ -2,6 +2,7 @@ import readline from 'node:readline';
 import { escapeControlCharacters } from '@podmin/util-errors';
 import type { Reporter } from './reporter';
 import type { ProgressBars } from './progress-bars';
+import type { TextSink } from './fd-writer';
 import {
   plainProgressLine,
   viewProgress,
@@ -11,7 +12,7 @@ import {
 
 /** Streams the terminal reporter writes to (injected for tests). */
 export interface TerminalStreams {
-  stdout: NodeJS.WritableStream;
+  stdout: TextSink;
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
 }

@@ -23,7 +23,7 @@ import type { ImageOverrides } from './flags';
 import { checkPodSpec } from './pod-spec';
 import { checkNamespace, checkSelectorSubset, checkService } from './service';
 import type { CheckedService } from './service';
-import { parseYamlDocuments, stringifyCanonical } from './yaml';
+import { parseYamlDocuments, stringifyCanonical, yamlSizeBound } from './yaml';
 
 /** Options for {@link buildDeployment}: where the text came from and what the command line requires. */
 export interface BuildOptions {
@@ -145,15 +145,21 @@ export function buildDeployment(text: string, opts: BuildOptions): Deployment {
   return checkPayloadSizes(assemble(checked, checkedService), opts.source);
 }
 
-/** Refuses payloads no agent would read, before anything is committed. */
+/**
+ * Refuses payloads no agent would read, before anything is committed. A payload whose size bound
+ * is under the limit is not serialised here: `validate` never needs its bytes, and `deploy`
+ * serialises it once, when it reads `podYaml`.
+ */
 function checkPayloadSizes(deployment: Deployment, source: string): Deployment {
   const problems: FieldProblem[] = [];
-  const payloads: Array<[string, string | undefined]> = [
-    ['Pod', deployment.podYaml],
-    ['Service', deployment.service?.yaml],
+  const payloads: Array<[string, unknown, () => string]> = [
+    ['Pod', deployment.pod, () => deployment.podYaml],
   ];
-  for (const [kind, yaml] of payloads) {
-    const size = yaml === undefined ? 0 : Buffer.byteLength(yaml);
+  const service = deployment.service;
+  if (service !== undefined) payloads.push(['Service', service.object, () => service.yaml]);
+  for (const [kind, object, yaml] of payloads) {
+    if (yamlSizeBound(object) <= MAX_PAYLOAD_BYTES) continue;
+    const size = Buffer.byteLength(yaml());
     if (size > MAX_PAYLOAD_BYTES) {
       problems.push({
         field: source,
@@ -165,6 +171,20 @@ function checkPayloadSizes(deployment: Deployment, source: string): Deployment {
     throw new ValidationError(`validating ${source}`, problems);
   }
   return deployment;
+}
+
+/** `base` with `key` defined as `compute()`, run on first read and then kept. */
+function withLazyText<T extends object, K extends keyof T & string>(
+  base: Omit<T, K>,
+  key: K,
+  compute: () => string,
+): T {
+  let value: string | undefined;
+  return Object.defineProperty(base, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => (value ??= compute()),
+  }) as T;
 }
 
 function assemble(
@@ -194,21 +214,18 @@ function assemble(
     metadata.annotations = podAnnotations;
   }
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata, spec: podSpec };
-  const deployment: Deployment = {
-    name,
-    namespace,
-    nodegroup,
-    pod,
-    podYaml: stringifyCanonical(pod),
-    warnings: service?.warnings ?? [],
-  };
+  // The payloads are serialised when first read (see checkPayloadSizes).
+  const deployment = withLazyText<Deployment, 'podYaml'>(
+    { name, namespace, nodegroup, pod, warnings: service?.warnings ?? [] },
+    'podYaml',
+    () => stringifyCanonical(pod),
+  );
   if (service !== undefined) {
-    deployment.service = {
-      name: service.name,
-      namespace: service.namespace,
-      object: service.object,
-      yaml: stringifyCanonical(service.object),
-    };
+    deployment.service = withLazyText<DeploymentService, 'yaml'>(
+      { name: service.name, namespace: service.namespace, object: service.object },
+      'yaml',
+      () => stringifyCanonical(service.object),
+    );
   }
   return deployment;
 }

@@ -1,4 +1,4 @@
-export { MAX_YAML_DEPTH, parseYamlStream, stringifyCanonical } from './yaml';
+export { MAX_YAML_DEPTH, parseYamlStream, stringifyCanonical, yamlSizeBound } from './yaml';
 export { parseImageFlags, parsePortFlags, parseQuantity, checkImageOverrides } from './flags';
 export type { ImageOverrides, PortMapping } from './flags';
 export { CLUSTER_REGISTRY, checkClusterImage, resolveClusterImage } from './image-reference';

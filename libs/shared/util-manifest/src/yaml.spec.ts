@@ -1,5 +1,5 @@
 import { PodminError, ValidationError } from '@podmin/util-errors';
-import { parseYamlStream, stringifyCanonical } from './yaml';
+import { parseYamlStream, stringifyCanonical, yamlSizeBound } from './yaml';
 
 function captureError(fn: () => unknown): ValidationError {
   try {
@@ -203,5 +203,84 @@ describe('stringifyCanonical', () => {
       expect(caught).toBeInstanceOf(PodminError);
       expect((caught as PodminError).code).toBe('INTERNAL');
     }
+  });
+});
+
+describe('yamlSizeBound', () => {
+  // A small deterministic generator (xorshift32), so a failure names a reproducible value.
+  function generator(seed: number): () => number {
+    let x = seed;
+    return () => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) / 0x100000000;
+    };
+  }
+  // Characters that each force another YAML style: quotes, escapes, block literals, astral.
+  const alphabet = [
+    'a',
+    'Z',
+    '0',
+    ' ',
+    ':',
+    '#',
+    "'",
+    '"',
+    '\\',
+    '\n',
+    '\t',
+    '\u0007',
+    '\u00e9',
+    '\u2028',
+    '\ud83d\ude00',
+    '-',
+    '?',
+    '&',
+    '*',
+    '{',
+    '[',
+    'yes',
+    'null',
+    '~',
+  ];
+  function text(rand: () => number): string {
+    const length = Math.floor(rand() * 12);
+    let out = '';
+    for (let i = 0; i < length; i++) out += alphabet[Math.floor(rand() * alphabet.length)];
+    return out;
+  }
+  function value(rand: () => number, depth: number): unknown {
+    const pick = rand();
+    if (depth > 6 || pick < 0.35) return text(rand);
+    if (pick < 0.42) return Math.floor(rand() * 1e9) / (rand() < 0.5 ? 1 : 7);
+    if (pick < 0.47) return rand() < 0.5;
+    if (pick < 0.5) return null;
+    if (pick < 0.75)
+      return Array.from({ length: Math.floor(rand() * 4) }, () => value(rand, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (let i = Math.floor(rand() * 4); i > 0; i--) out[text(rand)] = value(rand, depth + 1);
+    return out;
+  }
+
+  it('is never below the bytes stringifyCanonical writes', () => {
+    const rand = generator(0x9e3779b9);
+    for (let i = 0; i < 3000; i++) {
+      const v = value(rand, 0);
+      const actual = Buffer.byteLength(stringifyCanonical(v));
+      expect({ v, ok: yamlSizeBound(v) >= actual }).toEqual({ v, ok: true });
+    }
+  });
+
+  it('holds for deep nesting and long multi-line strings', () => {
+    let deep: unknown = 'x\n'.repeat(50);
+    for (let i = 0; i < 60; i++) deep = i % 2 === 0 ? [deep] : { ['k\n' + i]: deep };
+    expect(yamlSizeBound(deep)).toBeGreaterThanOrEqual(Buffer.byteLength(stringifyCanonical(deep)));
+  });
+
+  it('gives no bound for what stringifyCanonical refuses', () => {
+    expect(yamlSizeBound({ a: Infinity })).toBe(Infinity);
+    expect(yamlSizeBound([undefined])).toBe(Infinity);
+    expect(yamlSizeBound({ when: new Date(0) })).toBe(Infinity);
   });
 });

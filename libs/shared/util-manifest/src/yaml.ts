@@ -226,6 +226,41 @@ export function stringifyCanonical(value: unknown): string {
   return stringify(toPlain(value, '$'), { ...STRINGIFY_OPTIONS, sortMapEntries: compareKeys });
 }
 
+/**
+ * An upper bound, in UTF-8 bytes, of `stringifyCanonical(value)`, found without serialising it:
+ * `validate` needs only to know a payload is under the agents' limit, and serialising the Pod
+ * is the largest part of its work after parsing. The bound charges every node its line (the
+ * indentation of its depth, a sequence dash, `: `, a newline) and every character of a key or
+ * string the most the serialiser can spend on it: 10 bytes for an escape such as `\U0010FFFF`
+ * in a double-quoted string, plus the indentation a line break in a block literal adds.
+ */
+export function yamlSizeBound(value: unknown): number {
+  return nodeBound(value, 0);
+}
+
+function nodeBound(value: unknown, depth: number): number {
+  const line = 2 * (depth + 2) + 16;
+  if (typeof value === 'string') return line + stringBound(value, depth);
+  if (value === null || typeof value === 'boolean') return line + 5;
+  // A value stringifyCanonical refuses gets no bound, so the caller serialises and hears why.
+  if (typeof value === 'number') return Number.isFinite(value) ? line + 24 : Infinity;
+  if (typeof value !== 'object') return Infinity;
+  let total = line;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) total += nodeBound(item, depth + 1);
+    return total;
+  }
+  if (!isPlainPrototype(Object.getPrototypeOf(value))) return Infinity;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (item !== undefined) total += stringBound(key, depth) + nodeBound(item, depth + 1);
+  }
+  return total;
+}
+
+function stringBound(text: string, depth: number): number {
+  return 8 + text.length * (12 + 2 * (depth + 2));
+}
+
 /** Serialises a JSON-like value as YAML keeping the objects' key order (for human-edited files). */
 export function stringifyOrdered(value: unknown): string {
   return stringify(toPlain(value, '$'), STRINGIFY_OPTIONS);
