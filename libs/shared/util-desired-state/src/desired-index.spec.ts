@@ -9,6 +9,7 @@ import {
   withDeployment,
   withoutDeployment,
   parseDeploymentKey,
+  parsePodKey,
 } from './desired-index';
 
 const pod = podPayloadKey('workers', 'kind: Pod\n');
@@ -111,5 +112,54 @@ describe('desired index', () => {
   it('parses deployment keys', () => {
     expect(parseDeploymentKey('workers/web')).toEqual({ nodegroup: 'workers', name: 'web' });
     expect(() => parseDeploymentKey('workers/web/x')).toThrow(/<nodegroup>\/<deployment>/);
+  });
+});
+
+describe('the index fast paths', () => {
+  const hex = 'ab01'.repeat(32);
+  it('parsePodKey accepts exactly what the Pod key pattern describes', () => {
+    const pattern = /^nodegroups\/([^/]+)\/pods\/sha512\/([0-9a-f]{128})\.yaml$/;
+    const keys = [
+      `nodegroups/web/pods/sha512/${hex}.yaml`,
+      `nodegroups/a/b/pods/sha512/${hex}.yaml`,
+      `nodegroups//pods/sha512/${hex}.yaml`,
+      `nodegroups/web/pods/sha512/${hex.toUpperCase()}.yaml`,
+      `nodegroups/web/pods/sha512/${hex}0.yaml`,
+      `nodegroups/web/pods/sha512/${hex.slice(1)}.yaml`,
+      `nodegroups/web/pods/sha512/${hex}.yaml\n`,
+      `nodegroups/web/pods/sha512/${hex}.yml`,
+      `nodegroups/pods/sha512//pods/sha512/${hex}.yaml`,
+      `nodegroups/x/pods/sha512/${hex.slice(0, 127)}g.yaml`,
+      `Nodegroups/web/pods/sha512/${hex}.yaml`,
+      `nodegroups/web/pods/sha256/${hex}.yaml`,
+    ];
+    for (const key of keys) {
+      const m = pattern.exec(key);
+      expect([key, parsePodKey(key)]).toEqual([
+        key,
+        m ? { nodegroup: m[1], digest: m[2] } : undefined,
+      ]);
+    }
+  });
+
+  it('refuses a duplicate key however deep, and names it', () => {
+    const pod = `nodegroups/web/pods/sha512/${hex}.yaml`;
+    const twice = `{"web/a": {"pod": "${pod}"}, "web/a": {"pod": "${pod}"}}`;
+    expect(() => parseIndex(twice)).toThrow(/web\/a/);
+    const inner = `{"web/a": {"pod": "${pod}", "pod": "${pod}"}}`;
+    expect(() => parseIndex(inner)).toThrow(/duplicate key/);
+    // Colons and escaped quotes inside strings are not keys.
+    const tricky = `{"web/a": {"pod": "${pod}"}, "web/b": {"pod": "${pod}", "x\\":": "a:b"}}`;
+    expect(() => parseIndex(tricky)).toThrow(/unknown field/);
+  });
+
+  it('still names every Service with two owners, owners sorted', () => {
+    const pod = `nodegroups/web/pods/sha512/${hex}.yaml`;
+    const svc = `services/default/web/sha512/${hex}.yaml`;
+    const text = JSON.stringify({
+      'web/c': { pod, service: svc },
+      'web/a': { pod, service: svc },
+    });
+    expect(() => parseIndex(text)).toThrow(/owned by web\/a and web\/c/);
   });
 });
