@@ -14,6 +14,7 @@ arch='amd64'
 pause_image='registry.podmin.internal/mirror/registry.k8s.io/pause@sha256:0000000000000000000000000000000000000000000000000000000000000000'
 system_reserved_cpu='100m'
 system_reserved_memory='496Mi'
+workload_ca_publish=''
 dependencies=(
   'containerd.tar.gz|dependencies/containerd/containerd-v0.0.0-linux-amd64.tar.gz|sha256:0000000000000000000000000000000000000000000000000000000000000000'
 )
@@ -254,7 +255,11 @@ provider_resolv_conf() {
 }
 
 write_configuration() {
-  local primary_if=$1 pod_if=$2 gateway=$3
+  local primary_if=$1 pod_if=$2 gateway=$3 publish_env=''
+  # setup --workload-ca-publish: podmin-agent reads its destination from the environment.
+  if [[ -n $workload_ca_publish ]]; then
+    publish_env="PODMIN_WORKLOAD_CA_PUBLISH=${workload_ca_publish}"
+  fi
 
   write_file /etc/podmin/node.env 0644 <<EOF
 NODE_ADDRESS=${node_address}
@@ -262,6 +267,7 @@ POD_PREFIX=${pod_prefix}
 POD_INTERFACE=${pod_if}
 POD_INTERFACE_ADDRESS=${secondary_address}
 GATEWAY=${gateway}
+${publish_env}
 EOF
 
   write_file /etc/sysctl.d/90-podmin.conf 0644 <<EOF

@@ -76,7 +76,8 @@ resource "aws_route_table_association" "nodegroup" {
 }
 
 # S3 through a gateway endpoint (dual-stack, so the IPv6-only VMs reach S3's dual-stack
-# hostname), restricted to the cluster bucket and the regional SSM Agent package path.
+# hostname), restricted to the cluster bucket, the regional SSM Agent package path and the
+# --workload-ca-publish object when there is one.
 resource "aws_vpc_endpoint" "s3" {
   vpc_id            = local.vpc_id
   service_name      = "com.amazonaws.${var.region}.s3"
@@ -100,6 +101,20 @@ data "aws_iam_policy_document" "s3_endpoint" {
     principals {
       type        = "*"
       identifiers = ["*"]
+    }
+  }
+
+  dynamic "statement" {
+    # Only a destination bucket in this region is reached through the endpoint at all.
+    for_each = var.workload_ca_publish == null ? [] : [local.workload_ca_publish_arn]
+    content {
+      sid       = "WorkloadCaBundle"
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [statement.value]
+      principals {
+        type        = "*"
+        identifiers = ["*"]
+      }
     }
   }
 

@@ -116,6 +116,32 @@ variable "nat64_generation" {
   }
 }
 
+variable "workload_ca_publish" {
+  description = "The exact external S3 object (setup --workload-ca-publish) where the leader keeps the workload CA bundle; null when none."
+  type = object({
+    bucket = string
+    key    = string
+  })
+  default = null
+
+  validation {
+    condition     = var.workload_ca_publish == null || (can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", try(var.workload_ca_publish.bucket, ""))) && !can(regex("\\.\\.", try(var.workload_ca_publish.bucket, ""))))
+    error_message = "workload_ca_publish.bucket must be an S3 bucket name: 3 to 63 characters of [a-z0-9.-], starting and ending with a letter or digit."
+  }
+
+  validation {
+    # The key lands verbatim in IAM and endpoint policy ARNs, where * and ? are wildcards and
+    # ${…} a policy variable, and in the user data's shell quoting and systemd environment:
+    # only S3's safe characters without those, and no empty, . or .. segment.
+    condition = var.workload_ca_publish == null || (
+      can(regex("^[A-Za-z0-9!_.()-]+(/[A-Za-z0-9!_.()-]+)*$", try(var.workload_ca_publish.key, ""))) &&
+      length(try(var.workload_ca_publish.key, "")) <= 1024 &&
+      !can(regex("(^|/)\\.\\.?(/|$)", try(var.workload_ca_publish.key, "")))
+    )
+    error_message = "workload_ca_publish.key must be 1 to 1024 characters of [A-Za-z0-9!_.()-] in /-separated segments, none empty, . or .. (no *, ?, $ or quotes: it becomes an exact policy ARN)."
+  }
+}
+
 variable "nodegroups" {
   description = "NodeGroups by name: one IPv6-native /64 subnet, launch template and Auto Scaling Group each."
   type = map(object({

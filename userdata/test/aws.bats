@@ -168,4 +168,17 @@ put_dependency() {
   grep -q -- '--provider aws --bucket podmin-example --region us-east-1 --cluster example --nodegroup default --ipv6-prefix ${POD_PREFIX}$' "$etc/systemd/system/podmin-agent.service"
   grep -q '^After=containerd.service podmin-pod-network.service podmin-agent.service coredns.service$' "$etc/systemd/system/kubelet.service"
   grep -q '^Where=/run/podmin$' "$etc/systemd/system/run-podmin.mount"
+  # No --workload-ca-publish: the agent's environment names no destination.
+  ! grep -q 'PODMIN_WORKLOAD_CA_PUBLISH' "$etc/podmin/node.env"
+  grep -q '^EnvironmentFile=/etc/podmin/node.env$' "$etc/systemd/system/podmin-agent.service"
+}
+
+@test 'write_configuration hands --workload-ca-publish to podmin-agent through node.env' {
+  discover_network
+  secondary_address='2600:1f14:aaaa:bb01::99'
+  pod_prefix='2600:1f14:aaaa:bb01:1234::/80'
+  workload_ca_publish='s3://example-trust/podmin/(demo)_ca-1.pem'
+  write_configuration ens5 ens6 fe80::1
+  grep -qx 'PODMIN_WORKLOAD_CA_PUBLISH=s3://example-trust/podmin/(demo)_ca-1.pem' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+  grep -qx 'POD_PREFIX=2600:1f14:aaaa:bb01:1234::/80' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
 }

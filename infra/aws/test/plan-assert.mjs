@@ -7,6 +7,7 @@
 //   node plan-assert.mjs <plan.json> <tfvars.json>
 import fs from 'node:fs';
 import zlib from 'node:zlib';
+import { canonicalPolicy, expectedPolicies } from './expected-policies.mjs';
 
 const [planFile, varsFile] = process.argv.slice(2);
 const plan = JSON.parse(fs.readFileSync(planFile, 'utf8'));
@@ -42,6 +43,29 @@ const translators = [
   ...groups.filter(([, g]) => g.nat64).map(([n]) => `nodegroup-${n}`),
 ];
 const servedByNat64 = (g) => Boolean(g.nat64) || Boolean(vars.nat64);
+// The emulator's account; the partition of every region it serves.
+const expected = expectedPolicies(vars, 'aws', '123456789012');
+// Every statement of a policy, exactly: the same Sids, and each one's actions, resources,
+// conditions and principals.
+function statementProblems(what, json, want) {
+  if (typeof json !== 'string') return [`${what}: no policy document in the plan`];
+  const got = canonicalPolicy(json);
+  const problems = [
+    expectEq(
+      `${what} statements`,
+      got.map((s) => s.sid),
+      want.map((s) => s.sid),
+    ),
+  ];
+  for (const w of want) {
+    const g = got.find((s) => s.sid === w.sid);
+    if (g) problems.push(expectEq(`${what} ${w.sid}`, g, w));
+  }
+  for (const g of got) {
+    if (g.actions.some((a) => a.includes('*'))) problems.push(`${what} ${g.sid}: wildcard action`);
+  }
+  return problems;
+}
 
 check('the VPC is created with an Amazon-provided IPv6 block only when none is reused', [
   expectEq('aws_vpc count', byType('aws_vpc').length, vars.existing_vpc_id === null ? 1 : 0),
@@ -234,58 +258,70 @@ check(
 );
 
 check(
-  'the S3 gateway endpoint is dual-stack and limited to the cluster bucket and the SSM Agent package path',
+  'the S3 gateway endpoint is dual-stack and its policy admits exactly the cluster bucket, the SSM Agent package path and the --workload-ca-publish object',
   (() => {
     const ep = byType('aws_vpc_endpoint')[0]?.change.after;
     if (!ep) return ['no S3 endpoint'];
-    const policy = JSON.parse(ep.policy);
-    const resources = policy.Statement.flatMap((s) => [s.Resource].flat()).sort();
     return [
       expectEq(
         'endpoint',
         [ep.vpc_endpoint_type, ep.ip_address_type, ep.service_name],
         ['Gateway', 'dualstack', `com.amazonaws.${vars.region}.s3`],
       ),
-      expectEq(
-        'policy resources',
-        resources,
-        [
-          `arn:aws:s3:::${vars.bucket}`,
-          `arn:aws:s3:::${vars.bucket}/*`,
-          `arn:aws:s3:::amazon-ssm-${vars.region}/latest/debian_*`,
-        ].sort(),
-      ),
+      ...statementProblems('endpoint policy', ep.policy, expected.s3_endpoint),
     ];
   })(),
 );
 
 check(
-  'node IAM: cluster-scoped parameters and secrets, Pod prefix assignment, SSM core',
+  'node IAM: every statement exactly (cluster objects, coordination writes, receipts, parameters, secrets, Pod prefix, SSM Agent), no wildcard action',
   (() => {
     const role = created.find((c) => c.address === 'aws_iam_role_policy.node')?.change.after;
     if (!role) return ['no node role policy'];
-    const statements = Object.fromEntries(JSON.parse(role.policy).Statement.map((s) => [s.Sid, s]));
-    const res = (sid) => [statements[sid]?.Resource].flat().join(',');
-    const attached = created
-      .filter((c) => c.type === 'aws_iam_role_policy_attachment')
-      .map((c) => c.change.after.policy_arn);
+    const statements = canonicalPolicy(role.policy);
     return [
-      res('ReadClusterParameters').endsWith(`:parameter/${vars.cluster}/*`)
-        ? null
-        : `parameters: ${res('ReadClusterParameters')}`,
-      res('ReadClusterSecrets').endsWith(`:secret:/${vars.cluster}/*`)
-        ? null
-        : `secrets: ${res('ReadClusterSecrets')}`,
-      [statements.AssignPodPrefix?.Action].flat().includes('ec2:AssignIpv6Addresses')
-        ? null
-        : 'no ec2:AssignIpv6Addresses',
-      attached.includes('arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore')
-        ? null
-        : 'AmazonSSMManagedInstanceCore not attached',
-      res('ReadClusterObjects').includes('tfstate') ? 'nodes may read tfstate/' : null,
+      ...statementProblems('node policy', role.policy, expected.node),
+      statements.some((s) => s.resources.some((r) => r.includes(':::' + vars.bucket + '/tfstate')))
+        ? 'nodes may reach tfstate/'
+        : null,
     ];
   })(),
 );
+
+check(
+  'NAT64 IAM: every statement exactly, only when a translator exists',
+  (() => {
+    const role = created.find((c) => c.address === 'aws_iam_role_policy.nat64[0]')?.change.after;
+    if (expected.nat64 === null) return [role ? 'a NAT64 role policy without translators' : null];
+    if (!role) return ['no NAT64 role policy'];
+    return statementProblems('NAT64 policy', role.policy, expected.nat64);
+  })(),
+);
+
+check('no managed policy: no attachment, no managed_policy_arns, one inline policy per role', [
+  expectEq(
+    'policy attachments',
+    created
+      .filter((c) => c.type.startsWith('aws_iam_') && c.type.includes('policy_attachment'))
+      .map((c) => c.address),
+    [],
+  ),
+  ...byType('aws_iam_role').map((c) =>
+    (c.change.after.managed_policy_arns ?? []).length > 0
+      ? `${c.address} has managed_policy_arns`
+      : null,
+  ),
+  expectEq(
+    'inline role policies',
+    byType('aws_iam_role_policy')
+      .map((c) => c.address)
+      .sort(),
+    [
+      'aws_iam_role_policy.node',
+      ...(expected.nat64 ? ['aws_iam_role_policy.nat64[0]'] : []),
+    ].sort(),
+  ),
+]);
 
 check(
   'security groups: leader TCP 8081 between nodes, workload traffic from NodeGroup subnets, no SSH',

@@ -25,6 +25,9 @@ export const awsProvider: CliProviderFactory = (ctx) => {
           ...(request.vpcCidr === undefined ? {} : { vpcCidr: request.vpcCidr }),
           nodegroup: [...(request.nodegroups ?? [])],
           ...(request.nat64 === undefined ? {} : { nat64: request.nat64 }),
+          ...(request.workloadCaPublish === undefined
+            ? {}
+            : { workloadCaPublish: request.workloadCaPublish }),
         });
         const { setupDeps } = await import('./aws-infra-deps');
         const { setupAwsCluster } = await import('@podmin/cli-feature-infra');

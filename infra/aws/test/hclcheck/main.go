@@ -1,8 +1,8 @@
 // Command hclcheck parses every .tf and .tftpl file of the infra/aws module with HashiCorp's
 // HCL parser and checks the module's contract without an engine or provider: typed and
 // validated variables, the partial S3 backend, the pinned provider version, a provider block
-// free of test-only settings, templates given exactly the variables they use, and the outputs
-// the CLI reads. It prints one line per check and a jest-style "Tests:" summary.
+// free of test-only settings, templates given exactly the variables they use, the outputs
+// the CLI reads, and every IAM statement (policies.go). It prints one line per check and a jest-style "Tests:" summary.
 //
 //	go run . <module-dir> <versions.env>
 package main
@@ -107,7 +107,7 @@ func main() {
 	}())
 
 	r.check("declares exactly the tfvars contract's variables", func() []string {
-		want := []string{"amis", "bucket", "cluster", "existing_vpc_id", "nat64", "nat64_generation", "nodegroups", "region", "vpc_cidr"}
+		want := []string{"amis", "bucket", "cluster", "existing_vpc_id", "nat64", "nat64_generation", "nodegroups", "region", "vpc_cidr", "workload_ca_publish"}
 		var got []string
 		for _, b := range blocks["variable"] {
 			got = append(got, b.Labels[0])
@@ -246,6 +246,8 @@ func main() {
 	if expr, ok := templateExprs["nat64.sh.tftpl"]; ok {
 		r.check("nat64.sh.tftpl renders to a script bash -n and ShellCheck accept", renderAndCheck(expr))
 	}
+
+	policyChecks(r, dir, blocks)
 
 	fmt.Printf("hclcheck: %d .tf and %d .tftpl files in %s\n", len(tfFiles), len(templates), dir)
 	total := r.passed + r.failed

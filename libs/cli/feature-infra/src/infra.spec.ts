@@ -283,6 +283,34 @@ describe('AWS infrastructure flows', () => {
     expect(workVars().existing_vpc_id).toBe('vpc-9');
   });
 
+  it('hands --workload-ca-publish to the module (policies) and to every NodeGroup user data (agent)', async () => {
+    await setupAwsCluster(
+      parseSetupFlags({
+        vpcCidr: '10.0.0.0/16',
+        nodegroup: ['default', 'workers,zone=b'],
+        workloadCaPublish: 's3://example-trust/podmin/demo/ca.pem',
+      }),
+      setupDeps(),
+    );
+    const vars = workVars();
+    expect(vars.workload_ca_publish).toEqual({
+      bucket: 'example-trust',
+      key: 'podmin/demo/ca.pem',
+    });
+    for (const name of ['default', 'workers']) {
+      expect(vars.nodegroups[name]!.user_data).toContain(
+        "workload_ca_publish='s3://example-trust/podmin/demo/ca.pem'",
+      );
+    }
+  });
+
+  it('writes a null workload_ca_publish and an empty user-data value without the flag', async () => {
+    await setupAwsCluster(flags('default'), setupDeps());
+    const vars = workVars();
+    expect(vars.workload_ca_publish).toBeNull();
+    expect(vars.nodegroups['default']!.user_data).toContain("workload_ca_publish=''");
+  });
+
   it('reports every provider problem before writing or syncing anything', async () => {
     let caught: unknown;
     try {

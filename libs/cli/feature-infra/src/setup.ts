@@ -215,6 +215,9 @@ export function buildModuleVars(
     nat64: plan.nat64,
     nat64_generation: generation,
     nodegroups,
+    workload_ca_publish: request.workloadCaPublish
+      ? { bucket: request.workloadCaPublish.bucket, key: request.workloadCaPublish.key }
+      : null,
   };
 }
 
@@ -248,6 +251,9 @@ export async function setupAwsCluster(request: SetupRequest, deps: SetupDeps): P
         bucket: deps.bucket,
         region: deps.region,
         manifest,
+        ...(request.workloadCaPublish === undefined
+          ? {}
+          : { workloadCaPublish: request.workloadCaPublish.url }),
       }),
     );
   }

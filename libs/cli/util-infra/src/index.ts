@@ -1,6 +1,7 @@
 /** Validation of `setup`'s flags. */
 export {
   parseSetupFlags,
+  parseWorkloadCaPublish,
   vpcCidrProblems,
   resolveZoneName,
   isInstanceTypeName,
@@ -12,6 +13,7 @@ export {
   type SetupFlags,
   type SetupRequest,
   type NodeGroupRequest,
+  type WorkloadCaPublish,
 } from './setup-flags';
 /** The module inputs (`podmin.auto.tfvars.json`) and their bucket keys. */
 export {

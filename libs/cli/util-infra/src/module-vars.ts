@@ -44,6 +44,11 @@ export interface ModuleVars {
   /** Changes on every setup so NAT64 instances are refreshed (launch-before-terminate). */
   nat64_generation: string;
   nodegroups: Record<string, NodeGroupVars>;
+  /**
+   * The `--workload-ca-publish` object the node role may GetObject and PutObject, or null.
+   * Setup always writes it; inputs saved before it existed lack it (the module's default, null).
+   */
+  workload_ca_publish?: { bucket: string; key: string } | null;
 }
 
 function sortKeys(value: unknown): unknown {

@@ -104,6 +104,36 @@ describe('parseSetupFlags', () => {
     expect(problems.join('\n')).toContain(expected);
   });
 
+  it('takes --workload-ca-publish s3://BUCKET/KEY as the exact object', () => {
+    expect(
+      parseSetupFlags({ ...base, workloadCaPublish: 's3://example-trust/podmin/(demo)_ca-1.pem' })
+        .workloadCaPublish,
+    ).toEqual({
+      bucket: 'example-trust',
+      key: 'podmin/(demo)_ca-1.pem',
+      url: 's3://example-trust/podmin/(demo)_ca-1.pem',
+    });
+    expect(parseSetupFlags(base)).not.toHaveProperty('workloadCaPublish');
+  });
+
+  it.each([
+    ['https://example-trust/ca.pem', 'is not s3://BUCKET/KEY'],
+    ['s3://example-trust', 'is not s3://BUCKET/KEY'],
+    ['s3://example-trust/', 'is not s3://BUCKET/KEY'],
+    ['s3://Example_Trust/ca.pem', 'is not s3://BUCKET/KEY with a valid S3 bucket name'],
+    ['s3://example-trust/ca/*.pem', 'no *, ?, $ or quotes'],
+    ['s3://example-trust/ca/${aws:userid}.pem', 'no *, ?, $ or quotes'],
+    ["s3://example-trust/ca'.pem", 'no *, ?, $ or quotes'],
+    ['s3://example-trust/ca//bundle.pem', 'none empty, . or ..'],
+    ['s3://example-trust/ca/../bundle.pem', 'none empty, . or ..'],
+    [`s3://example-trust/${'a'.repeat(1025)}`, 'at most 1024 characters'],
+  ])('rejects the malformed --workload-ca-publish %s naming the flag', (url, expected) => {
+    const problems = problemsOf({ ...base, workloadCaPublish: url });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^--workload-ca-publish: /);
+    expect(problems[0]).toContain(expected);
+  });
+
   it('lists every problem at once', () => {
     const problems = problemsOf({
       vpcCidr: '1.2.3.4/16',

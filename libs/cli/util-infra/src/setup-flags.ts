@@ -1,5 +1,6 @@
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { DNS1123_LABEL_RULE, isDns1123Label } from '@podmin/util-manifest';
+import { parseS3ObjectUrl } from '@podmin/util-names';
 
 /** NodeGroup defaults of the spec (AWS). */
 export const NODEGROUP_DEFAULTS = {
@@ -39,6 +40,16 @@ export interface SetupRequest {
   nodegroups: NodeGroupRequest[];
   /** The shared NAT64 instance type, when `--nat64` was given. */
   nat64?: { instanceType: string };
+  /** The exact object `--workload-ca-publish s3://BUCKET/KEY` names, when given. */
+  workloadCaPublish?: WorkloadCaPublish;
+}
+
+/** The one external S3 object the leader keeps the workload CA bundle at. */
+export interface WorkloadCaPublish {
+  bucket: string;
+  key: string;
+  /** The flag's `s3://BUCKET/KEY`, as the agent takes it. */
+  url: string;
 }
 
 /** The raw flag values as the command line gave them. */
@@ -47,6 +58,41 @@ export interface SetupFlags {
   nodegroup?: readonly string[];
   /** `''` for a bare `--nat64`, `instance-type=T` otherwise; undefined when absent. */
   nat64?: string;
+  /** `--workload-ca-publish`, undefined when absent. */
+  workloadCaPublish?: string;
+}
+
+// The key becomes an exact IAM and endpoint policy ARN (where * and ? are wildcards and ${…} a
+// policy variable) and a single-quoted shell value and systemd environment entry in user data:
+// S3's safe characters without those, in /-separated segments.
+const PUBLISH_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
+const PUBLISH_KEY_MAX = 1024;
+
+/**
+ * Parses `--workload-ca-publish s3://BUCKET/KEY` for AWS: a valid bucket name and a key of
+ * `/`-separated segments of `[A-Za-z0-9!_.()-]`, none empty, `.` or `..`. Returns the
+ * location, or the problem naming the flag and what is allowed.
+ */
+export function parseWorkloadCaPublish(url: string): WorkloadCaPublish | FieldProblem {
+  const field = '--workload-ca-publish';
+  const parsed = parseS3ObjectUrl(url);
+  if (parsed === undefined) {
+    return {
+      field,
+      message: `${JSON.stringify(url)} is not s3://BUCKET/KEY with a valid S3 bucket name and a non-empty key`,
+    };
+  }
+  const segments = parsed.key.split('/');
+  if (
+    parsed.key.length > PUBLISH_KEY_MAX ||
+    !segments.every((s) => PUBLISH_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
+  ) {
+    return {
+      field,
+      message: `${JSON.stringify(url)}: the key must be at most ${PUBLISH_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or .. (no *, ?, $ or quotes: it becomes an exact IAM resource)`,
+    };
+  }
+  return { ...parsed, url };
 }
 
 const INSTANCE_TYPE = /^[a-z][a-z0-9-]*\.[a-z0-9-]+$/;
@@ -285,13 +331,24 @@ export function parseSetupFlags(flags: SetupFlags): SetupRequest {
     if (group !== undefined) nodegroups.push(group);
   });
   const nat64 = flags.nat64 === undefined ? undefined : parseNat64(flags.nat64, problems);
+  let workloadCaPublish: WorkloadCaPublish | undefined;
+  if (flags.workloadCaPublish !== undefined) {
+    const publish = parseWorkloadCaPublish(flags.workloadCaPublish);
+    if ('field' in publish) problems.push(publish);
+    else workloadCaPublish = publish;
+  }
   if (problems.length > 0) {
     throw new ValidationError('checking setup flags', problems, {
       code: 'INVALID_ARGUMENT',
       hint: 'see `podmin setup --help`',
     });
   }
-  return { vpcCidr: cidr as string, nodegroups, ...(nat64 === undefined ? {} : { nat64 }) };
+  return {
+    vpcCidr: cidr as string,
+    nodegroups,
+    ...(nat64 === undefined ? {} : { nat64 }),
+    ...(workloadCaPublish === undefined ? {} : { workloadCaPublish }),
+  };
 }
 
 /**

@@ -134,6 +134,30 @@ describe('renderAwsUserData', () => {
     },
   );
 
+  it('hands --workload-ca-publish to the script, and nothing without it', () => {
+    const url = 's3://example-trust/podmin/(demo)_ca-1.pem';
+    expect(renderAwsUserData(input('arm64', { workloadCaPublish: url }))).toContain(
+      `workload_ca_publish='${url}'`,
+    );
+    const without = renderAwsUserData(input('arm64'));
+    expect(without).toContain("workload_ca_publish=''");
+    // The script writes it into node.env, the agent unit's EnvironmentFile.
+    expect(without).toContain('publish_env="PODMIN_WORKLOAD_CA_PUBLISH=${workload_ca_publish}"');
+    expect(without).toContain('EnvironmentFile=/etc/podmin/node.env');
+  });
+
+  it.each([
+    'https://example-trust/ca.pem',
+    's3://example-trust/ca/*.pem',
+    "s3://example-trust/ca'$(reboot)'.pem",
+    's3://example-trust/a b.pem',
+    's3://example-trust/ca/../x.pem',
+  ])('refuses the malformed --workload-ca-publish %s', (url) => {
+    expect(
+      problemFields(() => renderAwsUserData(input('amd64', { workloadCaPublish: url }))),
+    ).toEqual(['workloadCaPublish']);
+  });
+
   it('honours a measured systemReserved budget', () => {
     const script = renderAwsUserData(
       input('arm64', { systemReserved: { cpu: '150m', memory: '480Mi' } }),

@@ -1,4 +1,4 @@
-import { checkS3BucketName } from '@podmin/util-names';
+import { checkS3BucketName, parseS3ObjectUrl } from '@podmin/util-names';
 import { gzipSync, constants } from 'node:zlib';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import {
@@ -28,6 +28,11 @@ export interface AwsUserDataInput {
    * memory budget (DESIGN §6.6, §8); override only with a measured figure.
    */
   systemReserved?: { cpu: string; memory: string };
+  /**
+   * `setup --workload-ca-publish s3://BUCKET/KEY`: handed to podmin-agent as
+   * PODMIN_WORKLOAD_CA_PUBLISH through /etc/podmin/node.env.
+   */
+  workloadCaPublish?: string;
 }
 
 /** The spec's operating-system share of systemReserved memory. */
@@ -55,6 +60,9 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 const CPU = /^[1-9]\d{0,5}m$/;
 const MEMORY = /^[1-9]\d{0,6}Mi$/;
+// Single-quoted in the script and an unquoted systemd EnvironmentFile value: no quote, space,
+// backslash or $, and nothing IAM would read as a wildcard (the module grants exactly this key).
+const PUBLISH_KEY = /^[A-Za-z0-9!_.()-]+(?:\/[A-Za-z0-9!_.()-]+)*$/;
 const IMAGE_PATH = /^mirror\/[a-z0-9.-]+(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+$/;
 
 /**
@@ -88,6 +96,21 @@ export function renderAwsUserData(
   const reserved = input.systemReserved ?? DEFAULT_SYSTEM_RESERVED;
   check('systemReserved.cpu', reserved.cpu, CPU, 'a millicore quantity such as 100m');
   check('systemReserved.memory', reserved.memory, MEMORY, 'a MiB quantity such as 96Mi');
+
+  const publish = input.workloadCaPublish;
+  if (publish !== undefined) {
+    const parsed = parseS3ObjectUrl(publish);
+    if (
+      parsed === undefined ||
+      !PUBLISH_KEY.test(parsed.key) ||
+      parsed.key.split('/').some((s) => s === '.' || s === '..')
+    ) {
+      problems.push({
+        field: 'workloadCaPublish',
+        message: `${JSON.stringify(publish)} is not s3://BUCKET/KEY with a key of [A-Za-z0-9!_.()-] segments`,
+      });
+    }
+  }
 
   const rows: string[] = [];
   if (isArch(arch)) {
@@ -140,6 +163,7 @@ export function renderAwsUserData(
     `pause_image='${pauseImage}'`,
     `system_reserved_cpu='${reserved.cpu}'`,
     `system_reserved_memory='${reserved.memory}'`,
+    `workload_ca_publish='${publish ?? ''}'`,
     'dependencies=(',
     ...rows,
     ')',
