@@ -102,6 +102,11 @@ export interface HistoryRowWithImages extends HistoryRow {
   images: string[] | null;
 }
 
+/** A deployment's history with the images of each row. */
+export interface DeploymentHistoryWithImages extends Omit<DeploymentHistory, 'rows'> {
+  rows: HistoryRowWithImages[];
+}
+
 /** Options of {@link historyWithImages}. */
 export interface HistoryImageOptions {
   /** Verified payloads kept between commands (the CLI's `<cache>/payloads/sha512`). */
@@ -119,7 +124,7 @@ export async function historyWithImages(
   name: string,
   warn: (message: string) => void = () => undefined,
   options: HistoryImageOptions = {},
-): Promise<DeploymentHistory & { rows: HistoryRowWithImages[] }> {
+): Promise<DeploymentHistoryWithImages> {
   const history = await deploymentHistory(store, nodegroup, name);
   const pods = history.rows.flatMap((r) => (r.entry ? [r.entry.pod] : []));
   const reads = await readPayloads(
