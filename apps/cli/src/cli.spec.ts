@@ -32,6 +32,31 @@ describe('run (in process)', () => {
     ]);
   });
 
+  it('lists history and rolls back through the handlers', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v2'], ctx)).toBe(0);
+    reporter.results.length = 0;
+    expect(await run(['history', 'web', '-g', 'default'], ctx)).toBe(0);
+    const lines = (reporter.results[0] as string).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^REVISION\s+TIME\s+ACTION\s+IMAGES\s+CURRENT$/);
+    expect(lines[1]).toMatch(
+      /^[0-9a-f]{12}\s+\d{4}-\d\d-\d\dT\S+Z\s+deploy\s+registry\.podmin\.internal\/apps\/hello:v2\s+\*$/,
+    );
+    expect(lines[2]).toMatch(
+      /^([0-9a-f]{12})\s+-\s+-\s+registry\.podmin\.internal\/apps\/hello:v1$/,
+    );
+    const older = /^([0-9a-f]{12})/.exec(lines[2] as string)?.[1];
+    expect(await run(['rollback', 'web', '-g', 'default'], ctx)).toBe(0);
+    expect(reporter.results[1]).toBe(older);
+    expect(reporter.infos.at(-1)).toMatch(
+      new RegExp(`^Rolled back default/web from revision [0-9a-f]{12} to revision ${older}`),
+    );
+    expect(await run(['rollback', 'web', '-g', 'default', '--to', 'zz'], ctx)).toBe(1);
+    expect(reporter.infos.at(-1)).toContain('--to "zz" is not a revision');
+  });
+
   it('warns when a Service selects no Pod of its DaemonSet, and refuses spec.type', async () => {
     const ctx = createCliContext(reporter, env());
     const file = path.join(home, 'app.yaml');

@@ -9,11 +9,13 @@ import { deployCommand } from './commands/deploy/deploy.command';
 import { destroyCommand } from './commands/destroy/destroy.command';
 import { disconnectCommand } from './commands/disconnect/disconnect.command';
 import { fetchCommand } from './commands/fetch/fetch.command';
+import { historyCommand } from './commands/history/history.command';
 import { initCommand } from './commands/init/init.command';
 import { installCommand } from './commands/install/install.command';
 import { listCommand } from './commands/list/list.command';
 import { pullCommand } from './commands/pull/pull.command';
 import { pushCommand } from './commands/push/push.command';
+import { rollbackCommand } from './commands/rollback/rollback.command';
 import { secretCommand } from './commands/secret/secret.command';
 import { setupCommand } from './commands/setup/setup.command';
 import { teardownCommand } from './commands/teardown/teardown.command';
@@ -58,6 +60,8 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(deployCommand(ctx))
     .command(listCommand(ctx))
     .command(deleteCommand(ctx))
+    .command(historyCommand(ctx))
+    .command(rollbackCommand(ctx))
     .command(installCommand(ctx))
     .command(secretCommand(ctx))
     .command(fetchCommand(ctx))

@@ -13,6 +13,8 @@ const COMMANDS = [
   'deploy',
   'list',
   'delete',
+  'history',
+  'rollback',
   'install',
 ];
 
@@ -47,6 +49,8 @@ describe('podmin basics', () => {
     for (const args of [
       ['list'],
       ['delete', 'web', '-g', 'default'],
+      ['history', 'web', '-g', 'default'],
+      ['rollback', 'web', '-g', 'default', '--to', 'abcd'],
       ['deploy', 'web', '-g', 'default', '--image', 'hello:v1'],
       ['install', 'cloudflared', '-g', 'default'],
     ]) {

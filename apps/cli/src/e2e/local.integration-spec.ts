@@ -13,6 +13,11 @@ describeCliFlows('a local directory bucket', () => {
       env: {},
       snapshot: () => Promise.resolve(snapshotDir(bucket)),
       read: (key: string) => Promise.resolve(fs.readFileSync(path.join(bucket, key))),
+      write: (key: string, body: string) => {
+        fs.mkdirSync(path.dirname(path.join(bucket, key)), { recursive: true });
+        fs.writeFileSync(path.join(bucket, key), body);
+        return Promise.resolve();
+      },
     },
   });
 });

@@ -4,6 +4,7 @@ import {
   GetObjectCommand,
   ListObjectsV2Command,
   HeadBucketCommand,
+  PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { makeSandbox } from './cli-harness';
@@ -38,12 +39,15 @@ async function s3Store(bucket: string) {
     } while (token);
     return result;
   };
-  return { client, emulator, read, snapshot };
+  const write = async (key: string, body: string): Promise<void> => {
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  };
+  return { client, emulator, read, snapshot, write };
 }
 
 describeCliFlows('an S3 bucket on the emulator', async () => {
   const bucket = uniqueBucketName('podmin-e2e');
-  const { emulator, read, snapshot, client } = await s3Store(bucket);
+  const { emulator, read, snapshot, client, write } = await s3Store(bucket);
   const sandbox = makeSandbox({
     AWS_ENDPOINT_URL_S3: emulator.endpoint,
     AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
@@ -59,6 +63,7 @@ describeCliFlows('an S3 bucket on the emulator', async () => {
         return snapshot();
       },
       read,
+      write,
     },
   };
 });

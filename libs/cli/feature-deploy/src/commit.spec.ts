@@ -55,14 +55,19 @@ describe('commitDeployment', () => {
     ]);
   });
 
-  it('needs at most five requests with a new Pod payload beside an existing Service', async () => {
+  it('needs at most five requests with a new Pod payload beside an existing Service, then one history record', async () => {
     const store = new InMemoryObjectStore();
     await commitDeployment(store, web, { backoff: noWait });
     store.calls.length = 0;
     const podYaml = `${web.podYaml}  labels: {v: "2"}\n`;
     const result = await commitDeployment(store, { ...web, podYaml }, { backoff: noWait });
     expect(result.changed).toBe(true);
-    expect(store.calls).toHaveLength(5);
+    // The commit path is five requests; the replaced entry's create-only record follows it.
+    expect(store.calls.slice(0, -1)).toHaveLength(5);
+    expect(store.calls.at(-2)).toBe(`putIfMatch ${INDEX_KEY}`);
+    expect(store.calls.at(-1)).toMatch(
+      /^putIfAbsent history\/default\/web\/\d{8}T\d{9}Z-[0-9a-f]{16}\.json$/,
+    );
   });
 
   it('repairs a corrupt or oversized payload at its key by if-match, and reports it', async () => {

@@ -2,8 +2,10 @@ import { PodminError, hasCode } from '@podmin/util-errors';
 import {
   MAX_PAYLOAD_BYTES,
   deploymentKey,
+  parseDeploymentKey,
   parsePodKey,
   parseServiceKey,
+  revisionOf,
   podPayloadKey,
   sha512Hex,
   sameEntry,
@@ -11,13 +13,17 @@ import {
   withDeployment,
   withoutDeployment,
   type DesiredIndex,
+  type HistoryAction,
   type IndexEntry,
 } from '@podmin/util-desired-state';
 import {
+  readPodPayload,
+  readServicePayload,
   updateIndex as updateDesiredIndex,
   type UpdateIndexOptions,
 } from '@podmin/data-access-desired-state';
 import type { Backoff, DesiredStateStore } from './desired-state.ports';
+import { recordHistory, type HistoryClock, type HistoryOutcome } from './history';
 
 /** The canonical payloads of one deployment, as produced by manifest extraction. */
 export interface DeploymentPayloads {
@@ -37,10 +43,14 @@ export interface CommitResult {
   attempts: number;
   /** Payload keys whose stored object did not match its digest and was rewritten. */
   repaired: string[];
+  /** The entry this commit replaced; undefined when the deployment was new or nothing changed. */
+  previous?: IndexEntry;
+  /** The history record of the replacement; undefined when nothing was replaced. */
+  history?: HistoryOutcome;
 }
 
-/** Bounds of the compare-and-swap loop. */
-export interface CommitOptions {
+/** Bounds of the compare-and-swap loop, and the clock of the history records it writes. */
+export interface CommitOptions extends HistoryClock {
   maxAttempts?: number;
   backoff?: Backoff;
 }
@@ -54,7 +64,68 @@ export function updateIndex(
   mutate: (index: DesiredIndex) => DesiredIndex | undefined,
   options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'> = {},
 ): Promise<{ changed: boolean; attempts: number }> {
-  return updateDesiredIndex(store, mutate, options);
+  const { maxAttempts, backoff, beforeFirstWrite } = options;
+  return updateDesiredIndex(store, mutate, {
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(backoff === undefined ? {} : { backoff }),
+    ...(beforeFirstWrite === undefined ? {} : { beforeFirstWrite }),
+  });
+}
+
+/** What {@link commitEntryWithHistory} committed and recorded. */
+interface EntryCommit {
+  changed: boolean;
+  attempts: number;
+  previous?: IndexEntry;
+  history?: HistoryOutcome;
+}
+
+/**
+ * Sets (or, with `entry` null, removes) one index entry by CAS, then records the entry it
+ * replaced as a create-only history record. `previous` is what the winning attempt replaced, so
+ * concurrent commits each record their own predecessor and none is lost. The record comes after
+ * the commit: a history write that fails leaves the commit standing and is returned, not thrown.
+ */
+async function commitEntryWithHistory(
+  store: DesiredStateStore,
+  key: string,
+  entry: IndexEntry | null,
+  action: HistoryAction,
+  options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'>,
+  onMissing?: () => never,
+): Promise<EntryCommit> {
+  let previous: IndexEntry | undefined;
+  const { changed, attempts } = await updateIndex(
+    store,
+    (index) => {
+      const current = index[key];
+      previous = undefined;
+      if (entry === null) {
+        if (current === undefined) return onMissing?.();
+        previous = current;
+        return withoutDeployment(index, key);
+      }
+      if (sameEntry(current, entry)) return undefined;
+      const next = withDeployment(index, key, entry);
+      previous = current;
+      return next;
+    },
+    options,
+  );
+  if (!changed || previous === undefined) return { changed, attempts };
+  const now = options.now ?? (() => new Date());
+  const history = await recordHistory(
+    store,
+    {
+      deployment: key,
+      action,
+      time: now().toISOString(),
+      replaced: previous,
+      replacement: entry,
+    },
+    options,
+  );
+  return { changed, attempts, previous, history };
 }
 
 /**
@@ -86,14 +157,71 @@ export async function commitDeployment(
         repaired.push(entry.service);
     }
   };
-  const { changed, attempts } = await updateIndex(
-    store,
-    (index) => (sameEntry(index[key], entry) ? undefined : withDeployment(index, key, entry)),
-    { ...options, beforeFirstWrite: ensurePayloads },
-  );
+  const commit = await commitEntryWithHistory(store, key, entry, 'deploy', {
+    ...options,
+    beforeFirstWrite: ensurePayloads,
+  });
   // The entry was already committed: what it points at must still be intact.
-  if (!changed) await ensurePayloads();
-  return { key, entry, changed, attempts, repaired };
+  if (!commit.changed) await ensurePayloads();
+  return { key, entry, repaired, ...commit };
+}
+
+/** Options of {@link recommitEntry}. */
+export interface RecommitOptions extends CommitOptions {
+  /** What the history record names as the cause (default `rollback`). */
+  action?: Exclude<HistoryAction, 'delete'>;
+}
+
+/**
+ * Re-commits an entry that was committed before (a rollback): its payloads are immutable and
+ * stay in the bucket, so they are read, verified and strictly parsed first (a missing or
+ * damaged payload fails with nothing written), then the entry is set through the same CAS as a
+ * deploy and the entry it replaced is recorded in history. Unchanged when already current.
+ */
+export async function recommitEntry(
+  store: DesiredStateStore,
+  key: string,
+  entry: IndexEntry,
+  options: RecommitOptions = {},
+): Promise<CommitResult> {
+  const { nodegroup } = parseDeploymentKey(key);
+  const doing = `re-committing ${key}`;
+  if (parsePodKey(entry.pod)?.nodegroup !== nodegroup) {
+    throw new PodminError(
+      'INVALID_ARGUMENT',
+      `${doing}: Pod payload ${entry.pod} is not a payload of NodeGroup ${nodegroup}`,
+    );
+  }
+  const payloads: Array<[string, (k: string) => Promise<unknown>]> = [
+    [entry.pod, (k) => readPodPayload(store, k)],
+  ];
+  if (entry.service !== undefined)
+    payloads.push([entry.service, (k) => readServicePayload(store, k)]);
+  for (const [payloadKey, read] of payloads) {
+    try {
+      await read(payloadKey);
+    } catch (err) {
+      const missing = hasCode(err, 'OBJECT_NOT_FOUND');
+      throw new PodminError(
+        missing ? 'NOT_FOUND' : 'INVALID_MANIFEST',
+        missing
+          ? `${doing}: its payload ${payloadKey} is not in the bucket`
+          : `${doing}: its payload ${payloadKey} failed verification`,
+        {
+          cause: err,
+          hint: 'nothing was committed; deploy the manifest again to write fresh payloads',
+        },
+      );
+    }
+  }
+  const commit = await commitEntryWithHistory(
+    store,
+    key,
+    entry,
+    options.action ?? 'rollback',
+    options,
+  );
+  return { key, entry, repaired: [], ...commit };
 }
 
 /** What {@link ensurePayload} found at a payload's key. */
@@ -151,23 +279,52 @@ export async function deleteDeployment(
   nodegroup: string,
   name: string,
   options: CommitOptions = {},
-): Promise<{ key: string; attempts: number }> {
+): Promise<DeleteResult> {
   const key = deploymentKey(nodegroup, name);
-  const { attempts } = await updateIndex(
+  const { attempts, previous, history } = await commitEntryWithHistory(
     store,
-    (index) => {
-      if (!(key in index)) {
-        throw new PodminError(
-          'NOT_FOUND',
-          `deleting ${key}: no such deployment in the desired-state index`,
-          {
-            hint: 'run `podmin list` to see committed deployments',
-          },
-        );
-      }
-      return withoutDeployment(index, key);
-    },
+    key,
+    null,
+    'delete',
     options,
+    () => {
+      throw new PodminError(
+        'NOT_FOUND',
+        `deleting ${key}: no such deployment in the desired-state index`,
+        {
+          hint: 'run `podmin list` to see committed deployments',
+        },
+      );
+    },
   );
-  return { key, attempts };
+  return {
+    key,
+    attempts,
+    previous: previous as IndexEntry,
+    ...(history === undefined ? {} : { history }),
+  };
+}
+
+/** What a delete did. */
+export interface DeleteResult {
+  key: string;
+  attempts: number;
+  /** The entry the delete removed. */
+  previous: IndexEntry;
+  /** The history record of the removed entry. */
+  history?: HistoryOutcome;
+}
+
+/**
+ * A warning naming what a commit could not record in history, or undefined when it was
+ * recorded (or nothing was replaced). The commit itself succeeded either way.
+ */
+export function historyWarning(
+  key: string,
+  previous: IndexEntry | undefined,
+  history: HistoryOutcome | undefined,
+): string | undefined {
+  if (previous === undefined || history === undefined || history.recorded) return undefined;
+  const reason = history.error instanceof Error ? history.error.message : String(history.error);
+  return `The change to ${key} is committed, but its history record ${history.key} was not written (${reason}): \`podmin history\` will not show when revision ${revisionOf(previous)} (${previous.pod}) was replaced`;
 }

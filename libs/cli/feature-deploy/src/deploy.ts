@@ -2,6 +2,7 @@ import type { Reporter } from '@podmin/cli-util-io';
 import type { Deployment } from '@podmin/util-manifest';
 import {
   commitDeployment,
+  historyWarning,
   type CommitOptions,
   type CommitResult,
   type DeploymentPayloads,
@@ -47,6 +48,8 @@ export async function deploy(deps: DeployDeps, options: CommitOptions = {}): Pro
     deps.reporter.warn(
       `Repaired ${key}: the object stored there did not match the digest its key names, so deploy rewrote it with the right bytes`,
     );
+  const unrecorded = historyWarning(result.key, result.previous, result.history);
+  if (unrecorded !== undefined) deps.reporter.warn(unrecorded);
   const what = result.changed ? 'Committed' : 'Already committed (unchanged)';
   deps.reporter.info(
     `${what}: ${result.key} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${deployment.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { MAX_PAYLOAD_BYTES } from '@podmin/util-manifest';
+import { findDuplicateKey } from './strict-json';
 
 /** Object key of the single cluster-wide desired-state commit. */
 export const INDEX_KEY = 'deployments/index.json';
@@ -311,46 +312,12 @@ function keysIn(value: unknown): number {
   return count;
 }
 
-// A strict reader refuses duplicate keys, naming the first one found.
-// No JSON library in the dependency set reports duplicates, so this small scanner does.
+// A strict reader refuses duplicate keys, naming the first one found (see strict-json).
 function assertNoDuplicateKeys(text: string): void {
-  const stack: Array<Set<string> | null> = [];
-  let i = 0;
-  let expectKey = false;
-  while (i < text.length) {
-    const ch = text[i] as string;
-    if (ch === '{') {
-      stack.push(new Set());
-      expectKey = true;
-      i++;
-    } else if (ch === '[') {
-      stack.push(null);
-      expectKey = false;
-      i++;
-    } else if (ch === '}' || ch === ']') {
-      stack.pop();
-      i++;
-    } else if (ch === ',') {
-      expectKey = stack[stack.length - 1] instanceof Set;
-      i++;
-    } else if (ch === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const literal = text.slice(i, j + 1);
-      const keys = stack[stack.length - 1];
-      if (expectKey && keys) {
-        const key = JSON.parse(literal) as string;
-        if (keys.has(key)) {
-          throw new ValidationError('reading deployments/index.json', [
-            { field: key, message: 'duplicate key' },
-          ]);
-        }
-        keys.add(key);
-        expectKey = false;
-      }
-      i = j + 1;
-    } else {
-      i++;
-    }
+  const key = findDuplicateKey(text);
+  if (key !== undefined) {
+    throw new ValidationError('reading deployments/index.json', [
+      { field: key, message: 'duplicate key' },
+    ]);
   }
 }

@@ -1,2 +1,3 @@
 export * from './desired-index';
 export * from './service-vip';
+export * from './history';

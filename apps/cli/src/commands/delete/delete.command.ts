@@ -20,11 +20,14 @@ export function deleteCommand(
         .example(
           '$0 delete web -g default',
           'Nodes of NodeGroup default remove the Pod on their next poll',
-        ),
+        )
+        .example('$0 rollback web -g default', 'Undo the delete: restore the removed revision'),
     handler: async (args) => {
       const { context, store } = await ctx.currentBucket();
-      const { deleteDeployment } = await import('@podmin/cli-feature-deploy');
-      const { key } = await deleteDeployment(store, args.nodegroup, args.name);
+      const { deleteDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
+      const { key, previous, history } = await deleteDeployment(store, args.nodegroup, args.name);
+      const unrecorded = historyWarning(key, previous, history);
+      if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);
       ctx.reporter.info(
         `Deleted ${key} from cluster ${context.cluster} desired state; nodes remove the Pod asynchronously.`,
       );

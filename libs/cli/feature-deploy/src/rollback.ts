@@ -1,0 +1,261 @@
+import { PodminError } from '@podmin/util-errors';
+import {
+  deploymentKey,
+  parsePodKey,
+  revisionOf,
+  sameEntry,
+  type HistoryAction,
+  type IndexEntry,
+} from '@podmin/util-desired-state';
+import {
+  entriesOf,
+  parsePodBytes,
+  readIndex,
+  readPayloads,
+  type PayloadCache,
+} from '@podmin/data-access-desired-state';
+import { recommitEntry, type CommitResult, type RecommitOptions } from './commit';
+import type { DesiredStateStore } from './desired-state.ports';
+import { readHistory, type HistoryReader } from './history';
+
+/** One row of a deployment's history: a commit that made an entry current (or deleted it). */
+export interface HistoryRow {
+  /** The entry's revision; null for a delete. */
+  revision: string | null;
+  /** When it was committed; null when no record says (committed before the first recorded change). */
+  time: string | null;
+  /** The command that committed it; null when no record says. */
+  action: HistoryAction | null;
+  /** True for the row of the entry the index holds now. */
+  current: boolean;
+  /** The committed entry; null for a delete. */
+  entry: IndexEntry | null;
+}
+
+/** A deployment's history, newest first, with what the index holds now. */
+export interface DeploymentHistory {
+  key: string;
+  /** The index entry now; undefined when the deployment is deleted. */
+  current: IndexEntry | undefined;
+  rows: HistoryRow[];
+}
+
+/**
+ * Reads one deployment's history, newest first. Each record names the entry a commit replaced
+ * and what replaced it, so the rows are the replacements; an entry that no record shows being
+ * committed (the first deploy, or one whose record could not be written) gets a row without a
+ * time, and so does the current index entry when no record ends in it. NOT_FOUND when the
+ * deployment has neither an index entry nor history.
+ */
+export async function deploymentHistory(
+  store: HistoryReader,
+  nodegroup: string,
+  name: string,
+): Promise<DeploymentHistory> {
+  const key = deploymentKey(nodegroup, name);
+  const [index, records] = await Promise.all([
+    readIndex(store),
+    readHistory(store, nodegroup, name),
+  ]);
+  const current = entriesOf(index)[key];
+  if (current === undefined && records.length === 0) {
+    throw new PodminError(
+      'NOT_FOUND',
+      `reading the history of ${key}: no such deployment in desired state, and no recorded history`,
+      { hint: 'run `podmin list` to see committed deployments' },
+    );
+  }
+  const untimed = (entry: IndexEntry): HistoryRow => ({
+    revision: revisionOf(entry),
+    time: null,
+    action: null,
+    current: false,
+    entry,
+  });
+  const oldestFirst: HistoryRow[] = [];
+  let last: IndexEntry | null | undefined;
+  for (const { record } of records) {
+    if (last === undefined || last === null || !sameEntry(last, record.replaced))
+      oldestFirst.push(untimed(record.replaced));
+    const entry = record.replacement;
+    oldestFirst.push({
+      revision: entry === null ? null : revisionOf(entry),
+      time: record.time,
+      action: record.action,
+      current: false,
+      entry,
+    });
+    last = entry;
+  }
+  if (current !== undefined && (last === undefined || last === null || !sameEntry(last, current)))
+    oldestFirst.push(untimed(current));
+  const rows = oldestFirst.reverse();
+  const top = rows[0];
+  if (top && current !== undefined && top.entry && sameEntry(top.entry, current))
+    top.current = true;
+  return { key, current, rows };
+}
+
+/** A history row with the images of its Pod payload. */
+export interface HistoryRowWithImages extends HistoryRow {
+  /** Container images, init containers first; null when the Pod payload could not be read. */
+  images: string[] | null;
+}
+
+/** A deployment's history with the images of each row. */
+export interface DeploymentHistoryWithImages extends Omit<DeploymentHistory, 'rows'> {
+  rows: HistoryRowWithImages[];
+}
+
+/** Options of {@link historyWithImages}. */
+export interface HistoryImageOptions {
+  /** Verified payloads kept between commands (the CLI's `<cache>/payloads/sha512`). */
+  cache?: PayloadCache;
+}
+
+/**
+ * {@link deploymentHistory} with each row's images, read from the Pod payloads through the
+ * shared verified-payload reader and cache (one read per distinct payload). A payload that
+ * cannot be read or verified leaves `images` null and is warned about.
+ */
+export async function historyWithImages(
+  store: HistoryReader,
+  nodegroup: string,
+  name: string,
+  warn: (message: string) => void = () => undefined,
+  options: HistoryImageOptions = {},
+): Promise<DeploymentHistoryWithImages> {
+  const history = await deploymentHistory(store, nodegroup, name);
+  const pods = history.rows.flatMap((r) => (r.entry ? [r.entry.pod] : []));
+  const reads = await readPayloads(
+    store,
+    pods,
+    options.cache === undefined ? {} : { cache: options.cache },
+  );
+  const images = new Map<string, string[] | null>();
+  for (const pod of new Set(pods)) {
+    const read = reads.get(pod);
+    let failure: unknown = read?.ok === false ? read.error : undefined;
+    if (read?.ok) {
+      try {
+        images.set(pod, imagesOf(parsePodBytes(pod, read.body).pod));
+        continue;
+      } catch (err) {
+        failure = err;
+      }
+    }
+    images.set(pod, null);
+    warn(
+      `reading the Pod payload ${pod} of ${history.key}: ${failure instanceof Error ? failure.message : String(failure)}`,
+    );
+  }
+  return {
+    ...history,
+    rows: history.rows.map((r) => ({
+      ...r,
+      images: r.entry ? (images.get(r.entry.pod) ?? null) : null,
+    })),
+  };
+}
+
+function imagesOf(pod: Record<string, unknown>): string[] {
+  const spec = (pod['spec'] ?? {}) as Record<string, unknown>;
+  const out: string[] = [];
+  for (const field of ['initContainers', 'containers']) {
+    const containers = spec[field];
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers as Array<Record<string, unknown>>) {
+      if (typeof c['image'] === 'string') out.push(c['image']);
+    }
+  }
+  return out;
+}
+
+// Long enough that a prefix is meant, short enough to type; a full digest is accepted too.
+const REVISION_PREFIX = /^[0-9a-f]{4,128}$/;
+
+/** What {@link rollbackDeployment} should roll back to. */
+export interface RollbackRequest {
+  nodegroup: string;
+  name: string;
+  /** A revision or a unique prefix of one (4–128 hex); default: the revision before the current one. */
+  to?: string;
+}
+
+/** What a rollback did. */
+export interface RollbackResult extends CommitResult {
+  /** The revision committed. */
+  revision: string;
+  /** The revision it replaced; null when the deployment was deleted. */
+  from: string | null;
+}
+
+/**
+ * `podmin rollback`: resolves the target revision from the deployment's history (by default
+ * the revision before the current one; for a deleted deployment, the one the delete removed),
+ * then re-commits its entry through the same CAS as deploy, after verifying its payloads. An
+ * unknown revision, an ambiguous prefix, a deployment without history or a malformed history
+ * record fails before anything is written.
+ */
+export async function rollbackDeployment(
+  store: DesiredStateStore & HistoryReader,
+  request: RollbackRequest,
+  options: RecommitOptions = {},
+): Promise<RollbackResult> {
+  const history = await deploymentHistory(store, request.nodegroup, request.name);
+  const { key, current } = history;
+  const doing = `rolling back ${key}`;
+  // Newest entry per revision: two entries share a revision only when their Pods are the same
+  // and their Services differ, and then the newer one is meant.
+  const byRevision = new Map<string, IndexEntry>();
+  for (const row of history.rows) {
+    if (row.entry && row.revision && !byRevision.has(row.revision))
+      byRevision.set(row.revision, row.entry);
+  }
+  const known = [...byRevision.keys()];
+  let target: IndexEntry;
+  if (request.to !== undefined) {
+    const prefix = request.to.toLowerCase();
+    if (!REVISION_PREFIX.test(prefix)) {
+      throw new PodminError(
+        'INVALID_ARGUMENT',
+        `${doing}: --to ${JSON.stringify(request.to)} is not a revision; allowed: 4 to 128 hex characters of a revision that \`podmin history\` shows`,
+      );
+    }
+    const matches = known.filter((revision) =>
+      parsePodKey((byRevision.get(revision) as IndexEntry).pod)?.digest.startsWith(prefix),
+    );
+    if (matches.length === 0) {
+      throw new PodminError(
+        'NOT_FOUND',
+        `${doing}: no revision ${prefix} in its history; known revisions: ${known.join(', ')}`,
+        { hint: `run \`podmin history ${request.name} -g ${request.nodegroup}\`` },
+      );
+    }
+    if (matches.length > 1) {
+      throw new PodminError(
+        'INVALID_ARGUMENT',
+        `${doing}: revision prefix ${prefix} is ambiguous: it matches ${matches.join(', ')}; give more characters`,
+      );
+    }
+    target = byRevision.get(matches[0] as string) as IndexEntry;
+  } else {
+    const earlier = history.rows.find(
+      (row) => row.entry !== null && (current === undefined || !sameEntry(row.entry, current)),
+    );
+    if (!earlier?.entry) {
+      throw new PodminError(
+        'NOT_FOUND',
+        `${doing}: its history holds no revision before the current one (${revisionOf(current as IndexEntry)})`,
+        { hint: 'deploy another revision first; rollback only re-commits earlier ones' },
+      );
+    }
+    target = earlier.entry;
+  }
+  const result = await recommitEntry(store, key, target, options);
+  return {
+    ...result,
+    revision: revisionOf(target),
+    from: current === undefined ? null : revisionOf(current),
+  };
+}
