@@ -50,6 +50,12 @@ export interface AgentProvider extends AgentProviderRules {
     bucket: string,
     adapters: StoreAdapters,
   ): objectStoreLib.ObjectStore;
+  /**
+   * Node facts only the provider's services can tell, read once when podmin-agent starts and
+   * handed to every service process as environment (aws: the node address from IMDS, and IMDS
+   * on IPv6 for the SDK's instance credentials); variables already set are kept.
+   */
+  startEnvironment?(env: ProcessEnv): Promise<Readonly<Record<string, string>>>;
   /** Opens the node's secret stores by secrets-provider name. */
   openSecretStores(
     config: AgentProcessConfig,

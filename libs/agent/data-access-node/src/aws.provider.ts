@@ -1,5 +1,6 @@
 import { awsAgentRules } from '@podmin/agent-util-config';
 import { agentAwsClientOptions, s3Bucket, type AgentProvider } from './agent-provider';
+import { IMDS_ENDPOINT_VARIABLE, IMDS_IPV6_ENDPOINT, readPrimaryEniIpv6 } from './imds';
 
 /**
  * The aws provider: the bucket in S3, secrets in SSM Parameter Store and Secrets Manager, every
@@ -12,6 +13,18 @@ export const awsAgentProvider: AgentProvider = Object.freeze({
     s3Bucket(adapters, env, { region: config.region, bucket: config.bucket }),
   openS3Bucket: (config, env, bucket, adapters) =>
     s3Bucket(adapters, env, { region: config.region, bucket }),
+  async startEnvironment(env) {
+    const facts: Record<string, string> = {};
+    // The SDK's credential provider would ask the IPv4 169.254.169.254, which an IPv6-only
+    // node cannot reach.
+    if (!env[IMDS_ENDPOINT_VARIABLE] && !env['AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE'])
+      facts['AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE'] = 'IPv6';
+    if (!env['PODMIN_NODE_ADDRESS'])
+      facts['PODMIN_NODE_ADDRESS'] = await readPrimaryEniIpv6({
+        endpoint: env[IMDS_ENDPOINT_VARIABLE] || IMDS_IPV6_ENDPOINT,
+      });
+    return facts;
+  },
   openSecretStores: (config, env, { secrets }) => ({
     'aws-parameter-store': new secrets.ParameterStoreSecretStore(
       secrets.createSsmClient(agentAwsClientOptions('SSM', config.region, env)),

@@ -11,6 +11,8 @@ export interface ServiceSpec {
   /** Script run with Node (a bundled `agent-<name>.cjs`). */
   script: string;
   args: readonly string[];
+  /** Environment on top of the supervisor's (node facts read once at start, e.g. from IMDS). */
+  env?: Readonly<Record<string, string>>;
   /** Position in the shutdown order (lower stops first). */
   stopOrder: number;
   /** Pause after this service stops before stopping the next (e.g. the DNS TTL margin). */
@@ -112,12 +114,12 @@ export function serviceExecArgv(spec: Pick<ServiceSpec, 'memory'>): string[] {
   return [...SERVICE_EXEC_ARGV, ...(spec.memory === 'lean' ? LEAN_EXEC_ARGV : [])];
 }
 
-/** The environment a service process starts with: `base` plus the settings of its profile. */
+/** The environment a service process starts with: `base`, the spec's own, then its profile's. */
 export function serviceEnv(
-  spec: Pick<ServiceSpec, 'memory'>,
+  spec: Pick<ServiceSpec, 'memory' | 'env'>,
   base: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string | undefined> {
-  return { ...base, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
+  return { ...base, ...spec.env, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
 }
 
 /** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
