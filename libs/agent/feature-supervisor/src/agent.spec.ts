@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { localAgentFlags } from '@podmin/testing';
-import { parseAgentArgs, runAgent, serviceSpecs } from './agent';
-import { serviceEnv } from './supervisor';
+import { DNS_TTL_MARGIN_MS, parseAgentArgs, runAgent, serviceSpecs } from './agent';
+import { STOP_GRACE_MS, serviceEnv, stopBoundMs } from './supervisor';
 
 const env = { PODMIN_NODE_ROOT: '/srv/node' };
 
@@ -173,5 +173,29 @@ describe('runAgent on aws', () => {
         ...facts,
       });
     }
+  });
+});
+
+describe('the shutdown order', () => {
+  const config = parseAgentArgs(localAgentFlags, env);
+  if (typeof config === 'string') throw new Error('expected config');
+  const specs = serviceSpecs(config, '/opt/podmin/bin');
+
+  it('waits the DNS TTL margin after the coordinator drained, before DNS and the dataplane stop', () => {
+    const ordered = [...specs].sort((a, b) => a.stopOrder - b.stopOrder);
+    const paused = ordered.filter((s) => s.pauseAfterStop !== undefined);
+    expect(paused.map((s) => [s.name, s.pauseAfterStop])).toEqual([
+      ['coordinator', { ms: DNS_TTL_MARGIN_MS, why: 'wait DNS TTL margin' }],
+    ]);
+    expect(DNS_TTL_MARGIN_MS).toBe(5_000);
+    expect(ordered.at(-1)?.name).toBe('dataplane');
+  });
+
+  it("fits in the systemd unit's TimeoutStopSec with room for the supervisor itself", () => {
+    const script = fs.readFileSync(path.resolve(__dirname, '../../../../userdata/aws.sh'), 'utf8');
+    const unit = script.slice(script.indexOf('/etc/systemd/system/podmin-agent.service'));
+    const seconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
+    expect(stopBoundMs(specs)).toBe(6 * STOP_GRACE_MS + DNS_TTL_MARGIN_MS);
+    expect(seconds * 1000).toBeGreaterThanOrEqual(stopBoundMs(specs) + 10_000);
   });
 });

@@ -38,6 +38,13 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
 export const COORDINATOR_NICE = 10;
 
 /**
+ * The DNS TTL margin of the shutdown: Service answers carry TTL 5 s (DESIGN.md §6.9), so after
+ * the drain the agent waits that long, with the dataplane still forwarding, before detaching
+ * it: an answer a Pod cached just before the drain still reaches a forwarding node.
+ */
+export const DNS_TTL_MARGIN_MS = 5_000;
+
+/**
  * The service processes the agent supervises, with their shutdown order; each gets the same flags
  * and the same start environment `env` (node facts the provider read once).
  */
@@ -56,15 +63,19 @@ export function serviceSpecs(
     memory,
   });
   // Stop order is the spec's: reconciliation first, then the coordinator (it tells the leader
-  // this node's endpoints are leaving), then DNS, then the services Pods depend on, and the
-  // dataplane last, so Service flows keep working until everything else is down. Processes
+  // this node's endpoints are leaving and waits for its acknowledgement), then the DNS TTL
+  // margin, then DNS and the services Pods depend on, and the dataplane last, so Service flows keep working until everything else is down. Processes
   // that act a few times per poll interval run lean; the registry (blobs), DNS (queries) and
   // the dataplane keep the optimizing compiler (supervisor.ts has the measurements; programming
   // 10,000 Services × 3 backends takes about 0.6 s with it and 1.8 s in lite mode, over the
   // 1 s budget of bench/dataplane.mjs).
   return [
     { ...spec('staticpod', 10, 'lean'), readyAfterHealthy: true },
-    { ...spec('coordinator', 20, 'lean'), nice: COORDINATOR_NICE },
+    {
+      ...spec('coordinator', 20, 'lean'),
+      nice: COORDINATOR_NICE,
+      pauseAfterStop: { ms: DNS_TTL_MARGIN_MS, why: 'wait DNS TTL margin' },
+    },
     spec('dns', 30, 'fast'),
     spec('identity', 60, 'lean'),
     spec('registry', 50, 'fast'),
