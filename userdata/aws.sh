@@ -459,6 +459,10 @@ ExecStop=-/usr/sbin/ip -6 rule del priority 1000
 WantedBy=multi-user.target
 EOF
 
+  # TimeoutStopSec covers podmin-agent's whole SIGTERM order (stopBoundMs in
+  # libs/agent/feature-supervisor): six services at most 10 s each to exit (the drain's 3 s
+  # bound is inside the coordinator's), plus the 5 s DNS TTL margin = 65 s, plus 10 s for the
+  # supervisor itself; systemd kills what is left only after that.
   write_file /etc/systemd/system/podmin-agent.service 0644 <<EOF
 [Unit]
 Description=podmin-agent (static Pods, registry, identities, Service DNS and dataplane)
@@ -471,7 +475,7 @@ EnvironmentFile=/etc/podmin/node.env
 ExecStart=/opt/podmin/node/bin/node /opt/podmin/bin/podmin-agent.cjs --provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \${POD_PREFIX}
 Restart=always
 RestartSec=2
-TimeoutStopSec=60
+TimeoutStopSec=75
 
 [Install]
 WantedBy=multi-user.target

@@ -50,6 +50,12 @@ export interface AgentProvider extends AgentProviderRules {
     bucket: string,
     adapters: StoreAdapters,
   ): objectStoreLib.ObjectStore;
+  /**
+   * Node facts only the provider's services can tell, read once when podmin-agent starts and
+   * handed to every service process as environment (aws: the node address from IMDS, and IMDS
+   * on IPv6 for the SDK's instance credentials); variables already set are kept.
+   */
+  startEnvironment?(env: ProcessEnv): Promise<Readonly<Record<string, string>>>;
   /** Opens the node's secret stores by secrets-provider name. */
   openSecretStores(
     config: AgentProcessConfig,
@@ -58,19 +64,36 @@ export interface AgentProvider extends AgentProviderRules {
   ): NodeSecretStores;
 }
 
-/** An S3 bucket in `region`, on AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) path-style when set. */
+/** The AWS services an agent builds clients for, by their AWS_ENDPOINT_URL_<SERVICE> suffix. */
+export type AgentAwsService = 'S3' | 'SSM' | 'SECRETS_MANAGER';
+
+/** Where an agent's AWS client sends requests: an explicit endpoint, or the dual-stack one. */
+export type AgentAwsClientOptions =
+  | { readonly region: string; readonly endpoint: string }
+  | { readonly region: string; readonly dualStack: true };
+
+/**
+ * The one place every AWS client of every agent process gets its endpoint: the regional
+ * dual-stack endpoint (nodes have no IPv4, and the IPv4-only endpoints would not answer), unless
+ * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL names one (an emulator in tests).
+ */
+export function agentAwsClientOptions(
+  service: AgentAwsService,
+  region: string,
+  env: ProcessEnv,
+): AgentAwsClientOptions {
+  const endpoint = env[`AWS_ENDPOINT_URL_${service}`] ?? env['AWS_ENDPOINT_URL'];
+  return endpoint ? { region, endpoint } : { region, dualStack: true };
+}
+
+/** An S3 bucket in `region` through {@link agentAwsClientOptions} (path-style on an override). */
 export function s3Bucket(
   adapters: StoreAdapters,
   env: ProcessEnv,
-  location: { region: string; bucket: string; dualStack?: boolean },
+  location: { region: string; bucket: string },
 ): objectStoreLib.ObjectStore {
-  const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
   return new adapters.objects.S3ObjectStore({
-    client: adapters.objects.createS3Client({
-      region: location.region,
-      ...(endpoint ? { endpoint } : {}),
-      ...(location.dualStack === true ? { dualStack: true } : {}),
-    }),
+    client: adapters.objects.createS3Client(agentAwsClientOptions('S3', location.region, env)),
     bucket: location.bucket,
   });
 }

@@ -3,3 +3,4 @@ export * from './aws.provider';
 export * from './local.provider';
 export * from './registry';
 export * from './open';
+export * from './imds';

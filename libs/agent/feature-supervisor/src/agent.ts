@@ -9,7 +9,7 @@ import {
   type AgentProcessConfig,
 } from '@podmin/agent-util-config';
 import { scheduleCleanPageRelease, type CleanPageSchedule } from '@podmin/agent-data-access-memory';
-import { AGENT_PROVIDERS } from '@podmin/agent-data-access-node';
+import { AGENT_PROVIDERS, agentProviderOf } from '@podmin/agent-data-access-node';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
@@ -37,26 +37,45 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
  */
 export const COORDINATOR_NICE = 10;
 
-/** The service processes the agent supervises, with their shutdown order; each gets the same flags. */
-export function serviceSpecs(config: AgentProcessConfig, dir: string): ServiceSpec[] {
+/**
+ * The DNS TTL margin of the shutdown: Service answers carry TTL 5 s (DESIGN.md §6.9), so after
+ * the drain the agent waits that long, with the dataplane still forwarding, before detaching
+ * it: an answer a Pod cached just before the drain still reaches a forwarding node.
+ */
+export const DNS_TTL_MARGIN_MS = 5_000;
+
+/**
+ * The service processes the agent supervises, with their shutdown order; each gets the same flags
+ * and the same start environment `env` (node facts the provider read once).
+ */
+export function serviceSpecs(
+  config: AgentProcessConfig,
+  dir: string,
+  env: Readonly<Record<string, string>> = {},
+): ServiceSpec[] {
   const args = agentFlagArgs(config);
   const spec = (name: string, stopOrder: number, memory: MemoryProfile): ServiceSpec => ({
     name,
     script: path.join(dir, `agent-${name}.cjs`),
     args,
+    ...(Object.keys(env).length > 0 ? { env } : {}),
     stopOrder,
     memory,
   });
   // Stop order is the spec's: reconciliation first, then the coordinator (it tells the leader
-  // this node's endpoints are leaving), then DNS, then the services Pods depend on, and the
-  // dataplane last, so Service flows keep working until everything else is down. Processes
+  // this node's endpoints are leaving and waits for its acknowledgement), then the DNS TTL
+  // margin, then DNS and the services Pods depend on, and the dataplane last, so Service flows keep working until everything else is down. Processes
   // that act a few times per poll interval run lean; the registry (blobs), DNS (queries) and
   // the dataplane keep the optimizing compiler (supervisor.ts has the measurements; programming
   // 10,000 Services × 3 backends takes about 0.6 s with it and 1.8 s in lite mode, over the
   // 1 s budget of bench/dataplane.mjs).
   return [
     { ...spec('staticpod', 10, 'lean'), readyAfterHealthy: true },
-    { ...spec('coordinator', 20, 'lean'), nice: COORDINATOR_NICE },
+    {
+      ...spec('coordinator', 20, 'lean'),
+      nice: COORDINATOR_NICE,
+      pauseAfterStop: { ms: DNS_TTL_MARGIN_MS, why: 'wait DNS TTL margin' },
+    },
     spec('dns', 30, 'fast'),
     spec('identity', 60, 'lean'),
     spec('registry', 50, 'fast'),
@@ -101,9 +120,29 @@ export async function runAgent(
     process.stdout.write(version + '\n');
     return 0;
   }
-  const config = parsed;
+  const env = options.env ?? process.env;
+  // Read once here, so every service process agrees on the node's facts (aws: IMDS).
+  let startEnv: Readonly<Record<string, string>>;
+  let config: AgentProcessConfig;
+  try {
+    startEnv = (await agentProviderOf(parsed).startEnvironment?.(env)) ?? {};
+    const reparsed =
+      Object.keys(startEnv).length > 0 ? parseAgentArgs(argv, { ...env, ...startEnv }) : parsed;
+    if (typeof reparsed === 'string') throw new Error(`unexpected ${reparsed}`);
+    config = reparsed;
+  } catch (err) {
+    log.event('error', 'read node facts', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return 1;
+  }
+  if (Object.keys(startEnv).length > 0)
+    log.event('info', 'read node facts', {
+      nodeAddress: config.nodeAddress,
+      variables: Object.keys(startEnv).sort().join(','),
+    });
   const dir = options.serviceDir ?? __dirname;
-  const specs = serviceSpecs(config, dir);
+  const specs = serviceSpecs(config, dir, startEnv);
   const missing = specs.filter((s) => !fs.existsSync(s.script)).map((s) => s.script);
   if (missing.length > 0) {
     log.event('error', 'missing service programs', { missing: missing.join(', ') });
@@ -115,6 +154,7 @@ export async function runAgent(
     cluster: config.cluster,
     nodegroup: config.nodegroup,
     ipv6Prefix: config.ipv6Prefix,
+    nodeAddress: config.nodeAddress,
   });
   const supervisor = new Supervisor(specs, log, backoff);
   const health = config.healthAddress;

@@ -40,6 +40,41 @@ function capture() {
 }
 
 describe('Supervisor', () => {
+  it('pauses after a service with its reason, and logs each stop, in order with timestamps', async () => {
+    const { log, lines } = capture();
+    const supervisor = new Supervisor(
+      [
+        spec('last', 'ready', 3),
+        { ...spec('first', 'ready', 1), pauseAfterStop: { ms: 300, why: 'wait margin' } },
+        spec('second', 'ready', 2),
+      ],
+      log,
+    );
+    supervisor.start();
+    await until(() => supervisor.ready(), 'readiness');
+    await supervisor.stop();
+    const events = lines
+      .filter((l) => ['stop service', 'service stopped', 'wait margin'].includes(String(l['msg'])))
+      .map((l) => `${String(l['msg'])} ${String(l['after'] ?? l['service'])}`);
+    expect(events).toEqual([
+      'stop service first',
+      'service stopped first',
+      'wait margin first',
+      'stop service second',
+      'service stopped second',
+      'stop service last',
+      'service stopped last',
+    ]);
+    const at = (msg: string, name: string) =>
+      Date.parse(
+        String(
+          lines.find((l) => l['msg'] === msg && (l['after'] ?? l['service']) === name)?.['time'],
+        ),
+      );
+    expect(at('stop service', 'second') - at('wait margin', 'first')).toBeGreaterThanOrEqual(290);
+    expect(lines.find((l) => l['msg'] === 'service stopped')).toMatchObject({ exit: 'code 0' });
+  });
+
   it('starts services, reports readiness over HTTP and stops them in order', async () => {
     const { log, lines } = capture();
     const supervisor = new Supervisor(

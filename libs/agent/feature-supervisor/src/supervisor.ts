@@ -11,10 +11,12 @@ export interface ServiceSpec {
   /** Script run with Node (a bundled `agent-<name>.cjs`). */
   script: string;
   args: readonly string[];
+  /** Environment on top of the supervisor's (node facts read once at start, e.g. from IMDS). */
+  env?: Readonly<Record<string, string>>;
   /** Position in the shutdown order (lower stops first). */
   stopOrder: number;
-  /** Pause after this service stops before stopping the next (e.g. the DNS TTL margin). */
-  pauseAfterStopMs?: number;
+  /** Pause after this service stops before stopping the next, logged with its reason. */
+  pauseAfterStop?: { readonly ms: number; readonly why: string };
   /** How the process trades speed for memory (default `fast`); see `serviceExecArgv`. */
   memory?: MemoryProfile;
   /**
@@ -112,12 +114,12 @@ export function serviceExecArgv(spec: Pick<ServiceSpec, 'memory'>): string[] {
   return [...SERVICE_EXEC_ARGV, ...(spec.memory === 'lean' ? LEAN_EXEC_ARGV : [])];
 }
 
-/** The environment a service process starts with: `base` plus the settings of its profile. */
+/** The environment a service process starts with: `base`, the spec's own, then its profile's. */
 export function serviceEnv(
-  spec: Pick<ServiceSpec, 'memory'>,
+  spec: Pick<ServiceSpec, 'memory' | 'env'>,
   base: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string | undefined> {
-  return { ...base, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
+  return { ...base, ...spec.env, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
 }
 
 /** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
@@ -146,7 +148,19 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
-const STOP_GRACE_MS = 10_000;
+/**
+ * How long a service has to exit after SIGTERM before it is killed. Each service process bounds
+ * its own shutdown at 8 s (data-access-runtime), so this kill is for a process that hangs.
+ */
+export const STOP_GRACE_MS = 10_000;
+
+/**
+ * The longest {@link Supervisor.stop} takes for `specs`: every service's stop grace plus every
+ * pause between them (podmin-agent's systemd TimeoutStopSec must leave room for it).
+ */
+export function stopBoundMs(specs: readonly Pick<ServiceSpec, 'pauseAfterStop'>[]): number {
+  return specs.reduce((sum, s) => sum + STOP_GRACE_MS + (s.pauseAfterStop?.ms ?? 0), 0);
+}
 
 /** Starts service processes, restarts crashed ones with backoff and stops them in order. */
 export class Supervisor {
@@ -211,15 +225,21 @@ export class Supervisor {
     );
   }
 
-  /** Stops services one by one in stop order (SIGTERM, then SIGKILL after a grace period). */
+  /**
+   * Stops services one by one in stop order (SIGTERM, then SIGKILL after a grace period), with
+   * each spec's pause after it; at most {@link stopBoundMs} of the specs.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const slot of this.slots) if (slot.timer) clearTimeout(slot.timer);
     const ordered = [...this.slots].sort((a, b) => a.spec.stopOrder - b.spec.stopOrder);
     for (const slot of ordered) {
-      if (slot.timer) clearTimeout(slot.timer);
       await this.stopOne(slot);
-      if (slot.spec.pauseAfterStopMs)
-        await new Promise((r) => setTimeout(r, slot.spec.pauseAfterStopMs));
+      const pause = slot.spec.pauseAfterStop;
+      if (pause && pause.ms > 0) {
+        this.log.event('info', pause.why, { after: slot.spec.name, ms: pause.ms });
+        await new Promise((r) => setTimeout(r, pause.ms));
+      }
     }
   }
 
@@ -321,6 +341,10 @@ export class Supervisor {
     await exited;
     clearTimeout(timer);
     slot.status.state = 'stopped';
+    this.log.event('info', 'service stopped', {
+      service: slot.spec.name,
+      exit: slot.status.lastExit,
+    });
   }
 
   private forward(service: string, line: string): void {

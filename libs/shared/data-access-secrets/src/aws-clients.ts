@@ -9,6 +9,8 @@ export interface AwsSecretsClientOptions {
   profile?: string;
   /** Custom endpoint (an emulator), e.g. from AWS_ENDPOINT_URL_SSM. */
   endpoint?: string;
+  /** Use the regional dual-stack (IPv4 and IPv6) endpoint; ignored when `endpoint` is set. */
+  dualStack?: boolean;
   /** Static credentials, for emulators and tests; the default provider chain when omitted. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
@@ -18,7 +20,11 @@ function clientConfig(options: AwsSecretsClientOptions) {
     region: options.region,
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.endpoint === undefined
+      ? options.dualStack === true
+        ? { useDualstackEndpoint: true }
+        : {}
+      : { endpoint: options.endpoint }),
   };
 }
 

@@ -81,7 +81,14 @@ export class EndpointTable {
       );
     }
     if (report.leaving) {
-      if (this.entries.delete(report.nodeId)) this.changed();
+      const had = this.entries.get(report.nodeId)?.endpoints.length;
+      if (this.entries.delete(report.nodeId)) {
+        this.deps.log?.event('info', 'drop leaving node endpoints', {
+          node: report.nodeId,
+          endpoints: had ?? 0,
+        });
+        this.changed();
+      }
       return { accepted: [], refused: [] };
     }
     const why = checkPodPrefix(report.prefix, this.allowUniqueLocal);

@@ -267,6 +267,51 @@ describe('Coordinator (three nodes, one bucket)', () => {
     );
   });
 
+  it('drains at shutdown: a stopping follower, then the stopping leader, leave the stored snapshot before the lease', async () => {
+    await Promise.all(nodes.map((n) => n.coordinator.start()));
+    const all = ['fd00:0:0:1::a', 'fd00:0:0:2::a', 'fd00:0:0:3::a'];
+    await waitFor(
+      () => (nodes.every((n) => backends(n).join() === all.join()) ? true : undefined),
+      'every node to hold all three backends',
+      10_000,
+    );
+    const stored = async () =>
+      (await readSnapshot(store, { cluster: CLUSTER }))?.snapshot.services
+        .flatMap((s) => s.backends.map((b) => b.address))
+        .sort()
+        .join();
+    const leader = nodes.find((n) => n.elector.isLeader())!;
+    const follower = nodes.find((n) => n !== leader)!;
+    const rest = nodes.filter((n) => n !== follower);
+    const without = (gone: Node[]) =>
+      all.filter((a) => !gone.some((g) => a.startsWith(`fd00:0:0:${g.n}:`))).join();
+
+    // The follower's leaving Hello is answered, and the leader drops it at once: long before
+    // its report could expire (a lease, 1.5 s, after its last Hello).
+    const stopped = systemMonotonicClock.nowMs();
+    await follower.coordinator.stop();
+    expect(follower.log.lines.find((l) => l.msg === 'drain endpoints')?.fields).toMatchObject({
+      leader: leader.id,
+      acknowledged: true,
+    });
+    expect(leader.log.messages()).toContain('drop leaving node endpoints');
+    await waitFor(
+      async () => ((await stored()) === without([follower]) ? true : undefined),
+      "the follower's endpoints to leave the stored snapshot",
+      5_000,
+    );
+    expect(systemMonotonicClock.nowMs() - stopped).toBeLessThan(TIMING.leaseMs);
+
+    // The leader's own drain is one more pass without its endpoints, written before it resigns.
+    await leader.coordinator.stop();
+    expect(leader.log.lines.find((l) => l.msg === 'drain endpoints')?.fields).toMatchObject({
+      leader: leader.id,
+      acknowledged: true,
+    });
+    expect(await stored()).toBe(without([follower, leader]));
+    expect(rest.length).toBe(2);
+  });
+
   it('moves leadership when the leader is cut off, and the cut-off node keeps identities only after the lease', async () => {
     await Promise.all(nodes.map((n) => n.coordinator.start()));
     const first = await waitFor(() => nodes.find((n) => n.elector.isLeader()), 'a leader', 10_000);

@@ -48,6 +48,8 @@ export interface CoordinatorOptions {
   readonly coalesceMs?: number;
   /** Deadline of one Hello. */
   readonly helloTimeoutMs?: number;
+  /** Longest the drain at shutdown waits for the leader's acknowledgement. */
+  readonly drainTimeoutMs?: number;
 }
 
 /** The coordinator's collaborators. */
@@ -72,11 +74,18 @@ export interface LeadershipView {
   readonly validForMs: number;
 }
 
+/**
+ * The drain's bound at shutdown: a follower's leaving Hello, or a leader's last snapshot pass
+ * without its own endpoints. Part of podmin-agent's stop bound (the supervisor's).
+ */
+export const DRAIN_TIMEOUT_MS = 3_000;
+
 const DEFAULTS = {
   helloIntervalMs: 2_000,
   snapshotIntervalMs: 5_000,
   coalesceMs: 200,
   helloTimeoutMs: 3_000,
+  drainTimeoutMs: DRAIN_TIMEOUT_MS,
 };
 
 /**
@@ -93,6 +102,14 @@ export class Coordinator implements HelloHandler {
   private readonly gate: DutyGate;
   private readonly helloHandler: LeaderHelloHandler;
   private readonly stopping = new AbortController();
+  /** Ends the follower rounds first at shutdown, so no report follows the leaving one. */
+  private readonly followStop = new AbortController();
+  /** Set at shutdown: this node's own endpoints are left out of every later snapshot pass. */
+  private draining = false;
+  /** Snapshot passes started so far, and who waits for one that starts after a given pass. */
+  private passes = 0;
+  private passWaiters: Array<{ after: number; resolve: (failure: string | undefined) => void }> =
+    [];
   private serving: CoordinationServing | undefined;
   private electing: Promise<void> | undefined;
   private following: Promise<void> | undefined;
@@ -150,25 +167,81 @@ export class Coordinator implements HelloHandler {
   }
 
   /**
-   * Shutdown: tell the leader this node's endpoints are leaving, stop following, resign (the
-   * elector does on abort), close the server.
+   * Shutdown, the spec's drain: stop reporting, then tell the leader this node's endpoints are
+   * leaving and wait for its acknowledgement (a follower's leaving Hello answered; the leader's
+   * own snapshot pass without them written), bounded by `drainTimeoutMs`; then resign (the
+   * elector does on abort) and close the server.
    */
   async stop(): Promise<void> {
     if (this.stopping.signal.aborted) return;
-    const leader = this.deps.elector.leader();
-    if (leader && leader.id !== this.options.nodeId && !this.deps.elector.isLeader()) {
-      await this.deps.transport
-        .hello(leader.addr, { ...this.report(), endpoints: [], leaving: true }, 2_000)
-        .then(() => this.deps.log.event('info', 'drain endpoints', { leader: leader.id }))
-        .catch((err: unknown) =>
-          this.deps.log.event('warn', 'drain endpoints failed', { error: messageOf(err) }),
-        );
-    }
+    this.draining = true;
+    this.followStop.abort();
+    await this.following;
+    if (this.deps.elector.isLeader()) await this.drainAsLeader();
+    else await this.drainToLeader();
     this.stopping.abort();
     for (const u of this.unsubscribe.splice(0)) u();
     await Promise.all([this.electing, this.following]);
     await this.serving?.close();
     this.deps.transport.close();
+  }
+
+  /** A follower's drain: one Hello with `leaving` and no endpoints, answered by the leader. */
+  private async drainToLeader(): Promise<void> {
+    const leader = this.deps.elector.leader();
+    if (!leader || leader.id === this.options.nodeId) return;
+    const started = this.deps.monotonic.nowMs();
+    await this.deps.transport
+      .hello(
+        leader.addr,
+        { ...this.report(), endpoints: [], leaving: true },
+        this.options.drainTimeoutMs,
+      )
+      .then(() =>
+        this.deps.log.event('info', 'drain endpoints', {
+          leader: leader.id,
+          acknowledged: true,
+          ms: Math.round(this.deps.monotonic.nowMs() - started),
+        }),
+      )
+      .catch((err: unknown) =>
+        this.deps.log.event('warn', 'drain endpoints failed', {
+          leader: leader.id,
+          error: messageOf(err),
+        }),
+      );
+  }
+
+  /** The leader's drain: one more snapshot pass, without this node's endpoints, written. */
+  private async drainAsLeader(): Promise<void> {
+    const started = this.deps.monotonic.nowMs();
+    const after = this.passes;
+    let timer: NodeJS.Timeout | undefined;
+    const pass = new Promise<string | undefined>((resolve) =>
+      this.passWaiters.push({ after, resolve }),
+    );
+    this.leaderWakeup.kick();
+    const failure = await Promise.race([
+      pass,
+      new Promise<string>((resolve) => {
+        timer = setTimeout(
+          () => resolve(`no snapshot pass within ${this.options.drainTimeoutMs} ms`),
+          this.options.drainTimeoutMs,
+        );
+      }),
+    ]);
+    clearTimeout(timer);
+    if (failure === undefined)
+      this.deps.log.event('info', 'drain endpoints', {
+        leader: this.options.nodeId,
+        acknowledged: true,
+        ms: Math.round(this.deps.monotonic.nowMs() - started),
+      });
+    else
+      this.deps.log.event('warn', 'drain endpoints failed', {
+        leader: this.options.nodeId,
+        error: failure,
+      });
   }
 
   /** GetLeadership's answer. */
@@ -213,7 +286,7 @@ export class Coordinator implements HelloHandler {
     return this.deps.endpoints.nodes({
       nodeId: this.options.nodeId,
       prefix: this.options.prefix,
-      endpoints: this.deps.readiness.current(),
+      endpoints: this.draining ? [] : this.deps.readiness.current(),
     });
   }
 
@@ -223,6 +296,8 @@ export class Coordinator implements HelloHandler {
     let fresh = false;
     this.lastPassError = undefined;
     while (!term.signal.aborted && !this.stopping.signal.aborted) {
+      const pass = ++this.passes;
+      let failure: string | undefined = 'the pass wrote nothing';
       try {
         if (!fresh) {
           previous = await this.readVersion();
@@ -265,7 +340,9 @@ export class Coordinator implements HelloHandler {
           );
         }
         this.passResult(undefined);
+        failure = undefined;
       } catch (err) {
+        failure = messageOf(err);
         if (err instanceof SnapshotCorruptError) {
           // Replace it: an unconditional-looking write still fenced by the corrupt object's ETag.
           previous = { etag: err.etag, generation: 0 };
@@ -290,8 +367,16 @@ export class Coordinator implements HelloHandler {
           this.passResult(messageOf(err));
         }
       }
+      this.passEnded(pass, failure);
       await this.leaderWakeup.wait(this.options.snapshotIntervalMs, term.signal);
     }
+  }
+
+  /** Tells whoever waits for a pass that started after they began waiting how it ended. */
+  private passEnded(pass: number, failure: string | undefined): void {
+    const ready = this.passWaiters.filter((w) => pass > w.after);
+    this.passWaiters = this.passWaiters.filter((w) => pass <= w.after);
+    for (const w of ready) w.resolve(failure);
   }
 
   /** The stored snapshot's version, the fence of this term's first write. */
@@ -323,7 +408,7 @@ export class Coordinator implements HelloHandler {
 
   /** Follower rounds: Hello to the leader, take its snapshot, clear backends after the lease. */
   private async follow(): Promise<void> {
-    const signal = this.stopping.signal;
+    const signal = this.followStop.signal;
     const leaseMs = this.deps.elector.settings.leaseMs;
     while (!signal.aborted) {
       const leader = this.deps.elector.leader();

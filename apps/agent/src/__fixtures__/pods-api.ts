@@ -1,0 +1,74 @@
+// A stand-in for kubelet's Pods API on a real gRPC Unix socket, for specs that run the built
+// agent without a kubelet: it lists fixed Pods (Running, Ready, one IPv6 each) and keeps the
+// watch open after the initial sync, as kubelet does.
+import path from 'node:path';
+import {
+  Server,
+  ServerCredentials,
+  loadPackageDefinition,
+  type ServerWritableStream,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
+import { PROTO_FILES, protoRoot } from '@podmin/agent-contracts';
+
+/** A Ready Pod as the stand-in reports it. */
+export interface ReadyPod {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ipv6: string;
+}
+
+/** Serves `pods` on `socket` until the returned `close`. */
+export async function servePodsApi(
+  socket: string,
+  pods: readonly ReadyPod[],
+): Promise<{ close: () => void }> {
+  const root = protoRoot();
+  const podType = protobuf
+    .loadSync(path.join(root, PROTO_FILES.corev1Pod))
+    .lookupType('k8s.io.api.core.v1.Pod');
+  const encoded = pods.map((pod, i) =>
+    Buffer.from(
+      podType
+        .encode(
+          podType.fromObject({
+            metadata: {
+              name: pod.name,
+              namespace: pod.namespace,
+              uid: `uid-${i}`,
+              labels: pod.labels,
+            },
+            status: {
+              phase: 'Running',
+              conditions: [{ type: 'Ready', status: 'True' }],
+              podIP: pod.ipv6,
+              podIPs: [{ ip: pod.ipv6 }],
+            },
+          }),
+        )
+        .finish(),
+    ),
+  );
+  const pkg = loadPackageDefinition(
+    loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
+  ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
+  const server = new Server();
+  const impl: UntypedServiceImplementation = {
+    ListPods: (_call: unknown, cb: (err: null, value: unknown) => void) =>
+      cb(null, { pods: encoded }),
+    WatchPods: (call: ServerWritableStream<unknown, unknown>) => {
+      for (const pod of encoded) call.write({ type: 'ADDED', pod });
+      call.write({ type: 'INITIAL_SYNC_COMPLETE' });
+    },
+  };
+  server.addService(pkg.v1alpha1.Pods.service, impl);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  return { close: () => server.forceShutdown() };
+}
