@@ -17,8 +17,8 @@ export const MAX_REASON_CHARS = 256;
 
 /**
  * Upper bound of one serialised receipt, and of every read of one. With every field at its
- * cap (100 Pods, 127-character keys, 256-character reasons whose every character JSON doubles)
- * a receipt is about 95 KiB; the receipt spec checks that against this bound.
+ * cap (100 Pods, 127-character keys, 256-character reasons of 3-byte UTF-8 characters) a
+ * receipt is about 106 KiB; the receipt spec checks that against this bound.
  */
 export const MAX_RECEIPT_BYTES = 128 * 1024;
 
@@ -38,7 +38,6 @@ export type KubeletState = 'ok' | 'absent' | 'unavailable';
 export interface PodReceipt {
   /** Index key `<nodegroup>/<name>`. */
   deployment: string;
-  namespace: string;
   /** Revision of the Pod payload the node published (see {@link podRevision}); null when none. */
   revision: string | null;
   /** kubelet's PodReady for that revision; null when unknown (no Pods API, or not seen yet). */
@@ -167,7 +166,6 @@ function canonical(receipt: NodeReceipt): NodeReceipt {
   );
   const pods = sorted.slice(0, MAX_RECEIPT_PODS).map((p): PodReceipt => ({
     deployment: p.deployment,
-    namespace: p.namespace,
     revision: p.revision,
     ready: p.ready,
     restarts: p.restarts,
@@ -204,7 +202,6 @@ const RECEIPT_FIELDS = [
 ] as const;
 const POD_FIELDS = [
   'deployment',
-  'namespace',
   'revision',
   'ready',
   'restarts',
@@ -271,8 +268,6 @@ export function parseReceipt(
     if (ref.nodegroup !== nodegroup) fail(`${at}.deployment is not in NodeGroup ${nodegroup}`);
     if (seen.has(deployment)) fail(`${at}.deployment ${deployment} is listed twice`);
     seen.add(deployment);
-    const namespace = text(value, 'namespace', 63, fail, at);
-    if (!isDns1123Label(namespace)) fail(`${at}.namespace must be a DNS-1123 label`);
     const revision = nullable(
       value,
       'revision',
@@ -308,7 +303,6 @@ export function parseReceipt(
     );
     return {
       deployment,
-      namespace,
       revision: revision as string | null,
       ready: ready as boolean | null,
       restarts: restarts as number | null,
