@@ -12,6 +12,7 @@ const COMMANDS = [
   'validate',
   'deploy',
   'list',
+  'status',
   'delete',
   'install',
 ];
@@ -46,6 +47,7 @@ describe('podmin basics', () => {
   it('asks for a context only where the cluster is touched', async () => {
     for (const args of [
       ['list'],
+      ['status'],
       ['delete', 'web', '-g', 'default'],
       ['deploy', 'web', '-g', 'default', '--image', 'hello:v1'],
       ['install', 'cloudflared', '-g', 'default'],
