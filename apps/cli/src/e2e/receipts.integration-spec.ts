@@ -3,12 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import {
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-  createS3Client,
-  type ObjectStore,
-} from '@podmin/data-access-object-store';
+// The CLI loads these lazily (module boundaries forbid static imports), so the test does too.
+import type { ObjectStore } from '@podmin/data-access-object-store';
 import {
   LocalSecretStore,
   ParameterStoreSecretStore,
@@ -17,11 +13,6 @@ import {
 } from '@podmin/data-access-secrets';
 import { freeLoopbackPort, getAwsEmulator, uniqueBucketName, waitFor } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
 import { parseReceipt, podRevision, receiptKey } from '@podmin/util-receipts';
 import { makeSandbox, type CliSandbox } from './cli-harness';
 
@@ -36,6 +27,8 @@ interface Agent {
 
 /** Stores the CA secrets `podmin setup` would, so an agent can start. */
 async function seedCas(secrets: Pick<SecretStore, 'create'>, cluster: string): Promise<void> {
+  const { createClusterCa, generateWorkloadCaSecretValue, serializeClusterCaSecret } =
+    await import('@podmin/util-pki');
   await secrets.create(
     `/${cluster}/_system/workload-ca-key`,
     Buffer.from(generateWorkloadCaSecretValue()),
@@ -166,7 +159,7 @@ async function receiptsWithoutNodeStack(
   }>;
   expect(web).toMatchObject({ desired, live: nodes.length, ready: 0 });
   expect(web?.nodes).toEqual(
-    nodes.map((node) =>
+    nodes.map((node): unknown =>
       expect.objectContaining({ node, state: 'applied', applied: desired, ready: null }),
     ),
   );
@@ -221,6 +214,7 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
       ];
       for (const node of ['node-1', 'node-2'])
         agents.push(await startAgent(flags, node, { PODMIN_LOCAL_SECRETS_FILE: secretsFile }));
+      const { LocalDirectoryObjectStore } = await import('@podmin/data-access-object-store');
       const store = new LocalDirectoryObjectStore(bucket);
       // Each agent writes its first receipt after its first pass, before anything is deployed.
       await waitFor(
@@ -237,6 +231,7 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
 
   it('an agent on the aws provider and a bucket on the S3 emulator', async () => {
     const emulator = await getAwsEmulator();
+    const { S3ObjectStore, createS3Client } = await import('@podmin/data-access-object-store');
     const creds = {
       region: emulator.region,
       endpoint: emulator.endpoint,
