@@ -11,7 +11,9 @@
 # VIP with TTL 5 (NXDOMAIN for an unknown name) and the Pod resolves the short names through its
 # search list; a static Pod with an exec readiness probe is a backend of a Service in the
 # agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag replaces the Pod;
-# delete removes it and its files; `podmin install cloudflared` (a stand-in with the upstream
+# node receipts: `deploy --wait` returns once the Pod is Ready, a tag that cannot be pulled makes
+# `--wait` fail with kubelet's reason, `--rollback-on-failure` brings the previous Pod back, and
+# `status` shows each state; delete removes it and its files; `podmin install cloudflared` (a stand-in with the upstream
 # image's layout, tools/node-stack/cloudflared, under the pin's name: the real image cannot be
 # pulled here) mirrors the image, and its static Pod runs with the hardening in force (crictl
 # inspect and the process's own /proc status: user 65532, read-only root, no new privileges,
@@ -251,6 +253,57 @@ check wait_for 30 through_service hello-v2
 one_running() { [[ $(crictl ps --name hello --state Running -q | wc -l) -eq 1 ]] && [[ $(crictl ps --name hello --state Running -q) != "$cid" ]]; }
 check wait_for 60 one_running
 
+# Receipts: `deploy --wait` returns once kubelet reports the Pod Ready on the node; `status`
+# (bucket only) shows each state; an unpullable tag fails the wait with kubelet's reason, and
+# --rollback-on-failure puts the previous entry back and waits for it.
+wait_err=$work/wait.err
+deploy_wait() { podmin deploy hello -g default -f "$work/daemonset.yaml" "$@" >/dev/null 2>"$wait_err"; }
+show_wait() { sed 's/^/  /' "$wait_err" >&2; }
+status_json() { podmin status hello -g default -o json 2>/dev/null; }
+node_field() { status_json | json "[0].nodes[0].$1"; }
+waited_ready() {
+  if deploy_wait --image hello:v1 --wait --timeout 3m && grep -q '^Ready: hello [0-9a-f]\{12\}: 1/1 nodes ready' "$wait_err"; then return 0; fi
+  show_wait
+  return 1
+}
+wait_started=$(date +%s%3N)
+check waited_ready
+wait_ms=$(($(date +%s%3N) - wait_started))
+good_rev=$(status_json | json '[0].desired')
+status_ready() {
+  if [[ $(node_field state) == ready && $(node_field applied) == "$good_rev" && $(node_field ready) == true ]] &&
+    podmin status 2>/dev/null | grep -q '^hello: 1/1 ready$'; then return 0; fi
+  status_json >&2
+  return 1
+}
+check status_ready
+pull_reason='(ErrImagePull|ImagePullBackOff) \(container hello\)'
+rolled_back() {
+  if ! deploy_wait --image hello:missing --wait --timeout 45s --rollback-on-failure &&
+    grep -Eq "not ready after 45 s on [^ ]+ \(${pull_reason}" "$wait_err" &&
+    grep -q "rolled back to ${good_rev}, and that is done" "$wait_err"; then return 0; fi
+  show_wait
+  return 1
+}
+check rolled_back
+check status_ready
+serves_v1() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v1; }
+check wait_for 60 serves_v1
+wait_fails_on_pull() {
+  if ! deploy_wait --image hello:missing --wait --timeout 45s &&
+    grep -Eq "not ready after 45 s on [^ ]+ \(${pull_reason}" "$wait_err"; then return 0; fi
+  show_wait
+  return 1
+}
+check wait_fails_on_pull
+status_shows_pull() {
+  if [[ $(node_field state) == not-ready && $(node_field applied) != "$good_rev" ]] && grep -Eq "^${pull_reason}" <<<"$(node_field reason)" &&
+    podmin status 2>/dev/null | grep -q '^hello: 0/1 ready (1 not ready)$'; then return 0; fi
+  status_json >&2
+  return 1
+}
+check status_shows_pull
+
 # Delete: the Pod goes, and with it its manifest, identity and secret files.
 manifest_files() { [[ -n $(find "$node_root/etc/podmin/manifests" -name '*hello*') ]]; }
 files_present() { manifest_files && [[ -d $node_root/run/podmin/workloads/hello/identity && -d $node_root/run/podmin/workloads/hello/secrets ]]; }
@@ -334,7 +387,7 @@ if [[ $failed -gt 0 ]]; then
     tail -n 12 "$node_root/var/log/$f.log" >&2
   done
 fi
-echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; RSS ${rss_line}"
+echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; deploy --wait → Ready in receipt ${wait_ms} ms; RSS ${rss_line}"
 echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the deployed Pods from podmin's registry: $passed checks passed, $failed failed"
 echo "Tests: ${failed:+$failed failed, }$passed passed, $((passed + failed)) total" | sed 's/^Tests: 0 failed, /Tests: /'
 [[ $failed -eq 0 ]]

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { run } from './cli';
 import { createCliContext } from './cli-context';
+import { parseDuration } from './commands/deploy/deploy.command';
 
 describe('run (in process)', () => {
   let home: string;
@@ -55,6 +56,43 @@ describe('run (in process)', () => {
     );
     expect(await run(['rollback', 'web', '-g', 'default', '--to', 'zz'], ctx)).toBe(1);
     expect(reporter.infos.at(-1)).toContain('--to "zz" is not a revision');
+  });
+
+  it('shows status from receipts and checks the --wait flags', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(await run(['status'], ctx)).toBe(0);
+    expect(reporter.results[1]).toMatch(/^NAME\s+NODEGROUP\s+NODE\s+DESIRED\s+APPLIED/);
+    expect(reporter.results[1]).toContain('no node receipts');
+    expect(reporter.results[1]).toContain('web: 0/0 ready (no live node)');
+    expect(await run(['status', 'nope', '-g', 'default'], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toContain('no such deployment');
+    expect(
+      await run(
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--rollback-on-failure'],
+        ctx,
+      ),
+    ).toBe(1);
+    expect(reporter.infos.join('\n')).toContain('--rollback-on-failure needs --wait');
+    expect(
+      await run(
+        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--wait', '--timeout', 'soon'],
+        ctx,
+      ),
+    ).toBe(1);
+    expect(reporter.infos.join('\n')).toContain('is not a duration');
+  });
+
+  it('parses --timeout durations', () => {
+    expect([
+      parseDuration('90s'),
+      parseDuration('5m'),
+      parseDuration('1h'),
+      parseDuration('30'),
+    ]).toEqual([90_000, 300_000, 3_600_000, 30_000]);
+    expect(parseDuration('0s')).toBeUndefined();
+    expect(parseDuration('5 minutes')).toBeUndefined();
   });
 
   it('warns when a Service selects no Pod of its DaemonSet, and refuses spec.type', async () => {

@@ -18,6 +18,7 @@ import { pushCommand } from './commands/push/push.command';
 import { rollbackCommand } from './commands/rollback/rollback.command';
 import { secretCommand } from './commands/secret/secret.command';
 import { setupCommand } from './commands/setup/setup.command';
+import { statusCommand } from './commands/status/status.command';
 import { teardownCommand } from './commands/teardown/teardown.command';
 import { useCommand } from './commands/use/use.command';
 import { validateCommand } from './commands/validate/validate.command';
@@ -59,6 +60,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(validateCommand(ctx))
     .command(deployCommand(ctx))
     .command(listCommand(ctx))
+    .command(statusCommand(ctx))
     .command(deleteCommand(ctx))
     .command(historyCommand(ctx))
     .command(rollbackCommand(ctx))

@@ -12,6 +12,7 @@ const COMMANDS = [
   'validate',
   'deploy',
   'list',
+  'status',
   'delete',
   'history',
   'rollback',
@@ -48,6 +49,7 @@ describe('podmin basics', () => {
   it('asks for a context only where the cluster is touched', async () => {
     for (const args of [
       ['list'],
+      ['status'],
       ['delete', 'web', '-g', 'default'],
       ['history', 'web', '-g', 'default'],
       ['rollback', 'web', '-g', 'default', '--to', 'abcd'],

@@ -54,7 +54,7 @@ function encodePod(name: string, uid: string, ready: boolean, ip?: string): Buff
                 containerID: 'containerd://123',
                 state: ready
                   ? { running: { startedAt: { seconds: 1 } } }
-                  : { waiting: { reason: 'ContainerCreating' } },
+                  : { waiting: { reason: 'ErrImagePull', message: 'pull access denied' } },
               },
             ],
           },
@@ -138,7 +138,11 @@ describe('KubeletPodsClient against a gRPC Pods API server on a Unix socket', ()
         restartCount: 2,
       },
     ]);
-    expect(db?.containers[0]).toMatchObject({ state: 'waiting', reason: 'ContainerCreating' });
+    expect(db?.containers[0]).toMatchObject({
+      state: 'waiting',
+      reason: 'ErrImagePull',
+      message: 'pull access denied',
+    });
   });
 
   it('gets one Pod by UID and answers undefined for an unknown UID', async () => {

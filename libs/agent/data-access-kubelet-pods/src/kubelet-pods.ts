@@ -39,6 +39,8 @@ export interface KubeletContainer {
   state: 'waiting' | 'running' | 'terminated' | 'unknown';
   /** The waiting or terminated reason, when there is one. */
   reason?: string;
+  /** kubelet's message with that reason (e.g. why an image pull failed), when there is one. */
+  message?: string;
   image: string;
   imageID: string;
   containerID: string;
@@ -103,11 +105,13 @@ function toKubeletPod(raw: corev1.Pod): KubeletPod {
             ? 'waiting'
             : 'unknown';
       const reason = s?.waiting?.reason ?? s?.terminated?.reason;
+      const detail = s?.waiting?.message ?? s?.terminated?.message;
       return {
         name: c.name ?? '',
         ready: c.ready ?? false,
         state,
         ...(reason ? { reason } : {}),
+        ...(detail ? { message: detail } : {}),
         image: c.image ?? '',
         imageID: c.imageID ?? '',
         containerID: c.containerID ?? '',

@@ -1,19 +1,23 @@
 import { openBucketStore, openSecretStores } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import { secretSourceFor } from '@podmin/data-access-secrets';
+import { kubeletPodsView } from './receipts/receipt-writer';
 import { StaticPodModule } from './staticpod.module';
+
+declare const __PODMIN_VERSION__: string | undefined;
 
 /** The agent-staticpod process: index polling, verified payloads, secrets, static-Pod publication. */
 export const staticPodProcess: AgentProcessDefinition = {
   service: 'staticpod',
   module: ({ config, env, logger, lifecycle, client }) => {
     const identity = client('identity');
+    const store = openBucketStore(config, env);
     return Promise.resolve(
       StaticPodModule.register({
         config,
         logger,
         lifecycle,
-        store: openBucketStore(config, env),
+        store,
         secrets: secretSourceFor(openSecretStores(config, env)),
         identity: {
           ensure: (r) =>
@@ -25,6 +29,11 @@ export const staticPodProcess: AgentProcessDefinition = {
           remove: async (pod) => {
             await identity.removeWorkload({ pod });
           },
+        },
+        receipts: {
+          sink: store,
+          kubelet: kubeletPodsView(config.kubeletPodsSocket),
+          agentVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
         },
       }),
     );

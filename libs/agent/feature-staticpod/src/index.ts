@@ -7,3 +7,4 @@ export * from './staticpod.service';
 export * from './staticpod.module';
 export * from './staticpod.grpc-controller';
 export * from './bootstrap';
+export * from './receipts/receipt-writer';

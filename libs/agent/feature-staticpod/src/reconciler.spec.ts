@@ -5,6 +5,7 @@ import path from 'node:path';
 import { commitDesiredState, InMemoryObjectStore } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import { INDEX_KEY, podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
+import { podRevision } from '@podmin/util-receipts';
 import { buildDeployment } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
 import { DegradedPassError, MISSING_INDEX_GRACE_MS, StaticPodReconciler } from './reconciler';
@@ -49,10 +50,13 @@ class FakeIdentity implements IdentityIssuer {
   readonly ensured: string[] = [];
   readonly removed: string[] = [];
   duringEnsure: (() => Promise<void>) | undefined;
-  async ensure(request: IdentityRequest): Promise<{ fingerprint: string }> {
+  async ensure(request: IdentityRequest): Promise<{ fingerprint: string; notAfter: string }> {
     this.ensured.push(request.pod);
     await this.duringEnsure?.();
-    return { fingerprint: crypto.createHash('sha256').update(request.pod).digest('hex') };
+    return {
+      fingerprint: crypto.createHash('sha256').update(request.pod).digest('hex'),
+      notAfter: '2026-01-03T03:04:05Z',
+    };
   }
   remove(pod: string): Promise<void> {
     this.removed.push(pod);
@@ -332,6 +336,27 @@ describe('StaticPodReconciler decisions', () => {
     expect(workloadFiles()).toEqual(expect.arrayContaining(['api', 'web']));
     expect(reconciler.status()).toMatchObject({ healthy: false });
     expect(reconciler.pending).toBe(true);
+    // The receipt's view: web still runs v1 and says why; api runs v2; the node itself is fine.
+    const applied = reconciler.applied();
+    expect(applied.error).toBeNull();
+    expect(applied.deployments).toEqual([
+      {
+        deployment: 'workers/api',
+        revision: podRevision(
+          podPayloadKey('workers', deployment('api', { image: 'hello:v2' }).podYaml),
+        ),
+        published: { namespace: 'product', annotation: expect.any(String) as string },
+        identityExpiry: '2026-01-03T03:04:05Z',
+        fault: null,
+      },
+      {
+        deployment: 'workers/web',
+        revision: podRevision(podPayloadKey('workers', deployment('web').podYaml)),
+        published: { namespace: 'product', annotation: expect.any(String) as string },
+        identityExpiry: '2026-01-03T03:04:05Z',
+        fault: expect.stringContaining(missing) as string,
+      },
+    ]);
     // Repaired: it converges on the next pass.
     store.store(missing, deployment('web', { image: 'hello:v2' }).podYaml);
     await expect(reconciler.reconcileOnce()).resolves.toMatchObject({ status: 'published' });
@@ -357,10 +382,13 @@ describe('StaticPodReconciler decisions', () => {
     >;
     store.objects.delete(key['workers/web']!.pod);
     await commitDesiredState(store, { deploy: [deployment('api')] });
-    const err = (await restarted()
-      .reconcileOnce()
-      .catch((e: unknown) => e)) as DegradedPassError;
+    const restartedOnce = restarted();
+    const err = (await restartedOnce.reconcileOnce().catch((e: unknown) => e)) as DegradedPassError;
     expect(err.faults).toMatchObject([{ deployment: 'workers/web', kept: false }]);
+    expect(restartedOnce.applied().deployments).toMatchObject([
+      { deployment: 'workers/api', revision: expect.stringMatching(/^[0-9a-f]{12}$/) as string },
+      { deployment: 'workers/web', revision: null, published: null },
+    ]);
     expect(err.message).toContain('deployment workers/web is not published');
     expect(manifests()).toEqual(['api.yaml', 'web.yaml']);
     expect(identity.removed).toEqual([]);

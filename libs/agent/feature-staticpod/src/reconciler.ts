@@ -21,6 +21,7 @@ import {
   type IndexVersion,
 } from '@podmin/data-access-desired-state';
 import { stringifyCanonical } from '@podmin/util-manifest';
+import { podRevision } from '@podmin/util-receipts';
 import type { NodePaths } from './node-paths';
 import {
   SERVICE_ANNOTATION,
@@ -100,6 +101,28 @@ export interface ReconcileHealth {
   pods: string[];
 }
 
+/** What the node applied for one deployment of its NodeGroup, for its receipt. */
+export interface AppliedDeployment {
+  /** Index key `<nodegroup>/<name>`. */
+  deployment: string;
+  /** Revision of the published Pod payload ({@link podRevision}); null when none is published. */
+  revision: string | null;
+  /** The published Pod's namespace and `podmin.dev/revision`, to find it among kubelet's Pods. */
+  published: { namespace: string; annotation: string } | null;
+  /** Expiry of the published Pod's workload identity. */
+  identityExpiry: string | null;
+  /** Why the last pass could not stage it (it keeps its last published Pod); null when it could. */
+  fault: string | null;
+}
+
+/** What the node applied: the index ETag of its last complete pass and each deployment's state. */
+export interface AppliedState {
+  indexEtag: string | null;
+  /** Why the last pass failed as a whole (not one deployment's fault); null when it did not. */
+  error: string | null;
+  deployments: AppliedDeployment[];
+}
+
 /** Outcome of one pass; `warning` is something the operator must hear about even though it worked. */
 export type PassResult = (
   { status: 'published'; changedFiles: number; removedFiles: number } | { status: 'unchanged' }
@@ -109,6 +132,10 @@ interface StagedPod {
   key: string;
   name: string;
   revision: string;
+  namespace: string;
+  /** Revision of the Pod payload ({@link podRevision}), as receipts report it. */
+  payloadRevision: string;
+  identityExpiry: string | undefined;
   yaml: string;
   secrets: Array<{ provider: SecretProviderName; key: string; value: Buffer }>;
   service: DesiredService | undefined;
@@ -148,6 +175,10 @@ export class StaticPodReconciler {
   private seenIndex: boolean | undefined = undefined;
   /** When the index was first found missing after the node had seen one. */
   private missingSince: Date | undefined = undefined;
+  /** Why each deployment could not be staged in the last pass that got that far. */
+  private lastFaults = new Map<string, string>();
+  /** The last pass's failure when it was not a per-deployment one. */
+  private passError: string | null = null;
 
   constructor(
     private readonly options: ReconcilerOptions,
@@ -186,9 +217,17 @@ export class StaticPodReconciler {
         pods: [...this.published.keys()].sort(),
       };
       this.needsPass = false;
+      this.passError = null;
       return result;
     } catch (err) {
       this.needsPass = true;
+      // Per-deployment faults are reported per deployment; anything else concerns the node.
+      this.passError =
+        err instanceof DegradedPassError && err.faults.length > 0
+          ? null
+          : err instanceof Error
+            ? err.message
+            : String(err);
       this.health = {
         ...this.health,
         healthy: false,
@@ -198,6 +237,33 @@ export class StaticPodReconciler {
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * What this process has applied, for the node's receipt: every deployment of its NodeGroup in
+   * the index it last read, with the Pod it published (or none yet) and why staging failed.
+   */
+  applied(): AppliedState {
+    const keys = new Set<string>(this.publishedByKey.keys());
+    for (const key of Object.keys(this.index)) {
+      if (parseDeploymentKey(key).nodegroup === this.options.nodegroup) keys.add(key);
+    }
+    const deployments = [...keys].sort().map((key): AppliedDeployment => {
+      const staged = this.publishedByKey.get(key);
+      return {
+        deployment: key,
+        revision: staged?.payloadRevision ?? null,
+        published: staged ? { namespace: staged.namespace, annotation: staged.revision } : null,
+        identityExpiry: staged?.identityExpiry ?? null,
+        fault: this.lastFaults.get(key) ?? null,
+      };
+    });
+    const etag = this.health.indexEtag;
+    return {
+      indexEtag: etag === null || etag === '' ? null : etag,
+      error: this.passError,
+      deployments,
+    };
   }
 
   /** The ETag health reports: '' for a missing index, null before the first read. */
@@ -295,6 +361,7 @@ export class StaticPodReconciler {
         });
       }
     }
+    this.lastFaults = new Map(faults.map((f) => [f.deployment, f.error]));
     const names = staged.map((s) => s.name);
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
     if (duplicate)
@@ -365,7 +432,7 @@ export class StaticPodReconciler {
       }
     }
     const serviceName = pod.metadata.annotations?.[SERVICE_ANNOTATION];
-    const { fingerprint } = await this.identity.ensure({
+    const { fingerprint, notAfter } = await this.identity.ensure({
       pod: name,
       namespace,
       ...(serviceName ? { service: serviceName } : {}),
@@ -384,6 +451,9 @@ export class StaticPodReconciler {
       key,
       name,
       revision,
+      namespace,
+      payloadRevision: podRevision(entry.pod),
+      identityExpiry: notAfter || undefined,
       yaml: stringifyCanonical(transformed),
       secrets,
       service,

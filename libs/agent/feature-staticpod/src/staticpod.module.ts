@@ -13,11 +13,27 @@ import {
 } from './staticpod.ports';
 import type { LoopTiming } from './reconcile-loop';
 import {
+  DEFAULT_RECEIPT_TIMING,
+  ReceiptWriter,
+  type KubeletView,
+  type ReceiptTiming,
+} from './receipts/receipt-writer';
+import type { ReceiptSink } from './staticpod.ports';
+import {
   STATICPOD_CONFIG,
   STATICPOD_LOGGER,
+  STATICPOD_RECEIPTS,
   STATICPOD_TIMING,
   StaticPodService,
 } from './staticpod.service';
+
+/** Where and how the node writes its receipt. */
+export interface ReceiptAdapters {
+  sink: ReceiptSink;
+  kubelet: KubeletView;
+  agentVersion: string;
+  timing?: Partial<ReceiptTiming>;
+}
 
 /** Adapters the process wires into the module. */
 export interface StaticPodAdapters {
@@ -30,6 +46,8 @@ export interface StaticPodAdapters {
   identity: IdentityIssuer;
   /** Overrides of the reconcile loop's timing, e.g. `passTimeoutMs` (defaults: DEFAULT_TIMING). */
   timing?: Partial<LoopTiming>;
+  /** The node's receipt `status/<nodegroup>/<node-id>.json`; none written without it. */
+  receipts?: ReceiptAdapters;
 }
 
 /** The agent-staticpod Nest module. */
@@ -48,8 +66,25 @@ export class StaticPodModule {
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },
         ...(adapters.timing ? [{ provide: STATICPOD_TIMING, useValue: adapters.timing }] : []),
+        ...(adapters.receipts
+          ? [
+              {
+                provide: STATICPOD_RECEIPTS,
+                useValue: receiptWriter(adapters.config, adapters.receipts),
+              },
+            ]
+          : []),
         StaticPodService,
       ],
     };
   }
+}
+
+function receiptWriter(config: AgentProcessConfig, receipts: ReceiptAdapters): ReceiptWriter {
+  return new ReceiptWriter(
+    { nodegroup: config.nodegroup, node: config.nodeId, agentVersion: receipts.agentVersion },
+    receipts.sink,
+    receipts.kubelet,
+    { ...DEFAULT_RECEIPT_TIMING, ...receipts.timing },
+  );
 }

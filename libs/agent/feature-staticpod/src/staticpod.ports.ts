@@ -3,6 +3,9 @@ import type { ObjectStore } from '@podmin/data-access-object-store';
 /** Reads committed desired state (index and immutable payloads). */
 export type DesiredStateReader = Pick<ObjectStore, 'get' | 'getIfChanged'>;
 
+/** Writes this node's receipt object (unconditionally: the node owns its key). */
+export type ReceiptSink = Pick<ObjectStore, 'put'>;
+
 /** Secret providers a Pod may name in its annotations. */
 export type SecretProviderName = 'aws-parameter-store' | 'aws-secrets-manager';
 
@@ -21,8 +24,8 @@ export interface IdentityRequest {
 
 /** Issues and maintains workload identities on the node. */
 export interface IdentityIssuer {
-  /** Ensures a valid identity generation for the Pod; returns its certificate fingerprint. */
-  ensure(request: IdentityRequest): Promise<{ fingerprint: string }>;
+  /** Ensures a valid identity generation for the Pod; returns its fingerprint and RFC 3339 expiry. */
+  ensure(request: IdentityRequest): Promise<{ fingerprint: string; notAfter?: string }>;
   /** Removes a departed Pod's identity files. */
   remove(pod: string): Promise<void>;
 }

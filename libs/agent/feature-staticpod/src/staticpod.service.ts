@@ -11,6 +11,7 @@ import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
 import { runReconcileLoop, DEFAULT_TIMING, type LoopTiming } from './reconcile-loop';
 import { StaticPodReconciler } from './reconciler';
+import { ReceiptWriter } from './receipts/receipt-writer';
 import {
   DESIRED_STATE_READER,
   IDENTITY_ISSUER,
@@ -29,6 +30,8 @@ export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
 export const STATICPOD_LOGGER = Symbol('STATICPOD_LOGGER');
 /** Token of optional reconcile-loop timing overrides (pass deadline, poll interval). */
 export const STATICPOD_TIMING = Symbol('STATICPOD_TIMING');
+/** Token of the node's receipt writer (absent: no receipts, e.g. in tests of the loop alone). */
+export const STATICPOD_RECEIPTS = Symbol('STATICPOD_RECEIPTS');
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -44,6 +47,9 @@ export class StaticPodService
   };
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
+  private receiptLoop: Promise<void> | undefined;
+  /** Passes finished (either way): no receipt is written before the first one. */
+  private passes = 0;
 
   constructor(
     @Inject(STATICPOD_CONFIG) private readonly config: AgentProcessConfig,
@@ -53,6 +59,7 @@ export class StaticPodService
     @Inject(IDENTITY_ISSUER) identity: IdentityIssuer,
     @Inject(PROCESS_LIFECYCLE) private readonly lifecycle: ProcessLifecycle,
     @Optional() @Inject(STATICPOD_TIMING) private readonly timing?: Partial<LoopTiming>,
+    @Optional() @Inject(STATICPOD_RECEIPTS) private readonly receipts?: ReceiptWriter,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -98,6 +105,7 @@ export class StaticPodService
     this.log.event('info', 'start reconcile loop', { nodegroup: this.config.nodegroup });
     const timing = { ...DEFAULT_TIMING, ...this.timing };
     this.loop = runReconcileLoop(this.reconciler, this.abort.signal, timing, (o) => {
+      this.passes++;
       if (o.ok && o.warning !== undefined)
         this.log.event('error', 'reconcile', { result: o.detail, warning: o.warning });
       else if (o.ok)
@@ -114,10 +122,48 @@ export class StaticPodService
       if (o.ok) this.lifecycle.reportHealth(true);
       else this.lifecycle.reportHealth(false, o.error);
     }).catch((err: unknown) => this.lifecycle.fail('reconcile loop died', err));
+    if (this.receipts) this.receiptLoop = this.writeReceipts(this.receipts, this.abort.signal);
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.abort.abort();
-    await Promise.race([this.loop, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS))]);
+    this.receipts?.close();
+    await Promise.race([
+      Promise.all([this.loop, this.receiptLoop]),
+      new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS)),
+    ]);
   }
+
+  /**
+   * Looks every `pollMs` whether the receipt is due. A failed write is logged and retried, never
+   * fatal: receipts report on the node, they do not run it.
+   */
+  private async writeReceipts(writer: ReceiptWriter, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(writer.timing.pollMs, signal);
+      if (signal.aborted || this.passes === 0) continue;
+      try {
+        const result = await writer.tick(this.reconciler.applied());
+        if (result === 'written')
+          this.log.event('debug', 'write receipt', { writes: writer.writes });
+      } catch (err) {
+        this.log.event('warn', 'write receipt failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -4,3 +4,6 @@ export * from './deploy';
 export * from './list';
 export * from './history';
 export * from './rollback';
+export * from './status';
+export * from './wait';
+export * from './rollout';

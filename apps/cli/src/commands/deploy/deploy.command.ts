@@ -2,7 +2,23 @@ import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { withManifestFlags, type ManifestFlagArgs } from '../manifest-options';
 
-type DeployArgs = ManifestFlagArgs & { name: string; file?: string };
+type DeployArgs = ManifestFlagArgs & {
+  name: string;
+  file?: string;
+  wait?: boolean;
+  timeout: string;
+  rollbackOnFailure?: boolean;
+  output: string;
+};
+
+/** `90s`, `5m`, `1h` or plain seconds → milliseconds; undefined when it is none of those. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d{1,6})(s|m|h)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const unit = m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 1000;
+  const ms = Number(m[1]) * unit;
+  return ms > 0 ? ms : undefined;
+}
 
 /** `podmin deploy <name> -g NG`: commit desired state for a deployment. */
 export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs> {
@@ -23,6 +39,37 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           type: 'string',
           describe: 'Manifest file instead of the built-in one',
         })
+        .option('wait', {
+          type: 'boolean',
+          describe:
+            'After the commit, wait until every live node of the NodeGroup reports the new revision Ready (from node receipts); exit non-zero naming each node that is not and why',
+        })
+        .option('timeout', {
+          type: 'string',
+          default: '5m',
+          describe: 'How long --wait waits: 90s, 5m, 1h',
+        })
+        .option('rollback-on-failure', {
+          type: 'boolean',
+          describe:
+            'With --wait: when the wait fails, re-commit the entry this deploy replaced (or delete the deployment if it was new), then wait for that',
+        })
+        .option('output', {
+          alias: 'o',
+          type: 'string',
+          choices: ['text', 'json'],
+          default: 'text',
+          describe: 'Result format; json prints {key, changed, revision, ready} and no progress',
+        })
+        .check((a) => {
+          if (a['rollback-on-failure'] === true && a.wait !== true)
+            throw new Error('--rollback-on-failure needs --wait');
+          if (parseDuration(String(a.timeout)) === undefined)
+            throw new Error(
+              `--timeout: ${JSON.stringify(a.timeout)} is not a duration like 90s, 5m or 1h`,
+            );
+          return true;
+        })
         .example(
           '$0 deploy web -g default --image hello:v1 --service',
           'Built-in manifest with a Service',
@@ -30,11 +77,25 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
         .example(
           '$0 deploy web -g default -f daemonset.yaml --image web=hello:v2',
           'A manifest file with an image override',
+        )
+        .example(
+          '$0 deploy web -g default --image hello:v2 --wait --timeout 3m --rollback-on-failure',
+          'Wait until every live node runs it Ready; put the previous revision back if not',
         ),
     handler: async (args) => {
       const { prepareDeployment } = await import('@podmin/cli-feature-manifest');
-      const { deploy } = await import('@podmin/cli-feature-deploy');
-      await deploy({
+      const { deploy, deployAndWait, recommitPrevious } =
+        await import('@podmin/cli-feature-deploy');
+      const json = args.output === 'json';
+      // In json mode stdout carries one JSON document and stderr only warnings and errors.
+      const reporter = json
+        ? {
+            info: () => undefined,
+            warn: (m: string) => ctx.reporter.warn(m),
+            result: () => undefined,
+          }
+        : ctx.reporter;
+      const deps = {
         prepare: () =>
           prepareDeployment({
             name: args.name,
@@ -48,8 +109,41 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
             ...(args.memory !== undefined ? { memory: args.memory } : {}),
           }),
         openBucket: () => ctx.currentBucket(),
-        reporter: ctx.reporter,
-      });
+        reporter,
+      };
+      if (!args.wait) {
+        const result = await deploy(deps);
+        if (json)
+          ctx.reporter.result(
+            JSON.stringify({ key: result.key, changed: result.changed }, null, 2),
+          );
+        return;
+      }
+      const result = await deployAndWait(
+        {
+          ...deps,
+          progress: (line) => reporter.info(line),
+          // The history work's re-commit replaces this one when it lands.
+          recommit: recommitPrevious,
+        },
+        {
+          timeoutMs: parseDuration(args.timeout) ?? 300_000,
+          ...(args.rollbackOnFailure ? { rollbackOnFailure: true } : {}),
+        },
+      );
+      if (json)
+        ctx.reporter.result(
+          JSON.stringify(
+            {
+              key: result.commit.key,
+              changed: result.commit.changed,
+              revision: result.revision,
+              ready: result.wait.message,
+            },
+            null,
+            2,
+          ),
+        );
     },
   };
 }

@@ -1,0 +1,148 @@
+import type { Reporter } from '@podmin/cli-util-io';
+import { entriesOf, readIndex } from '@podmin/data-access-desired-state';
+import { PodminError } from '@podmin/util-errors';
+import {
+  deploymentKey,
+  sameEntry,
+  withDeployment,
+  withoutDeployment,
+  type IndexEntry,
+} from '@podmin/util-desired-state';
+import { podRevision } from '@podmin/util-receipts';
+import type { Deployment } from '@podmin/util-manifest';
+import { updateIndex, type CommitOptions, type CommitResult } from './commit';
+import { deploy, type DeployDeps } from './deploy';
+import type { DesiredStateStore } from './desired-state.ports';
+import type { StatusStore } from './status';
+import { RolloutFailedError, waitForRollout, type WaitOptions, type WaitOutcome } from './wait';
+
+/**
+ * Puts back what a failed deploy replaced: re-commits `previous` (or removes the deployment
+ * when there was none) by compare-and-swap, only while the index still holds `committed`, so
+ * a rollback never overwrites someone else's newer deploy. Resolves to false when it did not.
+ */
+export type Recommit = (
+  key: string,
+  committed: IndexEntry,
+  previous: IndexEntry | undefined,
+) => Promise<boolean>;
+
+/** The default {@link Recommit}: one CAS through `updateIndex`. */
+export function recommitPrevious(store: DesiredStateStore): Recommit {
+  return async (key, committed, previous) => {
+    let ours = true;
+    await updateIndex(store, (index) => {
+      ours = sameEntry(index[key], committed);
+      if (!ours) return undefined;
+      return previous === undefined
+        ? withoutDeployment(index, key)
+        : withDeployment(index, key, previous);
+    });
+    return ours;
+  };
+}
+
+/** What `deploy --wait` runs on, beyond what `deploy` does. */
+export interface RolloutDeps extends DeployDeps {
+  openBucket(): Promise<{ context: { cluster: string }; store: DesiredStateStore & StatusStore }>;
+  reporter: Pick<Reporter, 'info' | 'warn' | 'result'>;
+  /** Where progress lines go (stderr; nothing in `-o json`). */
+  progress: (line: string) => void;
+  /** Re-commits the replaced entry (default {@link recommitPrevious} on the bucket). */
+  recommit?: (store: DesiredStateStore) => Recommit;
+}
+
+/** Options of {@link deployAndWait}. */
+export interface RolloutOptions extends CommitOptions {
+  timeoutMs: number;
+  rollbackOnFailure?: boolean;
+  /** Test knobs of the wait. */
+  wait?: Pick<WaitOptions, 'pollMs' | 'now' | 'sleep'>;
+}
+
+/** What `deploy --wait` did. */
+export interface RolloutResult {
+  commit: CommitResult;
+  revision: string;
+  wait: WaitOutcome;
+}
+
+/**
+ * `podmin deploy --wait [--rollback-on-failure]`: deploys, then waits until every live node of
+ * the NodeGroup reports the new revision Ready. On failure with `rollbackOnFailure` it
+ * re-commits the entry the deploy replaced (read from the index just before the commit), or
+ * deletes the deployment when it was new, and waits for that too. Throws a
+ * {@link RolloutFailedError} naming every node that is not ready and why; resolves only when
+ * the new revision is Ready everywhere live.
+ */
+export async function deployAndWait(
+  deps: RolloutDeps,
+  options: RolloutOptions,
+): Promise<RolloutResult> {
+  let prepared: Deployment | undefined;
+  let store: (DesiredStateStore & StatusStore) | undefined;
+  let previous: IndexEntry | undefined;
+  const commit = await deploy(
+    {
+      ...deps,
+      prepare: async () => (prepared = await deps.prepare()),
+      openBucket: async () => {
+        const opened = await deps.openBucket();
+        store = opened.store;
+        // One extra read, only when a rollback may need what this commit replaces.
+        if (options.rollbackOnFailure && prepared) {
+          previous = entriesOf(await readIndex(opened.store))[
+            deploymentKey(prepared.nodegroup, prepared.name)
+          ];
+        }
+        return opened;
+      },
+    },
+    options,
+  );
+  if (!store)
+    throw new PodminError('INTERNAL', 'waiting for a rollout: the bucket was never opened');
+  const revision = podRevision(commit.entry.pod);
+  const waitFor = (target: WaitOptions['target']): Promise<WaitOutcome> =>
+    waitForRollout(store as StatusStore, {
+      key: commit.key,
+      target,
+      timeoutMs: options.timeoutMs,
+      progress: deps.progress,
+      ...options.wait,
+    });
+  const wait = await waitFor({ revision });
+  if (wait.ok) {
+    deps.reporter.info(`Ready: ${wait.message}`);
+    return { commit, revision, wait };
+  }
+  const hint = `run \`podmin status ${prepared?.name ?? ''} -g ${prepared?.nodegroup ?? ''}\` to see each node`;
+  if (!options.rollbackOnFailure) {
+    throw new RolloutFailedError(`waiting for ${commit.key}: ${wait.message}`, hint);
+  }
+  const rollbackTo = previous === undefined ? null : podRevision(previous.pod);
+  if (previous !== undefined && sameEntry(previous, commit.entry)) {
+    throw new RolloutFailedError(
+      `waiting for ${commit.key}: ${wait.message}; not rolled back: the entry was already committed before this deploy`,
+      hint,
+    );
+  }
+  deps.reporter.warn(
+    rollbackTo === null
+      ? `Rolling back: ${commit.key} was new, so it is deleted (${wait.message})`
+      : `Rolling back ${commit.key} to ${rollbackTo} (${wait.message})`,
+  );
+  const recommit = (deps.recommit ?? recommitPrevious)(store);
+  const committed = await recommit(commit.key, commit.entry, previous);
+  if (!committed) {
+    throw new RolloutFailedError(
+      `waiting for ${commit.key}: ${wait.message}; not rolled back: the index no longer holds this deploy's entry (someone deployed since)`,
+      hint,
+    );
+  }
+  const back = await waitFor(rollbackTo === null ? { removed: true } : { revision: rollbackTo });
+  throw new RolloutFailedError(
+    `waiting for ${commit.key}: ${wait.message}; ${rollbackTo === null ? 'deleted it' : `rolled back to ${rollbackTo}`}, ${back.ok ? `and that is done: ${back.message}` : `but that did not finish either: ${back.message}`}`,
+    hint,
+  );
+}
