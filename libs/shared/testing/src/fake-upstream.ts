@@ -404,8 +404,8 @@ export class FakeUpstream {
     gh(
       'podplane/podmin',
       [
-        { tag: 'v0.2.0', assets: { 'podmin-agent-v0.2.0.cjs': artifact('agent-0.2.0') } },
-        { tag: 'v0.1.0', assets: { 'podmin-agent-v0.1.0.cjs': artifact('agent-0.1.0') } },
+        { tag: 'v0.2.0', assets: { 'podmin-agent-v0.2.0.tar.gz': artifact('agent-0.2.0') } },
+        { tag: 'v0.1.0', assets: { 'podmin-agent-v0.1.0.tar.gz': artifact('agent-0.1.0') } },
       ],
       ['.sha512'],
     );
