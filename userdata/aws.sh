@@ -99,7 +99,8 @@ secondary_address=''
 discover_network() {
   local mac device
   imds_login
-  while read -r mac; do
+  # IMDS ends a listing without a newline: the last line must count too.
+  while read -r mac || [[ -n $mac ]]; do
     mac="${mac%/}"
     [[ -n $mac ]] || continue
     device="$(imds_get "network/interfaces/macs/${mac}/device-number")"

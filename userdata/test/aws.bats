@@ -12,7 +12,8 @@ setup() {
 
   local macs="$IMDS_DIR/network/interfaces/macs"
   mkdir -p "$macs/0e:00:00:00:00:01" "$macs/0e:00:00:00:00:02"
-  printf '0e:00:00:00:00:02/\n0e:00:00:00:00:01/\n' >"$macs/_list"
+  # As IMDS answers: no newline after the last entry.
+  printf '0e:00:00:00:00:02/\n0e:00:00:00:00:01/' >"$macs/_list"
   echo 0 >"$macs/0e:00:00:00:00:01/device-number"
   echo 1 >"$macs/0e:00:00:00:00:02/device-number"
   printf '2600:1f14:aaaa:bb01::10\n' >"$macs/0e:00:00:00:00:01/ipv6s"
