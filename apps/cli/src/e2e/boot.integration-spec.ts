@@ -13,25 +13,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import {
-  DependencyResolver,
-  DownloadCache,
-  buildAgentFromSource,
-  syncDependencies,
-  type AgentArtifact,
-  type ImageMirror,
-} from '@podmin/cli-data-access-dependencies';
-import { renderAwsUserDataGzip } from '@podmin/cli-util-userdata';
-import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
-import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
+import type { AgentArtifact, ImageMirror } from '@podmin/cli-data-access-dependencies';
 import { FakeUpstream, getAwsEmulator, uniqueBucketName, type AwsEmulator } from '@podmin/testing';
 import type { DependencyManifest } from '@podmin/util-dependencies';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
 import { makeSandbox } from './cli-harness';
 
 const REPO = path.resolve(__dirname, '../../../..');
@@ -254,6 +238,16 @@ async function bootNode(
   agent: AgentArtifact | undefined,
   label: string,
 ): Promise<BootResult> {
+  // The CLI loads these lazily (apps/cli's module boundaries); so does its test.
+  const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
+  const { DependencyResolver, DownloadCache, syncDependencies } =
+    await import('@podmin/cli-data-access-dependencies');
+  const { renderAwsUserDataGzip } = await import('@podmin/cli-util-userdata');
+  const { createS3Client, S3ObjectStore } = await import('@podmin/data-access-object-store');
+  const { createSsmClient, ParameterStoreSecretStore } =
+    await import('@podmin/data-access-secrets');
+  const { createClusterCa, generateWorkloadCaSecretValue, serializeClusterCaSecret } =
+    await import('@podmin/util-pki');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `podmin-boot-${label}-`));
   const root = path.join(work, 'root');
   fs.mkdirSync(path.join(work, 'ns'), { recursive: true });
@@ -681,6 +675,7 @@ if (reason !== undefined) {
     }, 900_000);
 
     it('installs and runs an agent artifact built from this checkout (setup --agent-source)', async () => {
+      const { buildAgentFromSource } = await import('@podmin/cli-data-access-dependencies');
       const agent = await buildAgentFromSource(REPO, VERSION);
       expect(agent.version).toMatch(
         new RegExp(`^${VERSION.replace(/\./g, '\\.')}-source\\.[0-9a-f]{12}$`),
