@@ -819,7 +819,9 @@ function artifactEntries() {
     ...walk(path.join(root, 'node_modules/grpc-health-check/proto'), 'proto/'),
   );
   const unique = [...new Set(files)].sort();
-  const missing = unique.filter((f) => !fs.statSync(path.join(bin, f), { throwIfNoEntry: false })?.isFile());
+  const missing = unique.filter(
+    (f) => !fs.statSync(path.join(bin, f), { throwIfNoEntry: false })?.isFile(),
+  );
   if (missing.length > 0) {
     process.stderr.write(
       `packing the agent artifact: dist/bin lacks ${missing.join(', ')} (run \`nx run agent:artifact\`, which builds them, or \`bundle.mjs artifact --build\`)\n`,

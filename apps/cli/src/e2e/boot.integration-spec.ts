@@ -14,6 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { AgentArtifact, ImageMirror } from '@podmin/cli-data-access-dependencies';
+import { renderAwsUserDataGzip } from '@podmin/cli-util-userdata';
+import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
 import { FakeUpstream, getAwsEmulator, uniqueBucketName, type AwsEmulator } from '@podmin/testing';
 import type { DependencyManifest } from '@podmin/util-dependencies';
 import { makeSandbox } from './cli-harness';
@@ -242,10 +244,7 @@ async function bootNode(
   const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
   const { DependencyResolver, DownloadCache, syncDependencies } =
     await import('@podmin/cli-data-access-dependencies');
-  const { renderAwsUserDataGzip } = await import('@podmin/cli-util-userdata');
   const { createS3Client, S3ObjectStore } = await import('@podmin/data-access-object-store');
-  const { createSsmClient, ParameterStoreSecretStore } =
-    await import('@podmin/data-access-secrets');
   const { createClusterCa, generateWorkloadCaSecretValue, serializeClusterCaSecret } =
     await import('@podmin/util-pki');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `podmin-boot-${label}-`));

@@ -27,7 +27,9 @@ export const localProvider: CliProviderFactory = (ctx) => {
           throw new PodminError(
             'INVALID_ARGUMENT',
             `setting up ${context.cluster}: --agent-source is for AWS clusters, whose nodes install the published agent artifact`,
-            { hint: 'Run the CLI of that checkout (npm run build there) to use its agent locally.' },
+            {
+              hint: 'Run the CLI of that checkout (npm run build there) to use its agent locally.',
+            },
           );
         }
         const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
