@@ -20,11 +20,13 @@ dependencies=(
 )
 # @podmin:render-end
 
-# Test seams: a root prefix for every written path, the IMDS base URL and the retry delay.
-# Cloud-init runs user-data with none of these set.
+# Test seams: a root prefix for every written path, the IMDS base URL, the retry delay and
+# the S3 and EC2 endpoints (emulators on loopback). Cloud-init runs user-data with none set.
 root="${PODMIN_TEST_ROOT:-}"
 imds="${PODMIN_TEST_IMDS:-http://[fd00:ec2::254]}"
 retry_delay="${PODMIN_TEST_RETRY_DELAY:-3}"
+s3_endpoint="${PODMIN_TEST_S3_ENDPOINT:-https://s3.dualstack.${region}.amazonaws.com}"
+ec2_endpoint="${PODMIN_TEST_EC2_ENDPOINT:-https://ec2.${region}.api.aws}"
 
 downloads="${root}/opt/podmin/downloads"
 canonical="${root}/opt/podmin/dependencies"
@@ -98,7 +100,8 @@ secondary_address=''
 discover_network() {
   local mac device
   imds_login
-  while read -r mac; do
+  # IMDS ends a listing without a newline: the last line must count too.
+  while read -r mac || [[ -n $mac ]]; do
     mac="${mac%/}"
     [[ -n $mac ]] || continue
     device="$(imds_get "network/interfaces/macs/${mac}/device-number")"
@@ -126,7 +129,7 @@ interface_for_mac() {
 }
 
 ec2() {
-  aws ec2 "$@" --region "$region" --endpoint-url "https://ec2.${region}.api.aws" --output text
+  aws ec2 "$@" --region "$region" --endpoint-url "$ec2_endpoint" --output text
 }
 
 # Address before prefix: the secondary ENI keeps (or gets) its one ordinary IPv6 address first.
@@ -174,7 +177,7 @@ sync_dependencies() {
   done
   mkdir -p "$downloads"
   aws s3 sync "s3://${bucket}/dependencies/" "${downloads}/" --exclude '*' "${filters[@]}" \
-    --region "$region" --endpoint-url "https://s3.dualstack.${region}.amazonaws.com" \
+    --region "$region" --endpoint-url "$s3_endpoint" \
     --only-show-errors --no-progress
 }
 
@@ -216,7 +219,7 @@ install_canonical() {
 
 install_runtime() {
   local bin="${root}/usr/local/bin" temp
-  mkdir -p "$bin" "${root}/opt/cni/bin" "${root}/opt/podmin/node" "${root}/opt/podmin/bin"
+  mkdir -p "$bin" "${root}/opt/cni/bin" "${root}/opt/podmin/node"
   # containerd without runc: its runc shim is left out and no runc binary is installed.
   tar -xzf "${canonical}/containerd.tar.gz" -C "${root}/usr/local" --no-same-owner \
     --exclude 'bin/containerd-shim-runc-v2'
@@ -230,7 +233,34 @@ install_runtime() {
   install -m 0755 "${temp}/coredns" "${bin}/coredns"
   rm -rf "$temp"
   tar -xJf "${canonical}/nodejs.tar.xz" -C "${root}/opt/podmin/node" --no-same-owner --strip-components 1
-  install -m 0644 "${canonical}/podmin-agent.cjs" "${root}/opt/podmin/bin/podmin-agent.cjs"
+  install_agent
+}
+
+# The agent artifact (podmin-agent.cjs, every service program, proto/, koffi/, bpf/) becomes
+# /opt/podmin/agent/ in one step: each install extracts into a fresh directory, then renames a
+# symlink over /opt/podmin/agent, so a restarting agent sees the old set or the new one, never
+# a mix. Directories of earlier installs are removed afterwards.
+install_agent() {
+  local base="${root}/opt/podmin" fresh link old
+  mkdir -p "$base"
+  fresh="$(mktemp -d "${base}/agent-XXXXXXXX")"
+  chmod 0755 "$fresh"
+  tar -xzf "${canonical}/podmin-agent.tar.gz" -C "$fresh" --no-same-owner
+  if [[ ! -f ${fresh}/podmin-agent.cjs ]]; then
+    rm -rf "$fresh"
+    die 'the podmin-agent artifact holds no podmin-agent.cjs'
+  fi
+  link="$(mktemp -u "${base}/agent-link-XXXXXXXX")"
+  ln -s "$(basename "$fresh")" "$link"
+  # An earlier bootstrap's real directory cannot be replaced by rename(2): move it aside first.
+  if [[ -d ${base}/agent && ! -L ${base}/agent ]]; then
+    mv "${base}/agent" "$(mktemp -u "${base}/agent-old-XXXXXXXX")"
+  fi
+  mv -T "$link" "${base}/agent"
+  for old in "${base}"/agent-*; do
+    [[ $old == "$fresh" ]] || rm -rf "$old"
+  done
+  log "installed the podmin-agent artifact in /opt/podmin/agent ($(basename "$fresh"))"
 }
 
 create_users_and_directories() {
@@ -472,7 +502,7 @@ After=network-online.target run-podmin.mount podmin-pod-network.service
 
 [Service]
 EnvironmentFile=/etc/podmin/node.env
-ExecStart=/opt/podmin/node/bin/node /opt/podmin/bin/podmin-agent.cjs --provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \${POD_PREFIX}
+ExecStart=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs --provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \${POD_PREFIX}
 Restart=always
 RestartSec=2
 TimeoutStopSec=75

@@ -50,6 +50,7 @@ import { build, transform } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 
@@ -136,6 +137,8 @@ const targets = {
     bpf: true,
   },
 };
+// podmin-agent and every service process it supervises: what the agent artifact packs.
+const AGENT_TARGETS = Object.keys(targets).filter((t) => t === 'agent' || t.startsWith('agent-'));
 const name = process.argv[2];
 // gRPC service processes load .proto files at run time from proto/ beside their bundle. Both
 // service bundles need the same directory, so one target (agent-contracts:build, which they
@@ -161,6 +164,31 @@ if (name === 'proto') {
   copyKoffi(path.join(root, KOFFI_OUT));
   process.stdout.write(
     `copied the agent and gRPC health .proto files to ${PROTO_OUT} and koffi's native modules to ${KOFFI_OUT}\n`,
+  );
+  process.exit(0);
+}
+// `bundle.mjs artifact [--build]`: the one dependency artifact a node installs (DESIGN §2):
+// dist/artifact/podmin-agent-v<version>.tar.gz holds podmin-agent.cjs and every service program
+// it supervises, agent-dns's UDP worker, proto/, koffi/ (both platforms) and bpf/, flat, so
+// user-data extracts it as /opt/podmin/agent/. It is packed from dist/bin as the build targets
+// left it (`nx run agent:artifact` depends on them); `--build` runs those bundle steps first,
+// which is what `--agent-source <checkout>` runs. Deterministic: sorted entries, mtime 0, owner
+// 0:0 without names, modes 0755/0644, gzip level 9 with mtime 0 and OS byte 3, so the same
+// dist/bin always gives the same digest.
+if (name === 'artifact') {
+  if (process.argv.includes('--build')) {
+    const { execFileSync } = await import('node:child_process');
+    for (const step of ['proto', ...AGENT_TARGETS]) {
+      execFileSync(process.execPath, [fileURLToPath(import.meta.url), step], {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    }
+  }
+  const entries = artifactEntries();
+  const out = await writeArtifact(entries);
+  process.stdout.write(
+    `packed ${entries.filter((e) => e.type === 'file').length} files into ${path.relative(root, out)}\n`,
   );
   process.exit(0);
 }
@@ -757,4 +785,100 @@ process.once("exit", () => {
 });
 load("main.cjs");
 `;
+}
+
+/**
+ * What the agent artifact holds, as tar entries in archive order (directories before their
+ * files, all sorted): every agent bundle, the DNS UDP worker, the eBPF objects, koffi's native
+ * modules and the .proto files, each read from dist/bin. The list comes from the same tables
+ * the bundle steps write from, not from what dist/bin happens to hold, so a file a process
+ * loads that is missing fails the pack instead of shipping a node that cannot start.
+ */
+function artifactEntries() {
+  const bin = path.join(root, 'dist/bin');
+  const files = [];
+  for (const t of AGENT_TARGETS) {
+    files.push(path.basename(targets[t].out));
+    if (targets[t].udpWorker) files.push('agent-dns-udp.cjs');
+    if (targets[t].bpf) {
+      for (const obj of fs.readdirSync(path.join(root, 'bpf/obj')).filter((n) => n.endsWith('.o')))
+        files.push(`bpf/${obj}`);
+    }
+  }
+  for (const platform of KOFFI_PLATFORMS) files.push(`koffi/${platform}/koffi.node`);
+  const walk = (dir, prefix) =>
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((d) =>
+        d.isDirectory()
+          ? walk(path.join(dir, d.name), `${prefix}${d.name}/`)
+          : [`${prefix}${d.name}`],
+      );
+  files.push(
+    ...walk(path.join(root, 'libs/agent/contracts/proto'), 'proto/'),
+    ...walk(path.join(root, 'node_modules/grpc-health-check/proto'), 'proto/'),
+  );
+  const unique = [...new Set(files)].sort();
+  const missing = unique.filter(
+    (f) => !fs.statSync(path.join(bin, f), { throwIfNoEntry: false })?.isFile(),
+  );
+  if (missing.length > 0) {
+    process.stderr.write(
+      `packing the agent artifact: dist/bin lacks ${missing.join(', ')} (run \`nx run agent:artifact\`, which builds them, or \`bundle.mjs artifact --build\`)\n`,
+    );
+    process.exit(1);
+  }
+  const dirs = new Set();
+  for (const f of unique) {
+    for (let d = path.posix.dirname(f); d !== '.'; d = path.posix.dirname(d)) dirs.add(d);
+  }
+  return [
+    ...[...dirs].map((d) => ({ type: 'directory', name: `${d}/` })),
+    ...unique.map((f) => ({ type: 'file', name: f, from: path.join(bin, f) })),
+  ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Writes the entries as dist/artifact/podmin-agent-v<version>.tar.gz and its `.sha512`
+ * checksum file (`<hex>  <name>`, as the release publishes it beside the archive); returns
+ * the archive's path. The directory is the Nx output: an earlier version's archive goes.
+ */
+async function writeArtifact(entries) {
+  const { pack } = require('tar-stream');
+  const { gzipSync, constants } = require('node:zlib');
+  const { createHash } = require('node:crypto');
+  const tar = pack();
+  const chunks = [];
+  tar.on('data', (c) => chunks.push(c));
+  const ended = new Promise((resolve, reject) => {
+    tar.on('end', resolve);
+    tar.on('error', reject);
+  });
+  const fixed = { mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '' };
+  for (const e of entries) {
+    if (e.type === 'directory') {
+      tar.entry({ ...fixed, name: e.name, type: 'directory', mode: 0o755 });
+    } else {
+      const body = fs.readFileSync(e.from);
+      const mode = e.name.endsWith('.cjs') ? 0o755 : 0o644;
+      await new Promise((resolve, reject) =>
+        tar.entry({ ...fixed, name: e.name, mode, size: body.length }, body, (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
+    }
+  }
+  tar.finalize();
+  await ended;
+  const gz = gzipSync(Buffer.concat(chunks), { level: constants.Z_BEST_COMPRESSION });
+  // zlib writes mtime 0 already; the OS byte depends on the platform zlib was built for.
+  gz[9] = 3;
+  const dir = path.join(root, 'dist/artifact');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `podmin-agent-v${pkg.version}.tar.gz`);
+  fs.writeFileSync(file, gz);
+  const hex = createHash('sha512').update(gz).digest('hex');
+  fs.writeFileSync(`${file}.sha512`, `${hex}  ${path.basename(file)}\n`);
+  return file;
 }

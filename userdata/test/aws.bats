@@ -12,7 +12,8 @@ setup() {
 
   local macs="$IMDS_DIR/network/interfaces/macs"
   mkdir -p "$macs/0e:00:00:00:00:01" "$macs/0e:00:00:00:00:02"
-  printf '0e:00:00:00:00:02/\n0e:00:00:00:00:01/\n' >"$macs/_list"
+  # As IMDS answers: no newline after the last entry.
+  printf '0e:00:00:00:00:02/\n0e:00:00:00:00:01/' >"$macs/_list"
   echo 0 >"$macs/0e:00:00:00:00:01/device-number"
   echo 1 >"$macs/0e:00:00:00:00:02/device-number"
   printf '2600:1f14:aaaa:bb01::10\n' >"$macs/0e:00:00:00:00:01/ipv6s"
@@ -166,6 +167,7 @@ put_dependency() {
   grep -q 'net.ipv6.conf.all.forwarding = 1' "$etc/sysctl.d/90-podmin.conf"
   grep -q 'from ${POD_PREFIX} lookup 180' "$etc/systemd/system/podmin-pod-network.service"
   grep -q -- '--provider aws --bucket podmin-example --region us-east-1 --cluster example --nodegroup default --ipv6-prefix ${POD_PREFIX}$' "$etc/systemd/system/podmin-agent.service"
+  grep -q '^ExecStart=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs ' "$etc/systemd/system/podmin-agent.service"
   grep -q '^After=containerd.service podmin-pod-network.service podmin-agent.service coredns.service$' "$etc/systemd/system/kubelet.service"
   grep -q '^Where=/run/podmin$' "$etc/systemd/system/run-podmin.mount"
   # No --workload-ca-publish: the agent's environment names no destination.
@@ -181,4 +183,102 @@ put_dependency() {
   write_configuration ens5 ens6 fe80::1
   grep -qx 'PODMIN_WORKLOAD_CA_PUBLISH=s3://example-trust/podmin/(demo)_ca-1.pem' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
   grep -qx 'POD_PREFIX=2600:1f14:aaaa:bb01:1234::/80' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+}
+
+@test 'the S3 and EC2 endpoints can be pointed at emulators (test seams)' {
+  PODMIN_TEST_S3_ENDPOINT='http://127.0.0.1:9' PODMIN_TEST_EC2_ENDPOINT='http://127.0.0.1:8' source "$BATS_TEST_DIRNAME/../aws.sh"
+  dependencies=()
+  put_dependency kubelet kubelet 'kubelet bytes'
+  sync_dependencies
+  grep -q -- '--endpoint-url http://127.0.0.1:9 ' "$STUB_LOG"
+  discover_network
+  ensure_pod_prefix
+  grep -q -- '--endpoint-url http://127.0.0.1:8 ' "$STUB_LOG"
+  ! grep -q 'amazonaws.com\|api.aws' "$STUB_LOG"
+}
+
+# agent_archive DIR LABEL: packs an agent artifact the way `bundle.mjs artifact` lays it out
+# (flat: podmin-agent.cjs, service programs, proto/) into the canonical podmin-agent.tar.gz.
+agent_archive() {
+  local pack="$TEST_TMP/pack-$2"
+  mkdir -p "$pack/proto/health/v1" "$PODMIN_TEST_ROOT/opt/podmin/dependencies"
+  printf 'supervisor %s\n' "$2" >"$pack/podmin-agent.cjs"
+  printf 'staticpod %s\n' "$2" >"$pack/agent-staticpod.cjs"
+  printf 'syntax = "proto3";\n' >"$pack/proto/health/v1/health.proto"
+  [[ ${1:-} == without-supervisor ]] && rm "$pack/podmin-agent.cjs"
+  tar -czf "$PODMIN_TEST_ROOT/opt/podmin/dependencies/podmin-agent.tar.gz" -C "$pack" .
+}
+
+@test 'install_agent extracts the artifact as /opt/podmin/agent and replaces an earlier one whole' {
+  local opt="$PODMIN_TEST_ROOT/opt/podmin"
+  agent_archive complete v1
+  install_agent
+  [ "$(cat "$opt/agent/podmin-agent.cjs")" = 'supervisor v1' ]
+  [ "$(cat "$opt/agent/agent-staticpod.cjs")" = 'staticpod v1' ]
+  [ -f "$opt/agent/proto/health/v1/health.proto" ]
+  [ -L "$opt/agent" ]
+  local first
+  first="$(readlink "$opt/agent")"
+  agent_archive complete v2
+  install_agent
+  [ "$(cat "$opt/agent/podmin-agent.cjs")" = 'supervisor v2' ]
+  [ "$(readlink "$opt/agent")" != "$first" ]
+  # Only the live directory and its link remain: nothing of v1, no temporary link.
+  [ "$(find "$opt" -maxdepth 1 -name 'agent*' | wc -l)" -eq 2 ]
+  [ ! -e "$opt/$first" ]
+}
+
+@test 'install_agent replaces a plain directory an earlier bootstrap left' {
+  local opt="$PODMIN_TEST_ROOT/opt/podmin"
+  mkdir -p "$opt/agent"
+  echo stale >"$opt/agent/podmin-agent.cjs"
+  agent_archive complete v3
+  install_agent
+  [ -L "$opt/agent" ]
+  [ "$(cat "$opt/agent/podmin-agent.cjs")" = 'supervisor v3' ]
+  [ "$(find "$opt" -maxdepth 1 -name 'agent*' | wc -l)" -eq 2 ]
+}
+
+@test 'an artifact without podmin-agent.cjs fails bootstrap and leaves the installed agent' {
+  local opt="$PODMIN_TEST_ROOT/opt/podmin"
+  agent_archive complete v1
+  install_agent
+  agent_archive without-supervisor v2
+  run install_agent
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'holds no podmin-agent.cjs'* ]]
+  [ "$(cat "$opt/agent/podmin-agent.cjs")" = 'supervisor v1' ]
+}
+
+@test 'every rendered systemd unit passes systemd-analyze verify' {
+  command -v systemd-analyze >/dev/null || skip 'systemd-analyze is not installed'
+  local systemd_units
+  systemd_units="$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /usr/lib/systemd/system)"
+  [ -f "$systemd_units/sysinit.target" ] || systemd_units=/lib/systemd/system
+  discover_network
+  secondary_address='2600:1f14:aaaa:bb01::99'
+  pod_prefix='2600:1f14:aaaa:bb01:1234::/80'
+  write_configuration ens5 ens6 fe80::1
+  # The throwaway root holds systemd's own units (targets the rendered ones name) and an
+  # executable at every path an Exec line names, so verify checks them instead of failing on
+  # this machine's layout; a missing or misspelt command, unit or key fails it.
+  mkdir -p "$PODMIN_TEST_ROOT/usr/lib/systemd"
+  cp -a "$systemd_units" "$PODMIN_TEST_ROOT/usr/lib/systemd/system"
+  local unit exe
+  for unit in "$PODMIN_TEST_ROOT"/etc/systemd/system/*; do
+    while read -r exe; do
+      mkdir -p "$PODMIN_TEST_ROOT$(dirname "$exe")"
+      printf '#!/bin/sh\n' >"$PODMIN_TEST_ROOT$exe"
+      chmod 0755 "$PODMIN_TEST_ROOT$exe"
+    done < <(sed -n 's/^Exec[A-Za-z]*=[-@!+:]*\([^ ]*\).*/\1/p' "$unit" | sort -u)
+  done
+  [ -x "$PODMIN_TEST_ROOT/opt/podmin/node/bin/node" ]
+  [ -x "$PODMIN_TEST_ROOT/usr/local/bin/kubelet" ]
+  run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/*.service "$PODMIN_TEST_ROOT"/etc/systemd/system/*.mount
+  [ "$output" = '' ]
+  [ "$status" -eq 0 ]
+  # Not vacuous: the same check rejects a unit naming a command the root lacks.
+  rm "$PODMIN_TEST_ROOT/usr/local/bin/coredns"
+  run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/coredns.service
+  [ "$status" -ne 0 ]
 }

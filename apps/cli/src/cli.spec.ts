@@ -121,6 +121,13 @@ describe('run (in process)', () => {
     expect(reporter.infos.join('\n')).toContain('spec.type: is not supported');
   });
 
+  it('refuses setup --agent-source on the local provider, whose node runs the agent beside the CLI', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    expect(await run(['setup', '--agent-source', home], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toContain('--agent-source is for AWS clusters');
+  });
+
   it('prints message and hint, not a stack, for a missing context', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['list'], ctx)).toBe(1);

@@ -24,6 +24,8 @@ export interface BuiltAgentOptions {
   nodeId?: string;
   /** Added to the environment (secrets file, AWS endpoint and credentials). */
   env?: Readonly<Record<string, string>>;
+  /** The supervisor program; {@link AGENT_BIN} when omitted (an extracted artifact's, say). */
+  program?: string;
 }
 
 /** A running built agent. */
@@ -42,7 +44,7 @@ export interface BuiltAgent {
 /** Starts `dist/bin/podmin-agent.cjs` with only PATH from this environment, on `ports`. */
 export function spawnBuiltAgent(options: BuiltAgentOptions): BuiltAgent {
   const { ports } = options;
-  const child = spawn(process.execPath, [AGENT_BIN, ...options.args], {
+  const child = spawn(process.execPath, [options.program ?? AGENT_BIN, ...options.args], {
     env: {
       PATH: process.env['PATH'] ?? '',
       PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${ports.health}`,

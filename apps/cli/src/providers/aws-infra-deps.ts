@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
+import type { AgentArtifact } from '@podmin/cli-data-access-dependencies';
 import type { ClusterContext } from '@podmin/cli-util-config';
 import type { InfraDeps, SetupDeps } from '@podmin/cli-feature-infra';
 import type { Arch, Nat64Kernel } from '@podmin/util-dependencies';
+import { ValidationError } from '@podmin/util-errors';
 import type { CliContext } from '../cli-context';
 import { storeSystemSecrets } from './system-secrets';
 
@@ -69,11 +72,34 @@ export async function infraDeps(
   };
 }
 
-/** Adds setup's ports: EC2, the dependency sync, the create-only CAs. */
+/**
+ * `--agent-source` names a podmin checkout: checked before anything runs, as every setup flag
+ * is, so a typo does not surface only after the provider checks.
+ */
+export function checkAgentSource(checkout: string): void {
+  if (!fs.existsSync(path.join(checkout, 'tools', 'scripts', 'bundle.mjs'))) {
+    throw new ValidationError(
+      'checking the setup flags',
+      [
+        {
+          field: '--agent-source',
+          message: `${JSON.stringify(checkout)} is not a podmin checkout (no tools/scripts/bundle.mjs)`,
+        },
+      ],
+      { code: 'INVALID_ARGUMENT' },
+    );
+  }
+}
+
+/**
+ * Adds setup's ports: EC2, the dependency sync, the create-only CAs. With `agentSource`, the
+ * sync publishes the agent artifact built from that checkout instead of the release.
+ */
 export async function setupDeps(
   ctx: CliContext,
   context: ClusterContext,
   assumeYes: boolean,
+  agentSource?: string,
 ): Promise<SetupDeps> {
   const base = await infraDeps(ctx, context, assumeYes);
   const { createEc2Client, Ec2Catalog } = await import('@podmin/cli-data-access-ec2');
@@ -90,21 +116,29 @@ export async function setupDeps(
     catalog,
     amiOwner: ctx.env.testDebianAmiOwner ?? DEBIAN_AMI_OWNER,
     nat64Kernel: async (arch, imageName) => (await resolver(ctx)).imageKernel(arch, imageName),
-    syncDependencies: (archs, nat64Kernels) => syncDependencies(ctx, base, archs, nat64Kernels),
+    syncDependencies: (archs, nat64Kernels) =>
+      syncDependencies(ctx, base, archs, nat64Kernels, agentSource),
     storeSystemSecrets: () => storeSystemSecrets(ctx, context),
     newGeneration: () => `${new Date().toISOString()}-${randomBytes(4).toString('hex')}`,
   };
 }
 
-/** The upstream resolver (the loopback upstream under PODMIN_TEST_DEPENDENCY_BASE_URL). */
-async function resolver(ctx: CliContext) {
+const cliVersion = () =>
+  typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev';
+
+/**
+ * The upstream resolver (the loopback upstream under PODMIN_TEST_DEPENDENCY_BASE_URL), with
+ * a locally built agent artifact in place of the published one when given.
+ */
+async function resolver(ctx: CliContext, agent?: AgentArtifact) {
   const { DependencyResolver, releaseEndpointsUnder } =
     await import('@podmin/cli-data-access-dependencies');
   return new DependencyResolver({
-    cliVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
+    cliVersion: cliVersion(),
     ...(ctx.env.testDependencyBaseUrl === undefined
       ? {}
       : { endpoints: releaseEndpointsUnder(ctx.env.testDependencyBaseUrl) }),
+    ...(agent === undefined ? {} : { agent }),
   });
 }
 
@@ -113,11 +147,19 @@ async function syncDependencies(
   base: InfraDeps,
   archs: readonly Arch[],
   nat64Kernels: readonly Nat64Kernel[],
+  agentSource: string | undefined,
 ) {
-  const { DownloadCache, syncDependencies } = await import('@podmin/cli-data-access-dependencies');
+  const { DownloadCache, syncDependencies, buildAgentFromSource } =
+    await import('@podmin/cli-data-access-dependencies');
+  let agent: AgentArtifact | undefined;
+  if (agentSource !== undefined) {
+    ctx.reporter.info(`Building the podmin-agent artifact from ${path.resolve(agentSource)}`);
+    agent = await buildAgentFromSource(agentSource, cliVersion());
+    ctx.reporter.info(`Built podmin-agent ${agent.version}`);
+  }
   const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
   const result = await syncDependencies(base.store, archs, {
-    resolver: await resolver(ctx),
+    resolver: await resolver(ctx, agent),
     nat64Kernels,
     cache: new DownloadCache({
       dir: path.join(ctx.dirs.cache, 'downloads'),

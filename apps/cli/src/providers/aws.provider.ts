@@ -29,9 +29,13 @@ export const awsProvider: CliProviderFactory = (ctx) => {
             ? {}
             : { workloadCaPublish: request.workloadCaPublish }),
         });
-        const { setupDeps } = await import('./aws-infra-deps');
+        const { setupDeps, checkAgentSource } = await import('./aws-infra-deps');
+        if (request.agentSource !== undefined) checkAgentSource(request.agentSource);
         const { setupAwsCluster } = await import('@podmin/cli-feature-infra');
-        await setupAwsCluster(parsed, await setupDeps(ctx, context, request.assumeYes));
+        await setupAwsCluster(
+          parsed,
+          await setupDeps(ctx, context, request.assumeYes, request.agentSource),
+        );
       },
       async teardown(request) {
         const { infraDeps } = await import('./aws-infra-deps');

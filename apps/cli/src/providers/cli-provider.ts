@@ -10,6 +10,8 @@ export interface SetupRequest {
   vpcCidr?: string;
   nat64?: string;
   workloadCaPublish?: string;
+  /** AWS: a podmin checkout whose agent artifact is built and published instead of the release. */
+  agentSource?: string;
   assumeYes: boolean;
 }
 

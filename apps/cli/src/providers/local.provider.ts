@@ -22,6 +22,16 @@ export const localProvider: CliProviderFactory = (ctx) => {
     },
     lifecycle: (context) => ({
       async setup(request) {
+        if (request.agentSource !== undefined) {
+          // The local node runs the agent bundled beside this CLI; nothing is published.
+          throw new PodminError(
+            'INVALID_ARGUMENT',
+            `setting up ${context.cluster}: --agent-source is for AWS clusters, whose nodes install the published agent artifact`,
+            {
+              hint: 'Run the CLI of that checkout (npm run build there) to use its agent locally.',
+            },
+          );
+        }
         const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
         const { setupLocalCluster } = await import('@podmin/cli-feature-local-node');
         const root = await setupLocalCluster(request, {

@@ -5,27 +5,29 @@ import { makeTempDir } from '@podmin/testing';
 import { buildAgentFromSource } from './agent-source';
 
 describe('buildAgentFromSource', () => {
-  it('runs the checkout bundler and records the bundle with its SHA-512', async () => {
+  it('runs the checkout bundler and records the archive with its SHA-512', async () => {
     const checkout = await makeTempDir('podmin-checkout');
     try {
       await mkdir(`${checkout.path}/tools/scripts`, { recursive: true });
-      // A stand-in bundler with the repository's interface: `bundle.mjs agent` writes dist/bin.
+      // A stand-in bundler with the repository's interface: `bundle.mjs artifact --build`
+      // writes the archive (and its checksum file) to dist/artifact.
       await writeFile(
         `${checkout.path}/tools/scripts/bundle.mjs`,
         [
           "import fs from 'node:fs';",
-          "if (process.argv[2] !== 'agent') process.exit(2);",
-          "fs.mkdirSync('dist/bin', { recursive: true });",
-          "fs.writeFileSync('dist/bin/podmin-agent.cjs', 'console.log(1);\\n');",
+          "if (process.argv.slice(2).join(' ') !== 'artifact --build') process.exit(2);",
+          "fs.mkdirSync('dist/artifact', { recursive: true });",
+          "fs.writeFileSync('dist/artifact/podmin-agent-v0.1.0.tar.gz', 'archive bytes\\n');",
+          "fs.writeFileSync('dist/artifact/podmin-agent-v0.1.0.tar.gz.sha512', 'x\\n');",
         ].join('\n'),
       );
       const artifact = await buildAgentFromSource(checkout.path, '0.1.0');
-      const hex = createHash('sha512').update('console.log(1);\n').digest('hex');
+      const hex = createHash('sha512').update('archive bytes\n').digest('hex');
       expect(artifact).toEqual({
         version: `0.1.0-source.${hex.slice(0, 12)}`,
-        url: pathToFileURL(`${checkout.path}/dist/bin/podmin-agent.cjs`).href,
+        url: pathToFileURL(`${checkout.path}/dist/artifact/podmin-agent-v0.1.0.tar.gz`).href,
         digest: `sha512:${hex}`,
-        size: 16,
+        size: 14,
       });
     } finally {
       await checkout.cleanup();
@@ -37,10 +39,24 @@ describe('buildAgentFromSource', () => {
     try {
       await expect(buildAgentFromSource(empty.path, '0.1.0')).rejects.toMatchObject({
         code: 'IO_ERROR',
-        message: expect.stringContaining('building podmin-agent'),
+        message: expect.stringContaining('building the podmin-agent artifact'),
       });
     } finally {
       await empty.cleanup();
+    }
+  });
+
+  it('reports a bundler that writes no archive', async () => {
+    const checkout = await makeTempDir('podmin-checkout');
+    try {
+      await mkdir(`${checkout.path}/tools/scripts`, { recursive: true });
+      await writeFile(`${checkout.path}/tools/scripts/bundle.mjs`, 'process.exit(0);\n');
+      await expect(buildAgentFromSource(checkout.path, '0.1.0')).rejects.toMatchObject({
+        code: 'IO_ERROR',
+        message: expect.stringContaining('expected one podmin-agent-v<version>.tar.gz'),
+      });
+    } finally {
+      await checkout.cleanup();
     }
   });
 });

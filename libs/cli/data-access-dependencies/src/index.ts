@@ -27,6 +27,6 @@ export {
   type SyncResult,
 } from './sync';
 /** `--agent-source`: build and record the agent bundle from a checkout. */
-export { buildAgentFromSource, AGENT_BUNDLE_PATH } from './agent-source';
+export { buildAgentFromSource, AGENT_ARTIFACT_DIR } from './agent-source';
 /** The jool-builds module archive check run before a Jool archive is mirrored. */
 export { verifyJoolArchive } from './jool-archive';

@@ -72,7 +72,7 @@ describe('DependencyResolver against a loopback upstream', () => {
     // The agent matches the CLI version, not the newest release.
     expect(byKey.get('podmin-agent/arm64')).toMatchObject({
       version: '0.1.0',
-      path: 'dependencies/podmin-agent/podmin-agent-v0.1.0-linux-arm64.cjs',
+      path: 'dependencies/podmin-agent/podmin-agent-v0.1.0-linux-arm64.tar.gz',
       digest: sha('sha512', 'agent-0.1.0'),
     });
     // One listing per repository however many architectures.

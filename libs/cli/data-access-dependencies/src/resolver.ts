@@ -72,10 +72,10 @@ export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
   };
 }
 
-/** A podmin-agent bundle built from a checkout (`--agent-source`) instead of the release. */
+/** A podmin-agent artifact built from a checkout (`--agent-source`) instead of the release. */
 export interface AgentArtifact {
   version: string;
-  /** `file:` URL of the bundle. */
+  /** `file:` URL of the archive. */
   url: string;
   digest: string;
   size: number;

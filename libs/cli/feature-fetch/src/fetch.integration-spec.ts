@@ -26,7 +26,7 @@ function startUpstream(): Promise<{
         repo === 'google/gvisor'
           ? ['release-20260803.0', []]
           : repo === 'podplane/podmin'
-            ? ['v0.1.0', ['podmin-agent-v0.1.0.cjs']]
+            ? ['v0.1.0', ['podmin-agent-v0.1.0.tar.gz']]
             : repo === 'containerd/containerd'
               ? ['v2.1.4', ['amd64'].map((a) => `containerd-2.1.4-linux-${a}.tar.gz`)]
               : repo === 'containernetworking/plugins'

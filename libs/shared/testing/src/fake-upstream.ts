@@ -207,6 +207,46 @@ export class FakeUpstream {
     this.served(path).body = body;
   }
 
+  /**
+   * Replaces the bytes served at `path` and keeps the publisher's digests true: its checksum
+   * files (`<path>.sha512`, `.sha256`, `.sha256sum`) and its line in the directory's
+   * `SHASUMS256.txt` and, for a GitHub asset, the size and digest its release lists are
+   * rewritten, for a test that installs what it downloads.
+   */
+  replaceArtifact(path: string, body: Buffer): void {
+    this.served(path).body = body;
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    for (const suffix of ['.sha512', '.sha512sum', '.sha256', '.sha256sum']) {
+      const sums = this.files.get(`${path}${suffix}`);
+      if (sums === undefined) continue;
+      const digest = hex(suffix.startsWith('.sha512') ? 'sha512' : 'sha256', body);
+      // Keep the file's shape: a bare digest (dl.k8s.io) or `<digest>  <name>`.
+      sums.body = Buffer.from(sums.body.toString().includes(' ') ? `${digest}  ${name}\n` : digest);
+    }
+    // GitHub's listing records each asset's size and SHA-256 too.
+    for (const { body: releases } of this.json.values()) {
+      if (!Array.isArray(releases)) continue;
+      for (const release of releases as Array<{ assets?: unknown }>) {
+        if (!Array.isArray(release.assets)) continue;
+        for (const asset of release.assets as Array<Record<string, unknown>>) {
+          if (asset['browser_download_url'] !== `${this.base}${path}`) continue;
+          asset['size'] = body.length;
+          asset['digest'] = `sha256:${hex('sha256', body)}`;
+        }
+      }
+    }
+    const list = this.files.get(`${path.slice(0, path.lastIndexOf('/'))}/SHASUMS256.txt`);
+    if (list !== undefined) {
+      list.body = Buffer.from(
+        list.body
+          .toString()
+          .split('\n')
+          .map((line) => (line.endsWith(`  ${name}`) ? `${hex('sha256', body)}  ${name}` : line))
+          .join('\n'),
+      );
+    }
+  }
+
   /** Publishes another GitHub release of `repo` (listed first, as GitHub lists newest first). */
   addRelease(repo: string, release: FakeRelease, checksumSuffixes: string[]): void {
     const key = `/gh/repos/${repo}/releases`;
@@ -404,8 +444,8 @@ export class FakeUpstream {
     gh(
       'podplane/podmin',
       [
-        { tag: 'v0.2.0', assets: { 'podmin-agent-v0.2.0.cjs': artifact('agent-0.2.0') } },
-        { tag: 'v0.1.0', assets: { 'podmin-agent-v0.1.0.cjs': artifact('agent-0.1.0') } },
+        { tag: 'v0.2.0', assets: { 'podmin-agent-v0.2.0.tar.gz': artifact('agent-0.2.0') } },
+        { tag: 'v0.1.0', assets: { 'podmin-agent-v0.1.0.tar.gz': artifact('agent-0.1.0') } },
       ],
       ['.sha512'],
     );

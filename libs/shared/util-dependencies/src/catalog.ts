@@ -165,15 +165,18 @@ export const FILE_DEPENDENCIES: readonly FileDependency[] = [
   },
   {
     name: 'podmin-agent',
-    description: 'the podmin-agent bundle published with this CLI version',
+    description:
+      'the podmin-agent artifact published with this CLI version: the supervisor, every service program and what they load',
     pin: { kind: 'cli' },
     versions: { kind: 'github-releases', repo: 'podplane/podmin', tagPrefix: 'v' },
-    artifact: { kind: 'github-asset', asset: 'podmin-agent-v{version}.cjs' },
+    // One archive (`nx run agent:artifact`): a node installs nothing else of podmin.
+    artifact: { kind: 'github-asset', asset: 'podmin-agent-v{version}.tar.gz' },
     digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
-    // One architecture-independent bundle, mirrored once per architecture so every object
-    // name carries its architecture and retention groups it like the rest.
+    // One architecture-independent archive (koffi's native modules for both platforms are
+    // inside), mirrored once per architecture so every object name carries its architecture
+    // and retention groups it like the rest.
     archNames: { amd64: 'any', arm64: 'any' },
-    extension: '.cjs',
+    extension: '.tar.gz',
   },
 ];
 

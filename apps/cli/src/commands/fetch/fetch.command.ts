@@ -24,7 +24,8 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
         })
         .option('agent-source', {
           type: 'string',
-          describe: 'Build podmin-agent from this podmin checkout instead of the published release',
+          describe:
+            'Build the podmin-agent artifact from this podmin checkout instead of the published release',
         })
         .example('$0 fetch', 'Fetch every dependency for amd64 and arm64')
         .example('$0 fetch --arch arm64', 'Fetch only the arm64 files')

@@ -7,6 +7,7 @@ interface SetupArgs {
   nat64?: string;
   yes?: boolean;
   'workload-ca-publish'?: string;
+  'agent-source'?: string;
 }
 
 /** `podmin setup`: create or update the cluster (the local provider: start this machine's node). */
@@ -48,14 +49,23 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           '$0 setup --vpc-cidr 10.0.0.0/16 --nat64 --nodegroup default --nodegroup workers,size=3,disk-size=100,instance-type=c8g.large,zone=b,nat64=t4g.small',
           'AWS: a VPC, two NodeGroups and NAT64 (shared in zone a, dedicated for workers in zone b)',
         )
+        .option('agent-source', {
+          type: 'string',
+          describe:
+            'AWS, for development: build the podmin-agent artifact (every agent program and what it loads) from this podmin checkout and publish it instead of the release matching this CLI',
+        })
         .example('$0 setup --vpc-cidr 10.0.0.0/16 -g default -y', 'AWS: apply without asking')
+        .example(
+          '$0 setup --vpc-cidr 10.0.0.0/16 -g default --agent-source .',
+          'AWS: run nodes on the agent built from this checkout',
+        )
         .example(
           '$0 setup',
           'Local: store the cluster CAs and start podmin-agent for NodeGroup default',
         )
         .example('$0 setup -g workers', 'Local: serve NodeGroup workers instead')
         .epilogue(
-          'On AWS, setup checks the flags and the provider first, publishes the node dependencies, writes the module and its inputs under <podmin cache>/infrastructure/<cluster> and to tfstate/podmin.auto.tfvars.json in the bucket, stores the workload and cluster CAs create-only, then runs OpenTofu/Terraform (PODMIN_TF_CMD, else tofu, else terraform; 1.11 or newer) init, plan and, after confirmation, apply. Providers are cached in <podmin cache>/tf-plugins unless TF_PLUGIN_CACHE_DIR is set.',
+          'On AWS, setup checks the flags and the provider first, publishes the node dependencies (the podmin-agent artifact of this CLI version, or with --agent-source one built from that checkout), writes the module and its inputs under <podmin cache>/infrastructure/<cluster> and to tfstate/podmin.auto.tfvars.json in the bucket, stores the workload and cluster CAs create-only, then runs OpenTofu/Terraform (PODMIN_TF_CMD, else tofu, else terraform; 1.11 or newer) init, plan and, after confirmation, apply. Providers are cached in <podmin cache>/tf-plugins unless TF_PLUGIN_CACHE_DIR is set.',
         ),
     handler: async (args) => {
       const context = await ctx.contexts.current();
@@ -69,6 +79,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           ...(args['workload-ca-publish'] === undefined
             ? {}
             : { workloadCaPublish: args['workload-ca-publish'] }),
+          ...(args['agent-source'] === undefined ? {} : { agentSource: args['agent-source'] }),
           assumeYes: args.yes === true,
         });
     },
