@@ -8,6 +8,7 @@ import type { Deployment } from '@podmin/util-manifest';
 import { podRevision, type PodReceipt } from '@podmin/util-receipts';
 import { writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
+import { readHistory } from './history';
 import { deployAndWait, type RolloutDeps } from './rollout';
 import { RolloutFailedError } from './wait';
 
@@ -120,6 +121,12 @@ describe('deployAndWait', () => {
     expect(err.hint).toContain('podmin status web -g default');
     expect((await index())['default/web']).toEqual(v1Entry);
     expect(rolledBack).toBe(true);
+    // Both commits replaced an entry, and history holds each: v1 by bad, then bad by v1.
+    const records = await readHistory(store, 'default', 'web');
+    expect(records.map(({ record: r }) => [r.action, r.replaced.pod, r.replacement?.pod])).toEqual([
+      ['deploy', v1Entry?.pod, podPayloadKey('default', podYaml('bad'))],
+      ['rollback', podPayloadKey('default', podYaml('bad')), v1Entry?.pod],
+    ]);
   });
 
   it('deletes a deployment that was new when its wait fails, and waits until nodes drop it', async () => {

@@ -1,8 +1,6 @@
 import type { Reporter } from '@podmin/cli-util-io';
-import { entriesOf, readIndex } from '@podmin/data-access-desired-state';
 import { PodminError } from '@podmin/util-errors';
 import {
-  deploymentKey,
   sameEntry,
   withDeployment,
   withoutDeployment,
@@ -10,7 +8,8 @@ import {
 } from '@podmin/util-desired-state';
 import { podRevision } from '@podmin/util-receipts';
 import type { Deployment } from '@podmin/util-manifest';
-import { updateIndex, type CommitOptions, type CommitResult } from './commit';
+import { historyWarning, updateIndex, type CommitOptions, type CommitResult } from './commit';
+import { recordHistory } from './history';
 import { deploy, type DeployDeps } from './deploy';
 import type { DesiredStateStore } from './desired-state.ports';
 import type { StatusStore } from './status';
@@ -27,17 +26,44 @@ export type Recommit = (
   previous: IndexEntry | undefined,
 ) => Promise<boolean>;
 
-/** The default {@link Recommit}: one CAS through `updateIndex`. */
-export function recommitPrevious(store: DesiredStateStore): Recommit {
+/**
+ * The default {@link Recommit}: one CAS through `updateIndex`, then, like every commit that
+ * replaces an entry, a history record of the one it replaced (`warn` says when it could not be
+ * written; the rollback itself stands).
+ */
+export function recommitPrevious(
+  store: DesiredStateStore,
+  warn: (message: string) => void = () => undefined,
+  options: CommitOptions = {},
+): Recommit {
   return async (key, committed, previous) => {
     let ours = true;
-    await updateIndex(store, (index) => {
-      ours = sameEntry(index[key], committed);
-      if (!ours) return undefined;
-      return previous === undefined
-        ? withoutDeployment(index, key)
-        : withDeployment(index, key, previous);
-    });
+    const { changed } = await updateIndex(
+      store,
+      (index) => {
+        ours = sameEntry(index[key], committed);
+        if (!ours) return undefined;
+        return previous === undefined
+          ? withoutDeployment(index, key)
+          : withDeployment(index, key, previous);
+      },
+      options,
+    );
+    if (ours && changed) {
+      const outcome = await recordHistory(
+        store,
+        {
+          deployment: key,
+          action: previous === undefined ? 'delete' : 'rollback',
+          time: (options.now ?? (() => new Date()))().toISOString(),
+          replaced: committed,
+          replacement: previous ?? null,
+        },
+        options,
+      );
+      const unrecorded = historyWarning(key, committed, outcome);
+      if (unrecorded !== undefined) warn(unrecorded);
+    }
     return ours;
   };
 }
@@ -81,7 +107,6 @@ export async function deployAndWait(
 ): Promise<RolloutResult> {
   let prepared: Deployment | undefined;
   let store: (DesiredStateStore & StatusStore) | undefined;
-  let previous: IndexEntry | undefined;
   const commit = await deploy(
     {
       ...deps,
@@ -89,12 +114,6 @@ export async function deployAndWait(
       openBucket: async () => {
         const opened = await deps.openBucket();
         store = opened.store;
-        // One extra read, only when a rollback may need what this commit replaces.
-        if (options.rollbackOnFailure && prepared) {
-          previous = entriesOf(await readIndex(opened.store))[
-            deploymentKey(prepared.nodegroup, prepared.name)
-          ];
-        }
         return opened;
       },
     },
@@ -120,8 +139,10 @@ export async function deployAndWait(
   if (!options.rollbackOnFailure) {
     throw new RolloutFailedError(`waiting for ${commit.key}: ${wait.message}`, hint);
   }
+  // What the winning compare-and-swap replaced: exact even when other deploys raced this one.
+  const previous = commit.previous;
   const rollbackTo = previous === undefined ? null : podRevision(previous.pod);
-  if (previous !== undefined && sameEntry(previous, commit.entry)) {
+  if (!commit.changed) {
     throw new RolloutFailedError(
       `waiting for ${commit.key}: ${wait.message}; not rolled back: the entry was already committed before this deploy`,
       hint,
@@ -132,7 +153,10 @@ export async function deployAndWait(
       ? `Rolling back: ${commit.key} was new, so it is deleted (${wait.message})`
       : `Rolling back ${commit.key} to ${rollbackTo} (${wait.message})`,
   );
-  const recommit = (deps.recommit ?? recommitPrevious)(store);
+  const recommit = (
+    deps.recommit ??
+    ((s: DesiredStateStore) => recommitPrevious(s, (m) => deps.reporter.warn(m), options))
+  )(store);
   const committed = await recommit(commit.key, commit.entry, previous);
   if (!committed) {
     throw new RolloutFailedError(
