@@ -1,6 +1,6 @@
 import { awsAgentRules } from '@podmin/agent-util-config';
 import { agentAwsClientOptions, s3Bucket, type AgentProvider } from './agent-provider';
-import { IMDS_ENDPOINT_VARIABLE, IMDS_IPV6_ENDPOINT, readPrimaryEniIpv6 } from './imds';
+import { IMDS_ENDPOINT_VARIABLE, IMDS_IPV6_ENDPOINT, readNodeFacts } from './imds';
 
 /**
  * The aws provider: the bucket in S3, secrets in SSM Parameter Store and Secrets Manager, every
@@ -19,10 +19,15 @@ export const awsAgentProvider: AgentProvider = Object.freeze({
     // node cannot reach.
     if (!env[IMDS_ENDPOINT_VARIABLE] && !env['AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE'])
       facts['AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE'] = 'IPv6';
-    if (!env['PODMIN_NODE_ADDRESS'])
-      facts['PODMIN_NODE_ADDRESS'] = await readPrimaryEniIpv6({
+    // The node ID is the instance ID, which the role's receipt grant names (infra/aws iam.tf),
+    // whatever the host name says.
+    if (!env['PODMIN_NODE_ADDRESS'] || !env['PODMIN_NODE_ID']) {
+      const node = await readNodeFacts({
         endpoint: env[IMDS_ENDPOINT_VARIABLE] || IMDS_IPV6_ENDPOINT,
       });
+      if (!env['PODMIN_NODE_ADDRESS']) facts['PODMIN_NODE_ADDRESS'] = node.address;
+      if (!env['PODMIN_NODE_ID']) facts['PODMIN_NODE_ID'] = node.instanceId;
+    }
     return facts;
   },
   openSecretStores: (config, env, { secrets }) => ({

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PodminError } from '@podmin/util-errors';
 import { awsAgentProvider } from './aws.provider';
-import { IMDS_IPV6_ENDPOINT, readPrimaryEniIpv6 } from './imds';
+import { IMDS_IPV6_ENDPOINT, readNodeFacts, readPrimaryEniIpv6 } from './imds';
 
 /** One ENI as IMDS lists it. */
 interface Eni {
@@ -36,6 +36,8 @@ async function startImds(enis: Eni[], options: { failFirst?: number } = {}) {
       return send(200, token);
     }
     if (req.headers['x-aws-ec2-metadata-token'] !== token) return send(401);
+    if (req.method === 'GET' && req.url === '/latest/meta-data/instance-id')
+      return send(200, 'i-0123456789abcdef0');
     const prefix = '/latest/meta-data/network/interfaces/macs/';
     if (req.method !== 'GET' || !req.url?.startsWith(prefix)) return send(404);
     const rest = req.url.slice(prefix.length);
@@ -68,8 +70,12 @@ describe('readPrimaryEniIpv6', () => {
     // The Pod ENI is listed first, as IMDS may list it.
     const imds = await startImds([POD_ENI, PRIMARY]);
     try {
-      expect(await readPrimaryEniIpv6({ endpoint: imds.endpoint })).toBe('2600:1f14:abc:1200::10');
+      expect(await readNodeFacts({ endpoint: imds.endpoint })).toEqual({
+        address: '2600:1f14:abc:1200::10',
+        instanceId: 'i-0123456789abcdef0',
+      });
       expect(imds.requests[0]).toBe('PUT /latest/api/token');
+      expect(imds.requests.filter((r) => r.startsWith('PUT'))).toHaveLength(1);
       expect(imds.requests).toContain(
         `GET /latest/meta-data/network/interfaces/macs/${PRIMARY.mac}/ipv6s`,
       );
@@ -131,20 +137,24 @@ describe('readPrimaryEniIpv6', () => {
 });
 
 describe('awsAgentProvider.startEnvironment', () => {
-  it('gives the services the node address from IMDS and IMDS on IPv6 for SDK credentials', async () => {
+  it('gives the services the node address and ID from IMDS and IMDS on IPv6 for SDK credentials', async () => {
     const imds = await startImds([POD_ENI, PRIMARY]);
     try {
       expect(
         await awsAgentProvider.startEnvironment?.({
           AWS_EC2_METADATA_SERVICE_ENDPOINT: imds.endpoint,
         }),
-      ).toEqual({ PODMIN_NODE_ADDRESS: '2600:1f14:abc:1200::10' });
+      ).toEqual({
+        PODMIN_NODE_ADDRESS: '2600:1f14:abc:1200::10',
+        PODMIN_NODE_ID: 'i-0123456789abcdef0',
+      });
     } finally {
       await imds.close();
     }
     // Nothing set: the SDK is told to use IMDS's IPv6 endpoint, which is also read here.
     const unreachable = awsAgentProvider.startEnvironment?.({
       PODMIN_NODE_ADDRESS: '2600::1',
+      PODMIN_NODE_ID: 'i-0123456789abcdef0',
     });
     await expect(unreachable).resolves.toEqual({ AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE: 'IPv6' });
   });

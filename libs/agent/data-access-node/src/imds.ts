@@ -26,16 +26,22 @@ export interface ImdsOptions {
   readonly retryDelayMs?: number;
 }
 
-const DOING = 'reading the node address from IMDS';
+const DOING = 'reading the node address and instance ID from IMDS';
+
+/** What a node learns about itself from IMDS. */
+export interface NodeFacts {
+  /** The primary ENI's first IPv6 address: the node address. */
+  readonly address: string;
+  /** The instance ID (`i-…`): the node ID, the key of its receipt. */
+  readonly instanceId: string;
+}
 
 /**
- * The node address on AWS: the first IPv6 address of the primary ENI (device number 0), read
- * with an IMDSv2 session token, as user-data reads it for NODE_ADDRESS. Not the first IPv6 on
- * any interface: the Pod ENI has global addresses too, and kubelet hands Pods this one as their
- * DNS server. Retries a failed read (IMDS can be slow right after boot); SERVICE_UNAVAILABLE
- * when it stays unreachable, NOT_FOUND when it answers without a global address on device 0.
+ * Reads the node's facts from IMDSv2 with one session token: the primary ENI (device number 0)
+ * and its first IPv6 address, and the instance ID. Retries transient failures; an instance
+ * without a global IPv6 on its primary ENI fails at once with NOT_FOUND.
  */
-export async function readPrimaryEniIpv6(options: ImdsOptions = {}): Promise<string> {
+export async function readNodeFacts(options: ImdsOptions = {}): Promise<NodeFacts> {
   const attempts = options.attempts ?? 5;
   let delay = options.retryDelayMs ?? 1_000;
   for (let attempt = 1; ; attempt++) {
@@ -51,7 +57,12 @@ export async function readPrimaryEniIpv6(options: ImdsOptions = {}): Promise<str
   }
 }
 
-async function readOnce(endpoint: string, timeoutMs: number): Promise<string> {
+/** The node address alone (see {@link readNodeFacts}). */
+export async function readPrimaryEniIpv6(options: ImdsOptions = {}): Promise<string> {
+  return (await readNodeFacts(options)).address;
+}
+
+async function readOnce(endpoint: string, timeoutMs: number): Promise<NodeFacts> {
   const base = endpoint.replace(/\/+$/, '');
   const token = await request('PUT', `${base}/latest/api/token`, timeoutMs, {
     // The token lives just long enough for this read.
@@ -72,7 +83,13 @@ async function readOnce(endpoint: string, timeoutMs: number): Promise<string> {
         `${DOING}: the primary network interface ${mac} has no global IPv6 address (got ${JSON.stringify(first)})`,
         { hint: 'launch nodes in an IPv6 subnet that assigns the primary ENI an IPv6 address' },
       );
-    return formatIpv6(groups);
+    const instanceId = (await get('instance-id')).trim();
+    if (!/^i-[0-9a-f]{8,17}$/.test(instanceId))
+      throw new PodminError(
+        'NOT_FOUND',
+        `${DOING}: IMDS answered instance-id ${JSON.stringify(instanceId)}, not an instance ID`,
+      );
+    return { address: formatIpv6(groups), instanceId };
   }
   throw new PodminError(
     'NOT_FOUND',

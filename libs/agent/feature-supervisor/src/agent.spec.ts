@@ -88,6 +88,7 @@ describe('runAgent on aws', () => {
       const answers: Record<string, string> = {
         '/latest/api/token': 't',
         [base]: ipv6s === undefined ? 'aa/\n' : 'aa/\nbb/\n',
+        '/latest/meta-data/instance-id': 'i-0123456789abcdef0',
         [`${base}aa/device-number`]: '1',
         [`${base}aa/ipv6s`]: '2600:1f14:abc:1200::99',
         ...(ipv6s === undefined
@@ -127,7 +128,7 @@ describe('runAgent on aws', () => {
     }
   }
 
-  it("reads the node address from IMDS (the primary ENI's) for every service", async () => {
+  it("reads the node address (the primary ENI's) and the node ID (the instance ID) from IMDS for every service", async () => {
     const server = await imds('2600:1f14:abc:1200::10\n');
     try {
       // No service programs here: the agent stops right after reading the node's facts.
@@ -136,7 +137,8 @@ describe('runAgent on aws', () => {
       expect(lines.map((l) => l['msg'])).toEqual(['read node facts', 'missing service programs']);
       expect(lines[0]).toMatchObject({
         nodeAddress: '2600:1f14:abc:1200::10',
-        variables: 'PODMIN_NODE_ADDRESS',
+        nodeId: 'i-0123456789abcdef0',
+        variables: 'PODMIN_NODE_ADDRESS,PODMIN_NODE_ID',
       });
     } finally {
       await server.close();

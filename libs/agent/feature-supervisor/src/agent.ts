@@ -139,6 +139,7 @@ export async function runAgent(
   if (Object.keys(startEnv).length > 0)
     log.event('info', 'read node facts', {
       nodeAddress: config.nodeAddress,
+      nodeId: config.nodeId,
       variables: Object.keys(startEnv).sort().join(','),
     });
   const dir = options.serviceDir ?? __dirname;
