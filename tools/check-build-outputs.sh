@@ -3,6 +3,7 @@
 # real, moves dist/ aside, builds again (every task must then come from the Nx cache) and
 # compares both trees file by file (mode and SHA-256). A file written but not declared is in
 # the first tree only, which is how a cached build once shipped service bundles without protos.
+# The agent artifact (agent:artifact, the archive a node installs) is built and checked too.
 #   bash tools/check-build-outputs.sh [more `nx run-many` arguments, e.g. -p cli agent]
 # Leaves a freshly built dist/ behind either way.
 set -euo pipefail
@@ -33,7 +34,7 @@ snapshot() {
 export NX_CACHE_DIRECTORY=$work/nx-cache NX_WORKSPACE_DATA_DIRECTORY=$work/nx-data
 
 build() {
-  if ! npx nx run-many -t build --output-style=static "$@" >"$work/build.log" 2>&1; then
+  if ! npx nx run-many -t build artifact --output-style=static "$@" >"$work/build.log" 2>&1; then
     cat "$work/build.log" >&2
     echo "check-build-outputs: the build failed" >&2
     exit 1
