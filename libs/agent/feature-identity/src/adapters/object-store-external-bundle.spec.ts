@@ -1,4 +1,5 @@
 import { InMemoryObjectStore } from '@podmin/testing';
+import { PodminError } from '@podmin/util-errors';
 import { ObjectStoreExternalBundle, parseS3Url } from './object-store-external-bundle';
 
 describe('ObjectStoreExternalBundle', () => {
@@ -32,5 +33,31 @@ describe('ObjectStoreExternalBundle', () => {
       code: 'PRECONDITION_FAILED',
     });
     expect((await bundle.read())?.body).toBe('two\n');
+  });
+
+  it('takes a denied read of a missing key as absent, as S3 answers a role without ListBucket', async () => {
+    const store = new InMemoryObjectStore();
+    // S3 without s3:ListBucket: a missing key is 403, an existing one reads normally.
+    const denying = {
+      get: async (key: string, options?: { maxBytes?: number }) => {
+        try {
+          return await store.get(key, options);
+        } catch (err) {
+          if ((err as { code?: string }).code === 'OBJECT_NOT_FOUND')
+            throw new PodminError('ACCESS_DENIED', `reading ${key}: access denied (403)`);
+          throw err;
+        }
+      },
+      putIfAbsent: (key: string, body: string) => store.putIfAbsent(key, body),
+      putIfMatch: (key: string, body: string, etag: string) => store.putIfMatch(key, body, etag),
+    };
+    const bundle = new ObjectStoreExternalBundle(denying, parseS3Url('s3://trust/ca.pem'));
+    expect(await bundle.read()).toBeUndefined();
+    const etag = await bundle.write('one\n', undefined);
+    expect(await bundle.read()).toEqual({ body: 'one\n', etag });
+    // A writer that wrongly took it as absent is stopped by the create-only write.
+    await expect(bundle.write('other\n', undefined)).rejects.toMatchObject({
+      code: 'PRECONDITION_FAILED',
+    });
   });
 });

@@ -57,13 +57,19 @@ export class ObjectStoreExternalBundle implements ExternalBundle {
     this.location = `s3://${target.bucket}/${target.key}`;
   }
 
-  /** Reads the bundle; undefined when the object does not exist yet. */
+  /**
+   * Reads the bundle; undefined when the object does not exist yet. S3 answers a read of a
+   * missing key with 403, not 404, to a caller without ListBucket, and the node role holds only
+   * GetObject and PutObject on this one key (infra/aws iam.tf). A denied read is therefore taken
+   * as absent, and the create-only write that follows decides: it fails with 412 when the
+   * object exists after all, and with the same denial when the role truly lacks access.
+   */
   async read(): Promise<ExternalBundleContent | undefined> {
     try {
       const obj = await this.objects.get(this.target.key, { maxBytes: MAX_BUNDLE_BYTES });
       return { body: obj.body.toString('utf8'), etag: obj.etag };
     } catch (err) {
-      if (hasCode(err, 'OBJECT_NOT_FOUND')) return undefined;
+      if (hasCode(err, 'OBJECT_NOT_FOUND') || hasCode(err, 'ACCESS_DENIED')) return undefined;
       throw err;
     }
   }
