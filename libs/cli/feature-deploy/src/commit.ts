@@ -8,10 +8,7 @@ import {
   revisionOf,
   podPayloadKey,
   sha512Hex,
-  sameEntry,
   servicePayloadKey,
-  withDeployment,
-  withoutDeployment,
   type DesiredIndex,
   type HistoryAction,
   type IndexEntry,
@@ -20,6 +17,7 @@ import {
   readPodPayload,
   readServicePayload,
   updateIndex as updateDesiredIndex,
+  updateIndexEntry,
   type UpdateIndexOptions,
 } from '@podmin/data-access-desired-state';
 import type { Backoff, DesiredStateStore } from './desired-state.ports';
@@ -64,12 +62,19 @@ export function updateIndex(
   mutate: (index: DesiredIndex) => DesiredIndex | undefined,
   options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'> = {},
 ): Promise<{ changed: boolean; attempts: number }> {
+  return updateDesiredIndex(store, mutate, loopOptions(options));
+}
+
+/** The compare-and-swap loop's options out of a commit's (the history clock stays here). */
+function loopOptions(
+  options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'>,
+): UpdateIndexOptions {
   const { maxAttempts, backoff, beforeFirstWrite } = options;
-  return updateDesiredIndex(store, mutate, {
+  return {
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...(backoff === undefined ? {} : { backoff }),
     ...(beforeFirstWrite === undefined ? {} : { beforeFirstWrite }),
-  });
+  };
 }
 
 /** What {@link commitEntryWithHistory} committed and recorded. */
@@ -94,24 +99,10 @@ async function commitEntryWithHistory(
   options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'>,
   onMissing?: () => never,
 ): Promise<EntryCommit> {
-  let previous: IndexEntry | undefined;
-  const { changed, attempts } = await updateIndex(
-    store,
-    (index) => {
-      const current = index[key];
-      previous = undefined;
-      if (entry === null) {
-        if (current === undefined) return onMissing?.();
-        previous = current;
-        return withoutDeployment(index, key);
-      }
-      if (sameEntry(current, entry)) return undefined;
-      const next = withDeployment(index, key, entry);
-      previous = current;
-      return next;
-    },
-    options,
-  );
+  const { changed, attempts, previous } = await updateIndexEntry(store, key, entry, {
+    ...loopOptions(options),
+    ...(onMissing === undefined ? {} : { onMissing }),
+  });
   if (!changed || previous === undefined) return { changed, attempts };
   const now = options.now ?? (() => new Date());
   const history = await recordHistory(

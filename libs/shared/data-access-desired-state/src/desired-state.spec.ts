@@ -12,7 +12,7 @@ import { buildDeployment } from '@podmin/util-manifest';
 import type { ConditionalGetResult, ReadOptions, StoredObject } from './desired-state.port';
 import { isIndexCurrent, readIndex, readIndexIfChanged } from './index-store';
 import { putPayload, readPayload, readPodPayload, readServicePayload } from './payload-store';
-import { updateIndex } from './update-index';
+import { updateIndex, updateIndexEntry } from './update-index';
 
 /** Map-backed store fake recording each call with the options it got; can race a writer. */
 class FakeStore {
@@ -278,5 +278,88 @@ describe('updateIndex', () => {
       { call: `get ${INDEX_KEY}`, options: expect.objectContaining({ signal: controller.signal }) },
     ]);
     expect(store.objects.has(INDEX_KEY)).toBe(false);
+  });
+});
+
+describe('updateIndexEntry', () => {
+  const entry = { pod, service: svc };
+  const other = { pod: podPayloadKey('edge', 'a') };
+
+  it('writes the same bytes from canonical text and from another tool’s formatting', async () => {
+    const canonical = new FakeStore();
+    canonical.set(INDEX_KEY, serializeIndex({ 'edge/api': other }));
+    const compact = new FakeStore();
+    compact.set(INDEX_KEY, JSON.stringify({ 'edge/api': other }));
+    for (const store of [canonical, compact]) {
+      expect(await updateIndexEntry(store, 'workers/web', entry)).toEqual({
+        changed: true,
+        attempts: 1,
+      });
+      expect(store.objects.get(INDEX_KEY)?.body.toString()).toBe(
+        serializeIndex({ 'edge/api': other, 'workers/web': entry }),
+      );
+    }
+    expect(await updateIndexEntry(compact, 'workers/web', entry)).toEqual({
+      changed: false,
+      attempts: 1,
+      previous: entry,
+    });
+    expect(await updateIndexEntry(compact, 'edge/api', null)).toEqual({
+      changed: true,
+      attempts: 1,
+      previous: other,
+    });
+    expect(compact.objects.get(INDEX_KEY)?.body.toString()).toBe(
+      serializeIndex({ 'workers/web': entry }),
+    );
+  });
+
+  it('creates the index when there is none, and calls onMissing for an absent removal', async () => {
+    const store = new FakeStore();
+    expect(await updateIndexEntry(store, 'workers/web', null)).toEqual({
+      changed: false,
+      attempts: 1,
+    });
+    expect(store.objects.has(INDEX_KEY)).toBe(false);
+    await expect(
+      updateIndexEntry(store, 'workers/web', null, {
+        onMissing: () => {
+          throw new PodminError('NOT_FOUND', 'no such deployment');
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await updateIndexEntry(store, 'workers/web', entry);
+    expect(store.calls.filter((c) => c.call.startsWith('put')).map((c) => c.call)).toEqual([
+      `putIfAbsent ${INDEX_KEY}`,
+    ]);
+  });
+
+  it('refuses an index the strict parse refuses, and writes nothing', async () => {
+    const store = new FakeStore();
+    store.set(INDEX_KEY, '{"edge/api": {"pod": "x"}, "edge/api": {"pod": "y"}}');
+    await expect(updateIndexEntry(store, 'workers/web', entry)).rejects.toMatchObject({
+      code: 'INVALID_MANIFEST',
+    });
+    expect(store.calls.map((c) => c.call)).toEqual([`get ${INDEX_KEY}`]);
+  });
+
+  it('reapplies after a competing writer and reports what the winning attempt replaced', async () => {
+    const store = new FakeStore();
+    store.set(
+      INDEX_KEY,
+      serializeIndex({ 'workers/web': { pod: podPayloadKey('workers', 'old') } }),
+    );
+    const replaced = { pod: podPayloadKey('workers', 'racer') };
+    let raced = false;
+    store.beforeWrite = () => {
+      if (raced) return;
+      raced = true;
+      store.set(INDEX_KEY, serializeIndex({ 'edge/api': other, 'workers/web': replaced }));
+    };
+    const result = await updateIndexEntry(store, 'workers/web', entry, { backoff: noWait });
+    expect(result).toEqual({ changed: true, attempts: 2, previous: replaced });
+    expect(store.objects.get(INDEX_KEY)?.body.toString()).toBe(
+      serializeIndex({ 'edge/api': other, 'workers/web': entry }),
+    );
   });
 });

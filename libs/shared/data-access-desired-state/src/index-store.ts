@@ -5,7 +5,7 @@ import {
   parseIndex,
   type DesiredIndex,
 } from '@podmin/util-desired-state';
-import type { DesiredStateReader, SignalOptions } from './desired-state.port';
+import type { DesiredStateReader, SignalOptions, StoredObject } from './desired-state.port';
 
 /**
  * The committed index as read: `absent` when there is no index object at all (distinct from
@@ -30,18 +30,31 @@ export function entriesOf(read: IndexRead): DesiredIndex {
   return read.status === 'present' ? read.index : {};
 }
 
+/** The index object as stored, not yet parsed: for writers that edit its canonical text. */
+export type IndexObjectRead = { status: 'absent' } | ({ status: 'present' } & StoredObject);
+
+/** Reads `deployments/index.json`'s bytes (bounded), unparsed; a missing object is `absent`. */
+export async function readIndexObject(
+  store: Pick<DesiredStateReader, 'get'>,
+  options: SignalOptions = {},
+): Promise<IndexObjectRead> {
+  try {
+    return { status: 'present', ...(await store.get(INDEX_KEY, readOptions(options))) };
+  } catch (err) {
+    if (hasCode(err, 'OBJECT_NOT_FOUND')) return { status: 'absent' };
+    throw err;
+  }
+}
+
 /** Reads and strictly parses `deployments/index.json` (bounded); a missing object is `absent`. */
 export async function readIndex(
   store: Pick<DesiredStateReader, 'get'>,
   options: SignalOptions = {},
 ): Promise<IndexRead> {
-  try {
-    const { body, etag } = await store.get(INDEX_KEY, readOptions(options));
-    return { status: 'present', index: parseIndex(body), etag };
-  } catch (err) {
-    if (hasCode(err, 'OBJECT_NOT_FOUND')) return { status: 'absent' };
-    throw err;
-  }
+  const read = await readIndexObject(store, options);
+  return read.status === 'absent'
+    ? read
+    : { status: 'present', index: parseIndex(read.body), etag: read.etag };
 }
 
 /** Reads the index unless it is still at `etag` (conditional GET); a missing object is `absent`. */

@@ -1,7 +1,18 @@
 import { hasCode, PodminError } from '@podmin/util-errors';
-import { INDEX_KEY, serializeIndex, type DesiredIndex } from '@podmin/util-desired-state';
+import {
+  INDEX_KEY,
+  editCanonicalIndex,
+  parseIndex,
+  sameEntry,
+  serializeIndex,
+  withDeployment,
+  withoutDeployment,
+  type DesiredIndex,
+  type IndexEdit,
+  type IndexEntry,
+} from '@podmin/util-desired-state';
 import type { DesiredStateStore, SignalOptions } from './desired-state.port';
-import { entriesOf, readIndex } from './index-store';
+import { readIndexObject, type IndexObjectRead } from './index-store';
 
 /** Waits between conflicting compare-and-swap attempts (injected so tests need not sleep). */
 export type Backoff = (attempt: number) => Promise<void>;
@@ -38,24 +49,88 @@ export interface UpdateIndexResult {
  * create-only when there was no index or if-match otherwise, and on a competing writer rereads
  * and reapplies, bounded by `maxAttempts`. `mutate` returns undefined when nothing needs writing.
  */
-export async function updateIndex(
+export function updateIndex(
   store: DesiredStateStore,
   mutate: (index: DesiredIndex) => DesiredIndex | undefined,
   options: UpdateIndexOptions = {},
+): Promise<UpdateIndexResult> {
+  return compareAndSwap(
+    store,
+    (read) => {
+      const next = mutate(read.status === 'present' ? parseIndex(read.body) : {});
+      return next === undefined ? undefined : serializeIndex(next);
+    },
+    options,
+  );
+}
+
+/** What {@link updateIndexEntry} did, and the entry its winning attempt replaced. */
+export interface UpdateIndexEntryResult extends UpdateIndexResult {
+  /** The entry the key held in the index the winning (or unchanged) attempt read. */
+  previous?: IndexEntry;
+}
+
+/**
+ * Sets one entry (or removes it, for null) by the same compare-and-swap as {@link updateIndex},
+ * editing the index's canonical text in place where it is canonical (see editCanonicalIndex:
+ * same bytes, without parsing and rewriting every entry of a large index) and through the strict
+ * parse otherwise. Unchanged when the entry is already set, or already absent; `onMissing` may
+ * throw for a removal of an absent key instead.
+ */
+export async function updateIndexEntry(
+  store: DesiredStateStore,
+  key: string,
+  entry: IndexEntry | null,
+  options: UpdateIndexOptions & { onMissing?: () => void } = {},
+): Promise<UpdateIndexEntryResult> {
+  let previous: IndexEntry | undefined;
+  const result = await compareAndSwap(
+    store,
+    (read) => {
+      const text = read.status === 'present' ? read.body.toString('utf8') : EMPTY_INDEX;
+      const edit = editCanonicalIndex(text, key, entry) ?? parsedEdit(text, key, entry);
+      previous = edit.previous;
+      if (entry === null && previous === undefined) options.onMissing?.();
+      return edit.text;
+    },
+    options,
+  );
+  return previous === undefined ? result : { ...result, previous };
+}
+
+const EMPTY_INDEX = serializeIndex({});
+
+/** The edit through the strict parse: for index text that is not in canonical form. */
+function parsedEdit(text: string, key: string, entry: IndexEntry | null): IndexEdit {
+  const index = parseIndex(text);
+  const previous = index[key];
+  if (entry === null)
+    return { previous, text: previous && serializeIndex(withoutDeployment(index, key)) };
+  if (sameEntry(previous, entry)) return { previous, text: undefined };
+  return { previous, text: serializeIndex(withDeployment(index, key, entry)) };
+}
+
+/**
+ * The loop both updates share: `change` maps the index as read to the bytes to write, or to
+ * undefined when nothing needs writing; a lost race rereads and asks again.
+ */
+async function compareAndSwap(
+  store: DesiredStateStore,
+  change: (read: IndexObjectRead) => string | undefined,
+  options: UpdateIndexOptions,
 ): Promise<UpdateIndexResult> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const backoff = options.backoff ?? jitteredBackoff;
   const signal = options.signal === undefined ? {} : { signal: options.signal };
   let prepared = options.beforeFirstWrite === undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const read = await readIndex(store, signal);
-    const next = mutate(entriesOf(read));
-    if (next === undefined) return { changed: false, attempts: attempt };
+    const read = await readIndexObject(store, signal);
+    const body = change(read);
+    if (body === undefined) return { changed: false, attempts: attempt };
     if (!prepared) {
       await options.beforeFirstWrite?.();
       prepared = true;
     }
-    const body = serializeIndex(next);
     options.signal?.throwIfAborted();
     try {
       if (read.status === 'absent') await store.putIfAbsent(INDEX_KEY, body);

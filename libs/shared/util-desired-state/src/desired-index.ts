@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { MAX_PAYLOAD_BYTES } from '@podmin/util-manifest';
+import { DNS_LABEL } from './key-patterns';
 import { findDuplicateKey } from './strict-json';
 
 /** Object key of the single cluster-wide desired-state commit. */
@@ -56,8 +57,7 @@ export interface DeploymentRef {
 
 // Two DNS-1123 labels (at most 63 characters each) joined by one "/", in one pass: the index
 // of a large fleet holds tens of thousands of keys and every command reads all of them.
-const DEPLOYMENT_KEY =
-  /^([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)$/;
+const DEPLOYMENT_KEY = new RegExp(`^(${DNS_LABEL})\\/(${DNS_LABEL})$`);
 
 /** Splits an index key into NodeGroup and deployment name. */
 export function parseDeploymentKey(key: string): DeploymentRef {

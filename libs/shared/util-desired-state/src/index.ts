@@ -1,3 +1,4 @@
 export * from './desired-index';
 export * from './service-vip';
 export * from './history';
+export * from './index-edit';
