@@ -102,9 +102,18 @@ hello_vip=$(podmin list -o json 2>/dev/null | json '.find((r) => r.name === "hel
 
 socket=$(readlink -f "$node_root/run/containerd")/containerd.sock
 crictl() { "$stack/crictl" --runtime-endpoint "unix://${socket}" --image-endpoint "unix://${socket}" "$@" 2>/dev/null; }
-passed=0 failed=0
+passed=0 failed=0 failed_checks=()
+# Every check's time goes to stderr; the failed ones are named again in the tier's last lines.
 check() {
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "node tier: FAILED: $*" >&2; fi
+  local started=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "node tier: ok: $* ($((SECONDS - started)) s)" >&2
+  else
+    failed=$((failed + 1))
+    failed_checks+=("$*")
+    echo "node tier: FAILED: $* ($((SECONDS - started)) s)" >&2
+  fi
 }
 wait_for() { # seconds command...
   local n=$1
@@ -222,7 +231,7 @@ through_service() {
     return 1
   }
 }
-check wait_for 30 through_service hello-v1
+check wait_for 60 through_service hello-v1
 if ! through_service hello-v1 2>/dev/null; then
   grep 'dataplane' "$node_root/var/log/podmin-agent.log" | tail -n 20 >&2
   ip -6 route show | grep -v '^fe80' >&2
@@ -249,7 +258,7 @@ serves_v2() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v2; }
 check wait_for 120 serves_v2
 replace_ms=$(($(date +%s%3N) - replaced_at))
 # New connections through the Service reach the new Pod.
-check wait_for 30 through_service hello-v2
+check wait_for 60 through_service hello-v2
 one_running() { [[ $(crictl ps --name hello --state Running -q | wc -l) -eq 1 ]] && [[ $(crictl ps --name hello --state Running -q) != "$cid" ]]; }
 check wait_for 60 one_running
 
@@ -258,7 +267,8 @@ check wait_for 60 one_running
 # --rollback-on-failure puts the previous entry back and waits for it.
 wait_err=$work/wait.err
 deploy_wait() { podmin deploy hello -g default -f "$work/daemonset.yaml" "$@" >/dev/null 2>"$wait_err"; }
-show_wait() { sed 's/^/  /' "$wait_err" >&2; }
+# A failed wait's own words, now and again at the end (see failures below).
+show_wait() { sed 's/^/  /' "$wait_err" | tee -a "$work/failures.log" >&2; }
 status_json() { podmin status hello -g default -o json 2>/dev/null; }
 node_field() { status_json | json "[0].nodes[0].$1"; }
 waited_ready() {
@@ -278,9 +288,13 @@ status_ready() {
 }
 check status_ready
 pull_reason='(ErrImagePull|ImagePullBackOff) \(container hello\)'
+# Long enough for the old Pod to stop, the pull to fail, and the receipt to say so: a
+# replacement takes 20-30 s here and receipts are written at most every 10 s. The rollback's
+# own wait has the same bound.
+pull_wait=75
 rolled_back() {
-  if ! deploy_wait --image hello:missing --wait --timeout 45s --rollback-on-failure &&
-    grep -Eq "not ready after 45 s on [^ ]+ \(${pull_reason}" "$wait_err" &&
+  if ! deploy_wait --image hello:missing --wait --timeout ${pull_wait}s --rollback-on-failure &&
+    grep -Eq "not ready after ${pull_wait} s on [^ ]+ \(${pull_reason}" "$wait_err" &&
     grep -q "rolled back to ${good_rev}, and that is done" "$wait_err"; then return 0; fi
   show_wait
   return 1
@@ -290,8 +304,8 @@ check status_ready
 serves_v1() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v1; }
 check wait_for 60 serves_v1
 wait_fails_on_pull() {
-  if ! deploy_wait --image hello:missing --wait --timeout 45s &&
-    grep -Eq "not ready after 45 s on [^ ]+ \(${pull_reason}" "$wait_err"; then return 0; fi
+  if ! deploy_wait --image hello:missing --wait --timeout ${pull_wait}s &&
+    grep -Eq "not ready after ${pull_wait} s on [^ ]+ \(${pull_reason}" "$wait_err"; then return 0; fi
   show_wait
   return 1
 }
@@ -388,6 +402,8 @@ if [[ $failed -gt 0 ]]; then
   done
 fi
 echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; deploy --wait → Ready in receipt ${wait_ms} ms; RSS ${rss_line}"
+if [[ $failed -gt 0 && -s $work/failures.log ]]; then tail -n 20 "$work/failures.log" >&2; fi
+for c in "${failed_checks[@]}"; do echo "node tier: FAILED: $c" >&2; done
 echo "node: kubelet $("$stack/kubelet" --version | awk '{print $2}') ran the deployed Pods from podmin's registry: $passed checks passed, $failed failed"
 echo "Tests: ${failed:+$failed failed, }$passed passed, $((passed + failed)) total" | sed 's/^Tests: 0 failed, /Tests: /'
 [[ $failed -eq 0 ]]
