@@ -9,14 +9,10 @@ instance refreshes (see below). Arguments
 are moto_server's own (-H HOST -p PORT ...).
 """
 import datetime
-import os
 import sys
 import threading
 import uuid
 
-# AWS-managed IAM policies (e.g. AmazonSSMManagedInstanceCore, which the AWS module attaches)
-# exist in every AWS account; moto loads them only when asked.
-os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 
 import moto.server as moto_server
 from moto.autoscaling.responses import AutoScalingResponse
