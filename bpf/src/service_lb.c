@@ -415,8 +415,11 @@ static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
 // Whether a reverse entry's port may be handed to a new flow: 100 ms after a reset (no side
 // keeps state for the tuple), 1 s after FINs both ways (the final ACK is in flight; the side
 // that closed first keeps TIME_WAIT, which Linux lets a newer SYN take over), or when idle for
-// the protocol's timeout.
+// the protocol's timeout. `now` is read when this packet's processing began, so another CPU may
+// have stamped the entry later than that: such an entry is in use, not idle for 2^64 - 1 ns.
 static __always_inline int reusable(__u32 flags, __u64 seen_ns, __u8 proto, __u64 now) {
+  if (seen_ns >= now)
+    return 0;
   __u64 idle = now - seen_ns;
   if ((flags & FLOW_RST) && idle > RST_REUSE_NS)
     return 1;
