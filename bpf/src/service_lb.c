@@ -512,10 +512,17 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     rv.vport = p.key.dport;
     rv.seen_ns = now;
     rv.flags = fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+    // Probes from a hashed start with a hashed stride (double hashing): consecutive ports
+    // would gather the flows of busy neighbourhoods into ever longer runs of recently reset
+    // ports, and a run of 32 drops the SYN. The stride is odd and not a multiple of 173, so
+    // coprime with 2768 = 16 * 173: the probes are distinct ports.
     __u32 start = flow_hash(&p.key, 0x9e3779b9u) % SNAT_PORT_COUNT;
+    __u32 stride = (flow_hash(&p.key, 0x7f4a7c15u) % (SNAT_PORT_COUNT / 2)) * 2 + 1;
+    if (stride % 173 == 0)
+      stride += 2;
     int got = 0;
     for (int i = 0; i < SNAT_PROBES; i++) {
-      rk.dport = bpf_htons(SNAT_PORT_MIN + (start + i) % SNAT_PORT_COUNT);
+      rk.dport = bpf_htons(SNAT_PORT_MIN + (start + i * stride) % SNAT_PORT_COUNT);
       if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_NOEXIST) == 0) {
         got = 1;
         break;
