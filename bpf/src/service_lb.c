@@ -415,8 +415,11 @@ static __always_inline int reject(struct __sk_buff *skb, const struct pkt *p) {
 // Whether a reverse entry's port may be handed to a new flow: 100 ms after a reset (no side
 // keeps state for the tuple), 1 s after FINs both ways (the final ACK is in flight; the side
 // that closed first keeps TIME_WAIT, which Linux lets a newer SYN take over), or when idle for
-// the protocol's timeout.
+// the protocol's timeout. `now` is read when this packet's processing began, so another CPU may
+// have stamped the entry later than that: such an entry is in use, not idle for 2^64 - 1 ns.
 static __always_inline int reusable(__u32 flags, __u64 seen_ns, __u8 proto, __u64 now) {
+  if (seen_ns >= now)
+    return 0;
   __u64 idle = now - seen_ns;
   if ((flags & FLOW_RST) && idle > RST_REUSE_NS)
     return 1;
@@ -470,24 +473,25 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     int same_flow = r && same_addr(&r->caddr, &p.key.saddr) && r->cport == p.key.sport &&
                     r->vport == p.key.dport;
     if (same_flow && (p.tcp_flags & 2)) {
-      // A SYN on a remembered tuple is a new connection (a client port reused) unless its
-      // backend is still the one this tuple picks now: a retransmitted SYN keeps its flow,
-      // while a reused port never reaches a backend that is no longer ready.
+      // A SYN on a remembered tuple keeps its flow only as a retransmission: while the flow
+      // has seen no FIN or reset, and its backend is still the one this tuple picks now (a
+      // retransmitted SYN never reaches a backend that is no longer ready). A SYN after the
+      // connection closed is a new connection on a reused client port: it claims a port like
+      // any new flow (its own old one first), so it waits out the reuse delay and cannot race
+      // another CPU that is taking that port over.
       struct backend_val *now_b = 0;
       if (svc && svc->count > 0) {
         struct backend_key nk = {.id = svc->id, .slot = flow_hash(&p.key, 0) % svc->count};
         now_b = bpf_map_lookup_elem(&podmin_backends, &nk);
       }
-      if (!now_b || !same_addr(&now_b->addr, &nf.baddr) || now_b->port != nf.bport)
+      if (!now_b || !same_addr(&now_b->addr, &nf.baddr) || now_b->port != nf.bport ||
+          (r->flags & (FLOW_FIN_FWD | FLOW_FIN_REV | FLOW_RST)))
         same_flow = 0;
     }
     if (same_flow && r) {
       known = 1;
       r->seen_ns = now;
-      if (p.tcp_flags & 2)
-        r->flags = 0; // a new connection on a remembered tuple (a client port reused)
-      else
-        r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+      r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
     }
   }
   if (!known) {
@@ -508,10 +512,17 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     rv.vport = p.key.dport;
     rv.seen_ns = now;
     rv.flags = fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+    // Probes from a hashed start with a hashed stride (double hashing): consecutive ports
+    // would gather the flows of busy neighbourhoods into ever longer runs of recently reset
+    // ports, and a run of 32 drops the SYN. The stride is odd and not a multiple of 173, so
+    // coprime with 2768 = 16 * 173: the probes are distinct ports.
     __u32 start = flow_hash(&p.key, 0x9e3779b9u) % SNAT_PORT_COUNT;
+    __u32 stride = (flow_hash(&p.key, 0x7f4a7c15u) % (SNAT_PORT_COUNT / 2)) * 2 + 1;
+    if (stride % 173 == 0)
+      stride += 2;
     int got = 0;
     for (int i = 0; i < SNAT_PROBES; i++) {
-      rk.dport = bpf_htons(SNAT_PORT_MIN + (start + i) % SNAT_PORT_COUNT);
+      rk.dport = bpf_htons(SNAT_PORT_MIN + (start + i * stride) % SNAT_PORT_COUNT);
       if (bpf_map_update_elem(&podmin_rev_flows, &rk, &rv, BPF_NOEXIST) == 0) {
         got = 1;
         break;
@@ -527,16 +538,10 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
       if (!reusable(old->flags, seen, p.key.proto, now) ||
           __sync_val_compare_and_swap(&old->seen_ns, seen, now) != seen)
         continue;
-      // Forget the old flow's forward entry so it cannot reach the new flow's port.
-      struct flow_key ok = {};
-      __builtin_memcpy(&ok.saddr, &old->caddr, 16);
-      __builtin_memcpy(&ok.daddr, &old->vip, 16);
-      ok.sport = old->cport;
-      ok.dport = old->vport;
-      ok.proto = p.key.proto;
-      struct fwd_val *of = bpf_map_lookup_elem(&podmin_fwd_flows, &ok);
-      if (of && of->nport == rk.dport && of->bport == rk.sport && same_addr(&of->baddr, &rk.saddr))
-        bpf_map_delete_elem(&podmin_fwd_flows, &ok);
+      // The old flow's forward entry stays: it no longer matches this entry's client, so
+      // its packets are refused, and its next SYN claims a port anew. (Deleting it here
+      // raced that SYN on another CPU: the delete could land after the new flow's forward
+      // entry was written, and the new connection's first ACK was answered with a reset.)
       // The entry is this flow's now; its replies come only after this packet leaves.
       __builtin_memcpy(&old->caddr, &rv.caddr, 16);
       __builtin_memcpy(&old->vip, &rv.vip, 16);

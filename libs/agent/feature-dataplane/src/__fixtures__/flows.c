@@ -5,7 +5,9 @@
 //   flows serve-udp PORT NAME        answer every datagram with "NAME PEERPORT"
 //   flows tcp ADDR PORT COUNT PROCS  COUNT short connections over PROCS processes; prints
 //                                    "ok N failed N", "ports MIN MAX" (peer ports the servers
-//                                    saw) and "NAME count" per answering server
+//                                    saw) and "NAME count" per answering server; each failed
+//                                    connection is one stderr line "failed STEP: ERROR, port
+//                                    LOCALPORT, after MS ms" (STEP connect, write or read)
 //   flows udp ADDR PORT [BYTES [SPORT]]  one request (BYTES long, default 8) on a connected
 //                                    socket, from source port SPORT if given; prints the
 //                                    answer, or "error <errno text>"
@@ -100,13 +102,31 @@ static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
     setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     char buf[64];
     ssize_t n = -1;
-    if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 && write(s, "GET\n", 4) == 4)
-      n = read(s, buf, sizeof(buf) - 1);
-    close(s);
+    const char *step = "connect";
+    struct timeval t0, t1;
+    gettimeofday(&t0, NULL);
+    if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0) {
+      step = "write";
+      if (write(s, "GET\n", 4) == 4) {
+        step = "read";
+        n = read(s, buf, sizeof(buf) - 1);
+      }
+    }
     if (n <= 0) {
+      const char *why = n == 0 ? "EOF" : strerror(errno);
+      struct sockaddr_in6 local;
+      socklen_t llen = sizeof(local);
+      memset(&local, 0, sizeof(local));
+      getsockname(s, (struct sockaddr *)&local, &llen);
+      close(s);
+      gettimeofday(&t1, NULL);
+      long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_usec - t0.tv_usec) / 1000;
+      fprintf(stderr, "failed %s: %s, port %d, after %ld ms\n", step, why,
+              ntohs(local.sin6_port), ms);
       t->failed++;
       continue;
     }
+    close(s);
     t->ok++;
     buf[n] = 0;
     buf[strcspn(buf, "\n")] = 0;
