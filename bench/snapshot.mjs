@@ -28,8 +28,11 @@ try {
   fs.cpSync(path.join(root, 'libs/agent/contracts/proto'), path.join(dir, 'proto'), {
     recursive: true,
   });
+  // Files, not the package index, which also loads the gRPC server side (and with it the
+  // NestJS microservices peer the bundle leaves out).
   const lib = await bundleLibraries(libFile, [
-    "export { computeSnapshot, encodeSnapshot, decodeSnapshot } from '@podmin/agent-feature-coordinator';",
+    "export { computeSnapshot } from './libs/agent/feature-coordinator/src/snapshot/compute-snapshot';",
+    "export { encodeSnapshot, decodeSnapshot } from './libs/agent/feature-coordinator/src/snapshot/snapshot-codec';",
   ]);
 
   const median = (xs) => {
