@@ -8,6 +8,7 @@ import {
   podPayloadKey,
   revisionOf,
   sha512Hex,
+  type IndexEntry,
 } from '@podmin/util-desired-state';
 import { buildDeployment, parseImageFlags, renderBuiltInManifest } from '@podmin/util-manifest';
 import { commitDeployment, deleteDeployment, recommitEntry, type CommitOptions } from './commit';
@@ -226,6 +227,30 @@ describe('deploymentHistory', () => {
       time: null,
       current: true,
     });
+  });
+
+  it('follows commit order where concurrent deploys stamped their records out of it', async () => {
+    const store = new InMemoryObjectStore();
+    // Each record is stamped after its commit: here every later commit got an earlier time,
+    // as when the processes of concurrent deploys reach their clocks in another order.
+    let t = Date.parse('2026-12-01T10:00:00.000Z');
+    let id = 0;
+    const backwards: CommitOptions = {
+      now: () => new Date((t -= 1000)),
+      randomId: () => (id++).toString(16).padStart(16, '0'),
+    };
+    const entries = [];
+    for (const tag of ['v1', 'v2', 'v3', 'v4', 'v2'])
+      entries.push((await commitDeployment(store, payloads(`hello:${tag}`), backwards)).entry);
+    const history = await deploymentHistory(store, 'default', 'web');
+    // One row per commit, newest first: no untimed rows for links the time order breaks.
+    expect(history.rows.map((r) => [r.revision, r.action, r.current])).toEqual([
+      [revisionOf(entries[4] as IndexEntry), 'deploy', true],
+      [revisionOf(entries[3] as IndexEntry), 'deploy', false],
+      [revisionOf(entries[2] as IndexEntry), 'deploy', false],
+      [revisionOf(entries[1] as IndexEntry), 'deploy', false],
+      [revisionOf(entries[0] as IndexEntry), null, false],
+    ]);
   });
 
   it('names the deployment when it has neither an entry nor history', async () => {

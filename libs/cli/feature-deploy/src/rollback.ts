@@ -16,7 +16,7 @@ import {
 } from '@podmin/data-access-desired-state';
 import { recommitEntry, type CommitResult, type RecommitOptions } from './commit';
 import type { DesiredStateStore } from './desired-state.ports';
-import { readHistory, type HistoryReader } from './history';
+import { readHistory, type HistoryReader, type StoredHistoryRecord } from './history';
 
 /** One row of a deployment's history: a commit that made an entry current (or deleted it). */
 export interface HistoryRow {
@@ -74,7 +74,7 @@ export async function deploymentHistory(
   });
   const oldestFirst: HistoryRow[] = [];
   let last: IndexEntry | null | undefined;
-  for (const { record } of records) {
+  for (const { record } of commitOrder(records)) {
     if (last === undefined || last === null || !sameEntry(last, record.replaced))
       oldestFirst.push(untimed(record.replaced));
     const entry = record.replacement;
@@ -94,6 +94,60 @@ export async function deploymentHistory(
   if (top && current !== undefined && top.entry && sameEntry(top.entry, current))
     top.current = true;
   return { key, current, rows };
+}
+
+/**
+ * History records in the order their commits won the index's compare-and-swap. A record's time
+ * is taken after its commit, so concurrent deploys can stamp their records out of commit order;
+ * the links (each commit replaced what the one before it committed) are exact. From the record
+ * whose replaced entry no other record committed, each next record is the earliest that
+ * replaced what the last one committed; where no record does (a deploy after a delete, or a
+ * record that could not be written), the chain resumes at the earliest record left.
+ */
+export function commitOrder(records: readonly StoredHistoryRecord[]): StoredHistoryRecord[] {
+  const id = (entry: IndexEntry | null): string =>
+    entry === null ? '' : `${entry.pod}\n${entry.service ?? ''}`;
+  // Per replaced entry, the records (oldest first) that replaced it; per committed entry, how
+  // many records not yet placed committed it.
+  const byReplaced = new Map<string, number[]>();
+  const committed = new Map<string, number>();
+  records.forEach(({ record }, i) => {
+    const from = id(record.replaced);
+    const list = byReplaced.get(from);
+    if (list === undefined) byReplaced.set(from, [i]);
+    else list.push(i);
+    const to = id(record.replacement);
+    committed.set(to, (committed.get(to) ?? 0) + 1);
+  });
+  const placed = new Array<boolean>(records.length).fill(false);
+  const next = new Map<string, number>();
+  const successor = (entry: string): number => {
+    const list = byReplaced.get(entry) ?? [];
+    let at = next.get(entry) ?? 0;
+    while (at < list.length && placed[list[at] as number]) at++;
+    next.set(entry, at);
+    return at < list.length ? (list[at] as number) : -1;
+  };
+  const chainStart = (): number => {
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]?.record;
+      if (!placed[i] && record && (committed.get(id(record.replaced)) ?? 0) === 0) return i;
+    }
+    return placed.indexOf(false);
+  };
+  const out: StoredHistoryRecord[] = [];
+  let last: string | undefined;
+  while (out.length < records.length) {
+    const link = last === undefined ? -1 : successor(last);
+    const pick = link === -1 ? chainStart() : link;
+    const stored = records[pick] as StoredHistoryRecord;
+    placed[pick] = true;
+    const to = id(stored.record.replacement);
+    committed.set(to, (committed.get(to) ?? 1) - 1);
+    out.push(stored);
+    last = to;
+  }
+  return out;
 }
 
 /** A history row with the images of its Pod payload. */
