@@ -54,6 +54,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Veths that exist before the node starts are not this tier's to judge.
+ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | sort >"$work/veths-before"
 registry_port=$(free_port)
 health_port=$(free_port)
 dns_port=$(free_port)
@@ -389,10 +391,18 @@ cloudflared_gone() { [[ -z $(crictl ps --name cloudflared -q) ]]; }
 check wait_for 90 cloudflared_gone
 
 short=$(dirname "$(dirname "$socket")")
-podmin teardown >/dev/null 2>&1
+podmin teardown 2>&1 | sed "s/^/  teardown: /" >&2 || true
+# Each kind of stray is named on stderr, so a failure says what was left.
 no_strays() {
-  ! pgrep -f "$node_root" >/dev/null && ! pgrep -f "$short" >/dev/null && ! grep -q -e " $node_root" -e " $short" /proc/mounts &&
-    ! grep -q veth <<<"$(ip -o link)" && [[ ! -e $short ]] && ! grep -q "${node_address}/128" <<<"$(ip -6 addr show dev lo)"
+  local strays=()
+  pgrep -af "$node_root|$short" >"$work/strays" && strays+=("processes: $(tr '\n' ';' <"$work/strays")")
+  grep -e " $node_root" -e " $short" /proc/mounts >"$work/strays" && strays+=("mounts: $(awk '{print $2}' "$work/strays" | tr '\n' ' ')")
+  ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | sort | comm -23 - "$work/veths-before" >"$work/strays"
+  [[ -s $work/strays ]] && strays+=("veths: $(tr '\n' ' ' <"$work/strays")")
+  [[ -e $short ]] && strays+=("directory $short")
+  grep -q "${node_address}/128" <<<"$(ip -6 addr show dev lo)" && strays+=("address ${node_address} on lo")
+  for s in "${strays[@]}"; do echo "  stray: $s" >&2; done
+  [[ ${#strays[@]} -eq 0 ]]
 }
 check no_strays
 if [[ $failed -gt 0 ]]; then

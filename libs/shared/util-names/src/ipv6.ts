@@ -44,3 +44,22 @@ export function formatIpv6(groups: readonly number[]): string {
   const tail = hex.slice(bestStart + bestLen).join(':');
   return `${head}::${tail}`;
 }
+
+/**
+ * Whether `address` (or a prefix's first address, `a:b::/n`) lies inside `prefix` (`a:b::/n`).
+ * False when either does not parse or the prefix length is not 0 to 128.
+ */
+export function inIpv6Prefix(address: string, prefix: string): boolean {
+  const [net, lengthText] = prefix.split('/');
+  const length = Number(lengthText);
+  const a = parseIpv6(address.split('/')[0] ?? '');
+  const p = parseIpv6(net ?? '');
+  if (!a || !p || !Number.isInteger(length) || length < 0 || length > 128) return false;
+  for (let bit = 0; bit < length; bit += 16) {
+    const take = Math.min(16, length - bit);
+    const mask = (0xffff << (16 - take)) & 0xffff;
+    const i = bit / 16;
+    if (((a[i] as number) & mask) !== ((p[i] as number) & mask)) return false;
+  }
+  return true;
+}
