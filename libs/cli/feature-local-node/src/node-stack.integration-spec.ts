@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { clearPodNetwork, podNetwork } from './node-stack';
@@ -58,10 +58,19 @@ if (unusable !== undefined) {
       expect(await podNetwork(undefined)).toEqual({ veths: [], namespaces: [] });
     });
 
-    it('deletes the namespaces left mounted, which takes their veths, and nothing else', async () => {
+    it('kills what still runs in the namespaces left mounted, deletes them, and nothing else', async () => {
+      // A Pod process whose shim is gone, as after a sandbox containerd did not remove.
+      const orphan = spawn('ip', ['netns', 'exec', pods[0]!.ns, 'sleep', '600'], {
+        stdio: 'ignore',
+      });
+      await new Promise((r) => setTimeout(r, 300));
       const found = await podNetwork(prefix);
       const deleted = await clearPodNetwork(found);
-      expect(deleted).toEqual(pods.map((p) => `namespace ${p.ns}`).sort());
+      expect(deleted).toEqual([
+        `process ${orphan.pid}`,
+        ...pods.map((p) => `namespace ${p.ns}`).sort(),
+      ]);
+      expect(orphan.exitCode ?? orphan.signalCode).toBe('SIGKILL');
       for (const p of pods) {
         expect(fs.existsSync(`/run/netns/${p.ns}`)).toBe(false);
         expect(exists(p.veth)).toBe(false);

@@ -311,6 +311,7 @@ export async function startNodeStack(
     pids: [kubelet, containerd, coredns],
     nodeAddress: options.nodeAddress,
     podPrefix: options.podPrefix,
+    crictl: options.binaries.crictl,
   };
   await writeFileAtomic(p.state, JSON.stringify(state) + '\n', { mode: 0o600 });
   reporter.info(
@@ -327,6 +328,8 @@ interface StackState {
   nodeAddress?: string;
   /** The Pods' prefix: ptp CNI routes each Pod's /128 inside it through the Pod's host veth. */
   podPrefix?: string;
+  /** The crictl it was started with: teardown removes the Pods with it whatever PATH says then. */
+  crictl?: string;
 }
 
 /** This node's Pod network: the host-side veths and the network namespaces they lead into. */
@@ -399,6 +402,20 @@ export async function clearPodNetwork(pods: PodNetwork): Promise<string[]> {
   if ((await vethsLeft(pods.veths, 10_000)).length === 0) return [];
   const deleted: string[] = [];
   for (const ns of pods.namespaces) {
+    // A Pod whose sandbox was not removed still runs in its namespace, its shim gone.
+    const pids = await run('ip', ['netns', 'pids', ns]).then(
+      (r) => r.stdout.split('\n').filter(Boolean).map(Number),
+      () => [] as number[],
+    );
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        deleted.push(`process ${pid}`);
+      } catch {
+        // gone already
+      }
+    }
+    for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
     if (fs.existsSync(path.join('/run/netns', ns))) {
       await run('ip', ['netns', 'del', ns]).then(
         () => deleted.push(`namespace ${ns}`),
@@ -462,10 +479,13 @@ export async function stopNodeStack(
   };
   const pods = await podNetwork(state.podPrefix);
   await stop(kubelet);
-  if (binaries && fs.existsSync(p.socket)) {
-    await run(binaries.crictl, ['--runtime-endpoint', `unix://${p.socket}`, 'rmp', '-fa'], {
+  const crictl = [binaries?.crictl, state.crictl].find((c) => c && fs.existsSync(c));
+  if (crictl && fs.existsSync(p.socket)) {
+    await run(crictl, ['--runtime-endpoint', `unix://${p.socket}`, 'rmp', '-fa'], {
       timeout: 60_000,
-    }).catch(() => undefined);
+    }).catch((err: Error & { stderr?: string }) =>
+      reporter.warn(`Removing the Pods with crictl failed: ${err.stderr?.trim() || err.message}`),
+    );
   }
   await stop(containerd);
   // Shims of this containerd outlive it; their command line names its state directory.
