@@ -40,6 +40,13 @@
 #define RST_REUSE_NS (100 * 1000 * 1000ULL)
 #define TCP_IDLE_NS (600 * NSEC_PER_SEC)
 #define UDP_IDLE_NS (30 * NSEC_PER_SEC)
+// A flow's last-seen time is rewritten at most this often by packets that change nothing else:
+// every packet writing it made both directions' CPUs fight over the entry's cache line. The
+// reuse delays above are 10 to 60,000 times longer; FIN and reset packets stamp it exactly.
+#define SEEN_GRANULE_NS (10 * 1000 * 1000ULL)
+// How long a flow keeps the route (egress interface and MAC addresses) its first packet looked
+// up before looking it up again: a route change reaches existing flows within this.
+#define ROUTE_TTL_MS 1000
 
 #define FLOW_FIN_FWD 1
 #define FLOW_FIN_REV 2
@@ -88,11 +95,18 @@ struct flow_key {
   __u8 pad[3];
 };
 
+// A flow direction's cached route: what bpf_fib_lookup answered, and when (ms, wrapping).
+struct route {
+  __u32 ifindex; // 0: none yet
+  __u8 macs[12]; // destination, then source: the Ethernet header's first 12 bytes
+  __u32 at_ms;
+};
+
 struct fwd_val {
   struct in6_addr baddr;
   __u16 bport;
   __u16 nport; // the SNAT port, network byte order
-  __u32 pad;
+  struct route route; // to the backend
 };
 
 struct rev_val {
@@ -102,6 +116,8 @@ struct rev_val {
   __u16 vport;
   __u32 flags;
   __u64 seen_ns;
+  struct route route; // to the client
+  __u32 pad;
 };
 
 enum stat {
@@ -231,36 +247,55 @@ static __always_inline int parse_l4(struct __sk_buff *skb, struct ipv6hdr *ip6, 
   return 0;
 }
 
-// Rewrites both addresses and ports, fixing the L4 checksum (IPv6 has no header checksum).
+// The addresses and ports of a rewritten packet: the IPv6 header's last 32 bytes and the first
+// four of the TCP or UDP header that follows at once, so one store writes them all.
+struct tuple {
+  struct in6_addr saddr;
+  struct in6_addr daddr;
+  __u16 sport;
+  __u16 dport;
+};
+
+// Rewrites both addresses and ports, fixing the L4 checksum (IPv6 has no header checksum). The
+// addresses are in the pseudo-header, the ports are not: a checksum the sender left for the
+// device to finish (CHECKSUM_PARTIAL) covers only the former, so they are fixed apart.
 static __always_inline int rewrite(struct __sk_buff *skb, const struct pkt *p,
                                    const struct in6_addr *saddr, __u16 sport,
                                    const struct in6_addr *daddr, __u16 dport) {
-  struct in6_addr addrs[2];
-  __builtin_memcpy(&addrs[0], saddr, 16);
-  __builtin_memcpy(&addrs[1], daddr, 16);
+  struct tuple t;
+  __builtin_memcpy(&t.saddr, saddr, 16);
+  __builtin_memcpy(&t.daddr, daddr, 16);
+  t.sport = sport;
+  t.dport = dport;
   __u64 mangled = p->key.proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
-  __s64 diff = bpf_csum_diff((__be32 *)&p->key.saddr, 32, (__be32 *)addrs, 32, 0);
+  __s64 diff = bpf_csum_diff((__be32 *)&p->key.saddr, 32, (__be32 *)&t, 32, 0);
   if (diff < 0)
     return -1;
-  if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + offsetof(struct ipv6hdr, saddr), addrs,
-                          32, 0) < 0)
+  __u32 old_ports = (__u32)p->key.sport | ((__u32)p->key.dport << 16);
+  __u32 new_ports = (__u32)sport | ((__u32)dport << 16);
+  if (bpf_l4_csum_replace(skb, p->csum_off, 0, diff, BPF_F_PSEUDO_HDR | mangled) < 0 ||
+      bpf_l4_csum_replace(skb, p->csum_off, old_ports, new_ports, 4 | mangled) < 0)
     return -1;
-  if (bpf_l4_csum_replace(skb, p->csum_off, 0, diff, BPF_F_PSEUDO_HDR | mangled) < 0)
-    return -1;
-  if (bpf_l4_csum_replace(skb, p->csum_off, p->key.sport, sport, 2 | mangled) < 0)
-    return -1;
-  if (bpf_l4_csum_replace(skb, p->csum_off, p->key.dport, dport, 2 | mangled) < 0)
-    return -1;
-  // Source and destination ports are the first four bytes of both TCP and UDP headers.
-  __u16 ports[2] = {sport, dport};
-  if (bpf_skb_store_bytes(skb, p->l4_off, ports, 4, 0) < 0)
+  if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + offsetof(struct ipv6hdr, saddr), &t,
+                          sizeof(t), 0) < 0)
     return -1;
   return 0;
 }
 
-// Sends the rewritten packet out of the interface that routes its new destination.
+// Sends the rewritten packet out of the interface that routes its new destination, through the
+// flow's cached route while it is younger than ROUTE_TTL_MS, else through a FIB lookup that
+// refreshes the cache. (Two CPUs refreshing one flow's cache at once write the same answer.)
 static __always_inline int forward(struct __sk_buff *skb, const struct in6_addr *saddr,
-                                   const struct in6_addr *daddr) {
+                                   const struct in6_addr *daddr, struct route *cache,
+                                   __u64 now) {
+  __u32 now_ms = (__u32)(now / 1000000);
+  if (cache->ifindex != 0 && now_ms - cache->at_ms < ROUTE_TTL_MS) {
+    __u8 macs[12];
+    __builtin_memcpy(macs, cache->macs, 12);
+    if (bpf_skb_store_bytes(skb, 0, macs, 12, 0) < 0)
+      return PODMIN_TCX_DROP;
+    return bpf_redirect(cache->ifindex, 0);
+  }
   struct bpf_fib_lookup fib = {};
   fib.family = 10; // AF_INET6
   fib.ifindex = skb->ifindex;
@@ -268,11 +303,17 @@ static __always_inline int forward(struct __sk_buff *skb, const struct in6_addr 
   __builtin_memcpy(fib.ipv6_dst, daddr, 16);
   long rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
   if (rc == BPF_FIB_LKUP_RET_SUCCESS) {
-    if (bpf_skb_store_bytes(skb, 0, fib.dmac, 6, 0) < 0 ||
-        bpf_skb_store_bytes(skb, 6, fib.smac, 6, 0) < 0)
+    __u8 macs[12];
+    __builtin_memcpy(macs, fib.dmac, 6);
+    __builtin_memcpy(macs + 6, fib.smac, 6);
+    if (bpf_skb_store_bytes(skb, 0, macs, 12, 0) < 0)
       return PODMIN_TCX_DROP;
+    __builtin_memcpy(cache->macs, macs, 12);
+    cache->ifindex = fib.ifindex;
+    cache->at_ms = now_ms;
     return bpf_redirect(fib.ifindex, 0);
   }
+  cache->ifindex = 0;
   if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
     return bpf_redirect_neigh(fib.ifindex, 0, 0, 0);
   // Anything else (no route, forwarding off): let the stack decide, with the rewrite done.
@@ -443,17 +484,36 @@ static __always_inline __u32 fin_rst_flags(__u8 tcp_flags, __u32 fin_bit) {
   return ((tcp_flags & 1) ? fin_bit : 0) | ((tcp_flags & 4) ? FLOW_RST : 0);
 }
 
+// Records a packet of a known flow: a new FIN or reset stamps the time exactly with the flag;
+// any other packet only when the stamp is SEEN_GRANULE_NS old (never back in time, should
+// another CPU have stamped it later than this packet's `now`).
+static __always_inline void seen(struct rev_val *r, __u32 new_flags, __u64 now) {
+  __u32 flags = r->flags | new_flags;
+  if (flags != r->flags) {
+    r->seen_ns = now;
+    r->flags = flags;
+  } else if (now > r->seen_ns + SEEN_GRANULE_NS) {
+    r->seen_ns = now;
+  }
+}
+
+static __always_inline struct svc_val *service_of(const struct pkt *p) {
+  struct svc_key sk = {};
+  __builtin_memcpy(&sk.vip, &p->key.daddr, 16);
+  sk.port = p->key.dport;
+  sk.proto = p->key.proto;
+  return bpf_map_lookup_elem(&podmin_services, &sk);
+}
+
 static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
   struct pkt p = {};
   if (!parse_l4(skb, ip6, &p)) {
     count(STAT_DROP_UNPARSED);
     return PODMIN_TCX_DROP;
   }
-  struct svc_key sk = {};
-  __builtin_memcpy(&sk.vip, &p.key.daddr, 16);
-  sk.port = p.key.dport;
-  sk.proto = p.key.proto;
-  struct svc_val *svc = bpf_map_lookup_elem(&podmin_services, &sk);
+  // The Service is looked up only where a flow is opened or its SYN checked: a known flow's
+  // packets need only the flow maps.
+  struct svc_val *svc = 0;
   __u32 zero = 0;
   struct config *cfg = bpf_map_lookup_elem(&podmin_config, &zero);
   if (!cfg || !(cfg->flags & 1))
@@ -480,6 +540,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
       // any new flow (its own old one first), so it waits out the reuse delay and cannot race
       // another CPU that is taking that port over.
       struct backend_val *now_b = 0;
+      svc = service_of(&p);
       if (svc && svc->count > 0) {
         struct backend_key nk = {.id = svc->id, .slot = flow_hash(&p.key, 0) % svc->count};
         now_b = bpf_map_lookup_elem(&podmin_backends, &nk);
@@ -490,11 +551,12 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     }
     if (same_flow && r) {
       known = 1;
-      r->seen_ns = now;
-      r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD);
+      seen(r, fin_rst_flags(p.tcp_flags, FLOW_FIN_FWD), now);
     }
   }
   if (!known) {
+    if (!svc)
+      svc = service_of(&p);
     // Only a SYN opens a TCP flow: any other segment without one (a flow this node forgot)
     // gets a reset, so the client learns at once.
     if (!svc || svc->count == 0 || (p.key.proto == IPPROTO_TCP && !(p.tcp_flags & 2)))
@@ -548,6 +610,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
       old->cport = rv.cport;
       old->vport = rv.vport;
       old->flags = rv.flags;
+      old->route.ifindex = 0; // the old flow's client may be elsewhere
       count(STAT_PORT_REUSED);
       got = 1;
       break;
@@ -559,6 +622,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
     __builtin_memcpy(&nf.baddr, &b->addr, 16);
     nf.bport = b->port;
     nf.nport = rk.dport;
+    nf.route.ifindex = 0; // nf may hold an old flow's entry
     if (bpf_map_update_elem(&podmin_fwd_flows, &p.key, &nf, BPF_ANY) < 0)
       return PODMIN_TCX_DROP;
     count(STAT_NEW_FLOW);
@@ -568,7 +632,9 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
   if (rewrite(skb, &p, &node, nf.nport, &nf.baddr, nf.bport) < 0)
     return PODMIN_TCX_DROP;
   count(STAT_FORWARD);
-  return forward(skb, &node, &nf.baddr);
+  // A known flow's route is cached in its entry; a new flow's first packet looks it up (the
+  // entry was written before the lookup), the next caches it.
+  return forward(skb, &node, &nf.baddr, known && f ? &f->route : &nf.route, now);
 }
 
 static __always_inline int from_backend(struct __sk_buff *skb, struct ipv6hdr *ip6) {
@@ -578,9 +644,8 @@ static __always_inline int from_backend(struct __sk_buff *skb, struct ipv6hdr *i
   struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &p.key);
   if (!r)
     return PODMIN_TCX_NEXT;
-  r->seen_ns = bpf_ktime_get_ns();
-  if (p.tcp_flags)
-    r->flags |= fin_rst_flags(p.tcp_flags, FLOW_FIN_REV);
+  __u64 now = bpf_ktime_get_ns();
+  seen(r, fin_rst_flags(p.tcp_flags, FLOW_FIN_REV), now);
   struct in6_addr vip, client;
   __builtin_memcpy(&vip, &r->vip, 16);
   __builtin_memcpy(&client, &r->caddr, 16);
@@ -588,7 +653,7 @@ static __always_inline int from_backend(struct __sk_buff *skb, struct ipv6hdr *i
   if (rewrite(skb, &p, &vip, vport, &client, cport) < 0)
     return PODMIN_TCX_DROP;
   count(STAT_REVERSE);
-  return forward(skb, &vip, &client);
+  return forward(skb, &vip, &client, &r->route, now);
 }
 
 SEC("tc")

@@ -92,9 +92,39 @@ if (unusable !== undefined) {
     const tcpFlows = (count: number, procs = 4) => {
       const r = net.exec(net.ns('client'), [flows, 'tcp', WEB, '80', String(count), String(procs)]);
       if (r.status !== 0) throw new Error(`flows tcp ${count}: ${r.stderr}`);
-      const out = r.stdout;
+      return tally(r.stdout, r.stderr);
+    };
+    /** `flows tcp` to the VIP from Pod `from`, run in the background. */
+    const tcpFlowsAsync = (from: string, count: number, procs: number) =>
+      new Promise<ReturnType<typeof tally>>((resolve, reject) => {
+        const child = net.spawn(net.ns(from), [
+          flows,
+          'tcp',
+          WEB,
+          '80',
+          String(count),
+          String(procs),
+        ]);
+        let out = '';
+        let err = '';
+        child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+        child.once('exit', (code) =>
+          code === 0
+            ? resolve(tally(out, err))
+            : reject(new Error(`flows tcp from ${from}: ${err}`)),
+        );
+      });
+    /** Packets Pod `pod` received for an address not its own (so: sent to the wrong Pod). */
+    const addrErrors = (pod: string): number => {
+      const snmp = net.exec(net.ns(pod), ['cat', '/proc/net/snmp6']).stdout;
+      return Number(/^Ip6InAddrErrors\s+(\d+)$/m.exec(snmp)?.[1] ?? NaN);
+    };
+    /** What `flows tcp` printed. */
+    const tally = (out: string, stderr: string) => {
       const [, ok, failed] = /ok (\d+) failed (\d+)/.exec(out) ?? [];
       const [, min, max] = /ports (\d+) (\d+)/.exec(out) ?? [];
+      const [, slow] = /^slow (\d+)$/m.exec(out) ?? [];
       const names: Record<string, number> = Object.fromEntries(
         [...out.matchAll(/^(web-[a-z]) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]),
       );
@@ -103,8 +133,9 @@ if (unusable !== undefined) {
         failed: Number(failed),
         portMin: Number(min),
         portMax: Number(max),
+        slow: Number(slow),
         names,
-        failures: r.stderr.split('\n').filter((line) => line.startsWith('failed ')),
+        failures: stderr.split('\n').filter((line) => line.startsWith('failed ')),
       };
     };
     const serve = async (pod: string) => {
@@ -161,6 +192,7 @@ if (unusable !== undefined) {
 
       net = PodNetwork.create(tag, NODE);
       net.addPod('client', `${PREFIX}::10`);
+      net.addPod('client-2', `${PREFIX}::11`);
       for (const pod of ['a', 'b', 'c'] as const) {
         net.addPod(`web-${pod}`, backends[pod]);
         await serve(`web-${pod}`);
@@ -213,7 +245,7 @@ if (unusable !== undefined) {
         backends: 6,
         problem: '',
       });
-      expect(s.interfaces).toHaveLength(4);
+      expect(s.interfaces).toHaveLength(5); // two clients, three backends
       const r = tcpFlows(600);
       expect(r).toMatchObject({ ok: 600, failed: 0 });
       expect(Object.keys(r.names).sort()).toEqual(['web-a', 'web-b', 'web-c']);
@@ -235,6 +267,21 @@ if (unusable !== undefined) {
       expect(pinned()).toBe(first);
       const r = tcpFlows(200);
       expect(r).toMatchObject({ ok: 200, failed: 0, names: { [keep]: 200 } });
+    });
+
+    it("sends a new connection on a closed one's client port to the backend it picks, at once", async () => {
+      // The same tuple twice: the second connection is a new flow on the first one's forward
+      // entry, whose cached route leads to the backend that is gone. It must not be used.
+      const fromPort = () => {
+        const r = net.exec(net.ns('client'), [flows, 'tcp', WEB, '80', '1', '1', '42000']);
+        return tally(r.stdout, r.stderr);
+      };
+      await apply([backends.a]);
+      expect(fromPort()).toMatchObject({ ok: 1, failed: 0, names: { 'web-a': 1 } });
+      const misrouted = addrErrors('web-a');
+      await apply([backends.b]);
+      expect(fromPort()).toMatchObject({ ok: 1, failed: 0, names: { 'web-b': 1 } });
+      expect(addrErrors('web-a')).toBe(misrouted);
     });
 
     it('fails fast with no ready backend, and drops a fragmented datagram to the VIP', async () => {
@@ -286,6 +333,29 @@ if (unusable !== undefined) {
       expect(s.snatExhausted).toBe(0);
       expect(tcpFlows(100)).toMatchObject({ ok: 100, failed: 0 });
     }, 240_000);
+
+    it("sends the replies of a SNAT port taken over from another client's flow to the new client", async () => {
+      // One backend, so every flow needs one of its 2,768 ports, and two client Pods opening
+      // short flows at once: each keeps taking over ports the other's flows used a moment ago
+      // (closed by resets). Replies must follow the port's new flow, not the route its old
+      // flow cached. One sent to the other client arrives there for an address that is not
+      // its own, which its kernel counts (Ip6InAddrErrors), and its connection waits out a SYN
+      // retransmission (1 s).
+      await apply([backends.a]);
+      const misrouted = [addrErrors('client'), addrErrors('client-2')];
+      const before = await status();
+      const [one, two] = await Promise.all([
+        tcpFlowsAsync('client', 4_000, 2),
+        tcpFlowsAsync('client-2', 4_000, 2),
+      ]);
+      for (const r of [one, two]) {
+        expect(r).toMatchObject({ ok: 4_000, failed: 0, names: { 'web-a': 4_000 } });
+        expect(r.slow).toBeLessThan(200); // a loaded machine may delay a few
+      }
+      expect([addrErrors('client'), addrErrors('client-2')]).toEqual(misrouted);
+      const after = await status();
+      expect(Number(after.newFlows) - Number(before.newFlows)).toBe(8_000);
+    }, 120_000);
 
     it('detaches when the last Service goes, and on SIGTERM', async () => {
       await apply([backends.a]);

@@ -3,9 +3,11 @@
 //   flows serve-tcp PORT NAME        accept, read one request, answer "NAME PEERPORT\n", wait
 //                                    for EOF (PEERPORT: the source port the server saw)
 //   flows serve-udp PORT NAME        answer every datagram with "NAME PEERPORT"
-//   flows tcp ADDR PORT COUNT PROCS  COUNT short connections over PROCS processes; prints
+//   flows tcp ADDR PORT COUNT PROCS [SPORT]  COUNT short connections over PROCS processes
+//                                    (from source port SPORT if given: PROCS must be 1); prints
 //                                    "ok N failed N", "ports MIN MAX" (peer ports the servers
-//                                    saw) and "NAME count" per answering server; each failed
+//                                    saw), "slow N" (connections that took 900 ms or more) and
+//                                    "NAME count" per answering server; each failed
 //                                    connection is one stderr line "failed STEP: ERROR, port
 //                                    LOCALPORT, after MS ms" (STEP connect, write or read)
 //   flows udp ADDR PORT [BYTES [SPORT]]  one request (BYTES long, default 8) on a connected
@@ -86,11 +88,12 @@ static int serve_udp(int port, const char *name) {
 #define MAX_NAMES 16
 struct tally {
   long ok, failed, port_min, port_max;
+  long slow; // succeeded, but only after 900 ms or more: a SYN or its answer went astray
   char names[MAX_NAMES][64];
   long counts[MAX_NAMES];
 };
 
-static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
+static void tcp_worker(const char *ip, int port, long count, int sport, struct tally *t) {
   struct sockaddr_in6 a = addr_of(ip, port);
   // Long enough for two SYN retransmissions (1 s, then 2 s more) on a loaded machine.
   struct timeval tv = {10, 0};
@@ -100,6 +103,13 @@ static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    if (sport > 0) {
+      int one = 1;
+      struct sockaddr_in6 local = addr_of("::", sport);
+      setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      if (bind(s, (struct sockaddr *)&local, sizeof(local)) < 0)
+        perror("bind");
+    }
     char buf[64];
     ssize_t n = -1;
     const char *step = "connect";
@@ -128,6 +138,9 @@ static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
     }
     close(s);
     t->ok++;
+    gettimeofday(&t1, NULL);
+    if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_usec - t0.tv_usec) / 1000 >= 900)
+      t->slow++;
     buf[n] = 0;
     buf[strcspn(buf, "\n")] = 0;
     char *space = strchr(buf, ' ');
@@ -150,9 +163,9 @@ static void tcp_worker(const char *ip, int port, long count, struct tally *t) {
   }
 }
 
-static int tcp_flows(const char *ip, int port, long count, int procs) {
+static int tcp_flows(const char *ip, int port, long count, int procs, int sport) {
   int fds[64][2];
-  if (procs < 1 || procs > 64)
+  if (procs < 1 || procs > 64 || sport > 0)
     procs = 1;
   for (int p = 0; p < procs; p++) {
     if (pipe(fds[p]) < 0)
@@ -160,7 +173,7 @@ static int tcp_flows(const char *ip, int port, long count, int procs) {
     if (fork() == 0) {
       struct tally t;
       memset(&t, 0, sizeof(t));
-      tcp_worker(ip, port, count / procs + (p < count % procs ? 1 : 0), &t);
+      tcp_worker(ip, port, count / procs + (p < count % procs ? 1 : 0), sport, &t);
       if (write(fds[p][1], &t, sizeof(t)) != sizeof(t))
         _exit(1);
       _exit(0);
@@ -175,6 +188,7 @@ static int tcp_flows(const char *ip, int port, long count, int procs) {
       return 1;
     all.ok += t.ok;
     all.failed += t.failed;
+    all.slow += t.slow;
     if (t.port_min && (all.port_min == 0 || t.port_min < all.port_min))
       all.port_min = t.port_min;
     if (t.port_max > all.port_max)
@@ -193,6 +207,7 @@ static int tcp_flows(const char *ip, int port, long count, int procs) {
   }
   printf("ok %ld failed %ld\n", all.ok, all.failed);
   printf("ports %ld %ld\n", all.port_min, all.port_max);
+  printf("slow %ld\n", all.slow);
   for (int j = 0; j < MAX_NAMES && all.names[j][0]; j++)
     printf("%s %ld\n", all.names[j], all.counts[j]);
   return 0;
@@ -238,7 +253,8 @@ int main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "serve-udp") == 0)
     return serve_udp(atoi(argv[2]), argv[3]);
   if (argc >= 6 && strcmp(argv[1], "tcp") == 0)
-    return tcp_flows(argv[2], atoi(argv[3]), atol(argv[4]), atoi(argv[5]));
+    return tcp_flows(argv[2], atoi(argv[3]), atol(argv[4]), atoi(argv[5]),
+                     argc >= 7 ? atoi(argv[6]) : 0);
   if (argc >= 4 && strcmp(argv[1], "udp") == 0)
     return udp_request(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 8,
                        argc >= 6 ? atoi(argv[5]) : 0);

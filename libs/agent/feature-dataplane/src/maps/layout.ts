@@ -10,8 +10,8 @@ export const MAPS = {
   vips: { name: 'podmin_vips', key: 16, value: 4 },
   services: { name: 'podmin_services', key: 20, value: 8 },
   backends: { name: 'podmin_backends', key: 8, value: 20 },
-  fwdFlows: { name: 'podmin_fwd_flows', key: 40, value: 24 },
-  revFlows: { name: 'podmin_rev_flows', key: 40, value: 48 },
+  fwdFlows: { name: 'podmin_fwd_flows', key: 40, value: 40 },
+  revFlows: { name: 'podmin_rev_flows', key: 40, value: 72 },
   stats: { name: 'podmin_stats', key: 4, value: 8 },
 } as const;
 
