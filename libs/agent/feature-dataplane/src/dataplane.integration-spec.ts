@@ -109,7 +109,8 @@ if (unusable !== undefined) {
         let err = '';
         child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-        child.once('exit', (code) =>
+        // 'close', not 'exit': only then has all of stdout been read.
+        child.once('close', (code) =>
           code === 0
             ? resolve(tally(out, err))
             : reject(new Error(`flows tcp from ${from}: ${err}`)),
