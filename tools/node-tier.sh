@@ -55,7 +55,8 @@ cleanup() {
 }
 trap cleanup EXIT
 # Veths that exist before the node starts are not this tier's to judge.
-ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | sort >"$work/veths-before"
+veth_names() { ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
+veth_names >"$work/veths-before"
 registry_port=$(free_port)
 health_port=$(free_port)
 dns_port=$(free_port)
@@ -400,7 +401,7 @@ no_strays() {
   local strays=()
   pgrep -af "$node_root|$short" >"$work/strays" && strays+=("processes: $(tr '\n' ';' <"$work/strays")")
   grep -e " $node_root" -e " $short" /proc/mounts >"$work/strays" && strays+=("mounts: $(awk '{print $2}' "$work/strays" | tr '\n' ' ')")
-  ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | sort | comm -23 - "$work/veths-before" >"$work/strays"
+  veth_names | comm -23 - "$work/veths-before" >"$work/strays"
   [[ -s $work/strays ]] && strays+=("veths: $(tr '\n' ' ' <"$work/strays")")
   [[ -e $short ]] && strays+=("directory $short")
   grep -q "${node_address}/128" <<<"$(ip -6 addr show dev lo)" && strays+=("address ${node_address} on lo")

@@ -129,6 +129,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Waits until none of `pids` is alive, polling every 100 ms for at most `boundMs`. */
+async function awaitExit(pids: readonly number[], boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
 /**
  * Starts containerd and kubelet (standalone, no API server) configured as the spec's node
  * against the agent's static-Pod directory: registry.podmin.internal → the agent registry over
@@ -415,7 +421,7 @@ export async function clearPodNetwork(pods: PodNetwork): Promise<string[]> {
         // gone already
       }
     }
-    for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+    await awaitExit(pids, 5_000);
     if (fs.existsSync(path.join('/run/netns', ns))) {
       await run('ip', ['netns', 'del', ns]).then(
         () => deleted.push(`namespace ${ns}`),
@@ -472,10 +478,10 @@ export async function stopNodeStack(
   const stop = async (pid: number | undefined): Promise<void> => {
     if (pid === undefined || !alive(pid)) return;
     process.kill(pid, 'SIGTERM');
-    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    await awaitExit([pid], 10_000);
     if (!alive(pid)) return;
     process.kill(pid, 'SIGKILL');
-    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    await awaitExit([pid], 5_000);
   };
   const pods = await podNetwork(state.podPrefix);
   await stop(kubelet);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { parseIpv6 } from '@podmin/util-names';
+import { inIpv6Prefix } from '@podmin/util-names';
 import { DataplaneError } from '../dataplane-error';
 
 /** Why the dataplane attaches to an interface (spec: Pod veths, the Pod ENI, the default route). */
@@ -28,16 +28,6 @@ export interface RouteTables {
   links: readonly { ifname?: string; ifindex?: number; link_type?: string }[];
 }
 
-function groupsOf(text: string): number[] | undefined {
-  return parseIpv6(text.split('/')[0] ?? '');
-}
-
-/** Whether `address` (or a prefix's first address) lies inside the /80 `prefix`. */
-function inPrefix(address: string, prefix: number[]): boolean {
-  const groups = groupsOf(address);
-  return groups !== undefined && groups.slice(0, 5).every((g, i) => g === prefix[i]);
-}
-
 /**
  * Picks the interfaces the dataplane attaches to, from the routing state:
  * - Pod veths: the device of each /128 route to an address inside the Pod prefix (ptp CNI
@@ -47,8 +37,9 @@ function inPrefix(address: string, prefix: number[]): boolean {
  * Only Ethernet devices qualify (the program parses an Ethernet header).
  */
 export function selectInterfaces(tables: RouteTables, podPrefix: string): DataplaneInterface[] {
-  const prefix = groupsOf(podPrefix);
-  if (!prefix) throw new DataplaneError('INVALID_ARGUMENT', `bad Pod prefix ${podPrefix}`);
+  if (!inIpv6Prefix(podPrefix, podPrefix))
+    throw new DataplaneError('INVALID_ARGUMENT', `bad Pod prefix ${podPrefix}`);
+  const inPrefix = (address: string): boolean => inIpv6Prefix(address, podPrefix);
   const roles = new Map<string, Set<InterfaceRole>>();
   const add = (dev: string | undefined, role: InterfaceRole): void => {
     if (!dev) return;
@@ -60,7 +51,7 @@ export function selectInterfaces(tables: RouteTables, podPrefix: string): Datapl
   for (const r of tables.routes) {
     if (!main(r) || (r.type !== undefined && r.type !== 'unicast') || !r.dst) continue;
     const host = !r.dst.includes('/') || r.dst.endsWith('/128');
-    if (r.dst !== 'default' && host && inPrefix(r.dst, prefix)) add(r.dev, 'pod-veth');
+    if (r.dst !== 'default' && host && inPrefix(r.dst)) add(r.dev, 'pod-veth');
   }
   const lowest = (table: (r: { table?: string }) => boolean): string | undefined =>
     tables.routes
@@ -68,7 +59,7 @@ export function selectInterfaces(tables: RouteTables, podPrefix: string): Datapl
       .sort((a, b) => (a.metric ?? 0) - (b.metric ?? 0))[0]?.dev;
   add(lowest(main), 'default-route');
   for (const rule of tables.rules) {
-    if (!rule.src || rule.src === 'all' || !rule.table || !inPrefix(rule.src, prefix)) continue;
+    if (!rule.src || rule.src === 'all' || !rule.table || !inPrefix(rule.src)) continue;
     if ((rule.srclen ?? 128) < 80) continue;
     add(
       lowest((r) => r.table === rule.table),
