@@ -1,0 +1,4 @@
+export * from './strategy';
+export * from './state';
+export * from './report';
+export * from './planner';
