@@ -34,11 +34,32 @@ describe('manifest commands', () => {
       'DaemonSet product/app for NodeGroup workers, no Service',
     );
     expect((deployment.pod['spec'] as { containers: unknown[] }).containers).toHaveLength(2);
+    // A zero-downtime rollout: each node starts the new Pod before the old one stops.
+    expect(fs.readFileSync(file, 'utf8')).toContain(
+      '  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate:\n      maxSurge: 1\n      maxUnavailable: 0\n',
+    );
+    expect(deployment.strategy).toMatchObject({ maxSurge: 1, maxUnavailable: 0 });
     const before = fs.readFileSync(file, 'utf8');
     await expect(
       initManifest({ name: 'app', nodegroup: 'workers', images: ['hello:v1'], file }, reporter),
     ).rejects.toMatchObject({ code: 'ALREADY_EXISTS' });
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('deploy without --file commits the zero-downtime strategy in the Pod payload', async () => {
+    const deployment = await prepareDeployment({
+      name: 'app',
+      nodegroup: 'workers',
+      images: ['hello:v1'],
+      service: true,
+    });
+    expect(deployment.pod['metadata']).toMatchObject({
+      annotations: {
+        'podmin.dev/rollout':
+          '{"type":"RollingUpdate","maxUnavailable":0,"maxSurge":1,"minReadySeconds":0,"progressDeadlineSeconds":300}',
+        'podmin.dev/service': 'app',
+      },
+    });
   });
 
   it('init requires an image', async () => {

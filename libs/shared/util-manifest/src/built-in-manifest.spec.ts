@@ -2,6 +2,7 @@ import { ValidationError } from '@podmin/util-errors';
 import {
   assertInitImages,
   assertNoBuiltInOnlyFlags,
+  builtInUpdateStrategy,
   renderBuiltInManifest,
 } from './built-in-manifest';
 import type { BuiltInOptions } from './built-in-manifest';
@@ -38,6 +39,11 @@ describe('renderBuiltInManifest', () => {
         '  selector:',
         '    matchLabels:',
         '      app.kubernetes.io/name: app',
+        '  updateStrategy:',
+        '    type: RollingUpdate',
+        '    rollingUpdate:',
+        '      maxSurge: 1',
+        '      maxUnavailable: 0',
         '  template:',
         '    metadata:',
         '      labels:',
@@ -61,6 +67,29 @@ describe('renderBuiltInManifest', () => {
     });
     expect(deployment).toMatchObject({ name: 'app', namespace: 'product', nodegroup: 'workers' });
     expect(deployment.service).toBeUndefined();
+  });
+
+  it('writes a zero-downtime strategy that reaches the Pod payload', () => {
+    for (const opts of [
+      options(),
+      options({ service: true }),
+      options({ service: true, ports: parsePortFlags(['80:8080']) }),
+    ]) {
+      const deployment = buildDeployment(renderBuiltInManifest(opts), { source: 'built-in' });
+      expect(deployment.strategy).toEqual({
+        type: 'RollingUpdate',
+        maxUnavailable: 0,
+        maxSurge: 1,
+        minReadySeconds: 0,
+        progressDeadlineSeconds: 300,
+      });
+      expect(deployment.pod.metadata).toMatchObject({
+        annotations: {
+          'podmin.dev/rollout':
+            '{"type":"RollingUpdate","maxUnavailable":0,"maxSurge":1,"minReadySeconds":0,"progressDeadlineSeconds":300}',
+        },
+      });
+    }
   });
 
   it('creates one container per named image in order, with limits on each', () => {
@@ -236,6 +265,67 @@ describe('renderBuiltInManifest', () => {
     expect(err.code).toBe('INVALID_ARGUMENT');
     const problem = err.problems.find((p) => p.field === field);
     expect(problem?.message).toContain(message);
+  });
+});
+
+describe('builtInUpdateStrategy', () => {
+  const container = (ports?: unknown[]) => ({
+    name: 'app',
+    image: 'hello:v1',
+    ...(ports ? { ports } : {}),
+  });
+  const surge = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } };
+  const replace = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } };
+
+  it('surges unless the Pod binds host ports or the host network', () => {
+    expect(builtInUpdateStrategy({ containers: [container()] })).toEqual(surge);
+    expect(builtInUpdateStrategy({ containers: [container([{ containerPort: 80 }])] })).toEqual(
+      surge,
+    );
+    expect(
+      builtInUpdateStrategy({ containers: [container([{ containerPort: 80, hostPort: 0 }])] }),
+    ).toEqual(surge);
+    expect(builtInUpdateStrategy({ hostNetwork: false, containers: [container()] })).toEqual(surge);
+    expect(
+      builtInUpdateStrategy({ containers: [container([{ containerPort: 80, hostPort: 80 }])] }),
+    ).toEqual(replace);
+    expect(
+      builtInUpdateStrategy({
+        containers: [container()],
+        initContainers: [container([{ containerPort: 9, hostPort: 9 }])],
+      }),
+    ).toEqual(replace);
+    expect(builtInUpdateStrategy({ hostNetwork: true, containers: [container()] })).toEqual(
+      replace,
+    );
+  });
+
+  it('is accepted by buildDeployment in both forms', () => {
+    const text = (updateStrategy: unknown, spec: Record<string, unknown>) =>
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'app' },
+        spec: {
+          selector: { matchLabels: { app: 'x' } },
+          updateStrategy,
+          template: {
+            metadata: { labels: { app: 'x' } },
+            spec: { nodeSelector: { 'podmin.dev/nodegroup': 'workers' }, ...spec },
+          },
+        },
+      });
+    const hostPort = { containers: [container([{ containerPort: 80, hostPort: 80 }])] };
+    const plain = { containers: [container()] };
+    for (const spec of [hostPort, plain]) {
+      expect(buildDeployment(text(builtInUpdateStrategy(spec), spec), { source: 'x' }).name).toBe(
+        'app',
+      );
+    }
+    // The surging form is exactly what a host port cannot have.
+    expect(() => buildDeployment(text(surge, hostPort), { source: 'x' })).toThrow(
+      /set maxSurge to 0/,
+    );
   });
 });
 

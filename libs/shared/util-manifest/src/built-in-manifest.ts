@@ -5,6 +5,7 @@ import { checkImageOverrides, checkQuantity } from './flags';
 import type { ImageOverrides, PortMapping } from './flags';
 import { checkClusterImage } from './image-reference';
 import { DNS1123_LABEL_RULE, isDns1123Label } from './names';
+import { hostBindingPaths } from './pod-spec';
 import { stringifyOrdered } from './yaml';
 
 /** Options for the built-in minimal DaemonSet written by `init` and used by `deploy` without `--file`. */
@@ -79,6 +80,23 @@ export function assertNoBuiltInOnlyFlags(flags: BuiltInOnlyFlags): void {
   if (problems.length > 0) {
     throw invalidArgument(problems);
   }
+}
+
+/**
+ * The explicit `spec.updateStrategy` of the built-in manifest: zero downtime (each node starts
+ * the new Pod beside the old one, which stops once the new one is available: maxSurge 1,
+ * maxUnavailable 0), unless the Pod binds host ports or the host network, which the two Pods
+ * could not share (maxSurge 0, maxUnavailable 1: the old Pod stops first).
+ */
+export function builtInUpdateStrategy(podSpec: Record<string, unknown>): {
+  type: 'RollingUpdate';
+  rollingUpdate: { maxSurge: number; maxUnavailable: number };
+} {
+  const surge = hostBindingPaths(podSpec, 'spec').length === 0;
+  return {
+    type: 'RollingUpdate',
+    rollingUpdate: surge ? { maxSurge: 1, maxUnavailable: 0 } : { maxSurge: 0, maxUnavailable: 1 },
+  };
 }
 
 /**
@@ -189,18 +207,20 @@ export function renderBuiltInManifest(opts: BuiltInOptions): string {
         : { httpGet: { scheme: 'HTTPS', path: '/healthz', port: DEFAULT_TARGET_PORT } };
   }
 
+  const podSpec = {
+    nodeSelector: { [NODEGROUP_SELECTOR_KEY]: opts.nodegroup },
+    containers,
+  };
   const daemonSet = {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
     metadata: { name: opts.name, namespace },
     spec: {
       selector: { matchLabels: { ...labels } },
+      updateStrategy: builtInUpdateStrategy(podSpec),
       template: {
         metadata: { labels: { ...labels } },
-        spec: {
-          nodeSelector: { [NODEGROUP_SELECTOR_KEY]: opts.nodegroup },
-          containers,
-        },
+        spec: podSpec,
       },
     },
   };

@@ -1,3 +1,5 @@
+import { ROLLOUT_ANNOTATION } from '@podmin/util-rollout';
+
 /** Name of the volume podmin adds to every Pod for its workload identity (tls.crt, tls.key, ca.crt). */
 export const WORKLOAD_IDENTITY_VOLUME = 'podmin-workload-identity';
 
@@ -36,6 +38,7 @@ export const SECRET_MOUNT_ROOT = '/var/run/podmin';
 /** Annotations set by podmin or its agent that a template may not set itself. */
 export const RESERVED_POD_ANNOTATIONS: readonly string[] = [
   SERVICE_ANNOTATION,
+  ROLLOUT_ANNOTATION,
   'podmin.dev/revision',
   'podmin.dev/identity-revision',
 ];

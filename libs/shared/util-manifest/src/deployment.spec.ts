@@ -163,6 +163,10 @@ function messageFor(err: ValidationError, field: string): string {
   return problem.message;
 }
 
+/** The `podmin.dev/rollout` value of a DaemonSet that sets no strategy (Kubernetes' defaults). */
+const DEFAULT_ROLLOUT =
+  '{"type":"RollingUpdate","maxUnavailable":1,"maxSurge":0,"minReadySeconds":0,"progressDeadlineSeconds":300}';
+
 const IDENTITY_MOUNT = {
   name: 'podmin-workload-identity',
   mountPath: '/var/run/secrets/podmin.dev/tls',
@@ -189,6 +193,8 @@ describe('buildDeployment', () => {
           annotations: {
             'example.com/note': 'hello',
             'podmin.dev/aws-parameter-store': 'database-url,log-level',
+            'podmin.dev/rollout':
+              '{"type":"RollingUpdate","maxUnavailable":1,"maxSurge":0,"minReadySeconds":5,"progressDeadlineSeconds":300}',
             'podmin.dev/service': 'web-svc',
           },
         },
@@ -260,7 +266,7 @@ describe('buildDeployment', () => {
       expect(build(reordered).podYaml).toBe(build(FULL_DAEMONSET).podYaml);
     });
 
-    it('defaults the namespace, drops the emptied nodeSelector and omits empty annotations', () => {
+    it('defaults the namespace, drops the emptied nodeSelector and annotates the default strategy', () => {
       const deployment = build(MINIMAL);
       expect(deployment.namespace).toBe('default');
       expect(deployment.service).toBeUndefined();
@@ -268,6 +274,7 @@ describe('buildDeployment', () => {
         name: 'app',
         namespace: 'default',
         labels: { 'app.kubernetes.io/name': 'app' },
+        annotations: { 'podmin.dev/rollout': DEFAULT_ROLLOUT },
       });
       expect(deployment.pod.spec).not.toHaveProperty('nodeSelector');
       expect(deployment.podYaml).not.toContain('podmin.dev/nodegroup');
@@ -275,16 +282,19 @@ describe('buildDeployment', () => {
     });
 
     it('ignores DaemonSet-only fields and metadata when building the Pod', () => {
-      const pod = build(FULL_DAEMONSET).podYaml;
+      const { pod, podYaml } = build(FULL_DAEMONSET);
       for (const dropped of [
         'updateStrategy',
-        'minReadySeconds',
         'revisionHistoryLimit',
         'team',
         'example.com/owner',
       ]) {
-        expect(pod).not.toContain(dropped);
+        expect(podYaml).not.toContain(dropped);
       }
+      // minReadySeconds reaches the Pod only inside the strategy annotation.
+      expect(pod.spec).not.toHaveProperty('minReadySeconds');
+      expect(podYaml.match(/minReadySeconds/g)).toHaveLength(1);
+      expect(podYaml).toContain('"minReadySeconds":5');
     });
 
     it('preserves other supported template content', () => {
@@ -668,15 +678,307 @@ describe('buildDeployment', () => {
       }
     });
 
-    it.each(['podmin.dev/service', 'podmin.dev/revision', 'podmin.dev/identity-revision'])(
-      'rejects the reserved annotation %s',
-      (annotation) => {
-        const text = edit(MINIMAL, [['spec.template.metadata.annotations', { [annotation]: 'x' }]]);
-        expect(messageFor(expectInvalid(text), `${annotationsPath}["${annotation}"]`)).toContain(
-          'is set by podmin',
+    it.each([
+      'podmin.dev/service',
+      'podmin.dev/revision',
+      'podmin.dev/identity-revision',
+      'podmin.dev/rollout',
+    ])('rejects the reserved annotation %s', (annotation) => {
+      const text = edit(MINIMAL, [['spec.template.metadata.annotations', { [annotation]: 'x' }]]);
+      expect(messageFor(expectInvalid(text), `${annotationsPath}["${annotation}"]`)).toContain(
+        'is set by podmin',
+      );
+    });
+  });
+
+  describe('update strategy', () => {
+    const RU = 'DaemonSet spec.updateStrategy.rollingUpdate';
+    const INT_OR_PERCENT = 'an integer ≥ 0 or a percentage from "0%" to "100%"';
+    const rolling = (rollingUpdate: unknown, edits: Edit[] = []): string =>
+      edit(MINIMAL, [['spec.updateStrategy', { type: 'RollingUpdate', rollingUpdate }], ...edits]);
+    const rolloutOf = (text: string): unknown =>
+      JSON.parse(
+        (build(text).pod.metadata as { annotations: Record<string, string> }).annotations[
+          'podmin.dev/rollout'
+        ] ?? 'null',
+      );
+
+    it("defaults to Kubernetes' DaemonSet strategy and a 5-minute deadline", () => {
+      const deployment = build(MINIMAL);
+      expect(deployment.strategy).toEqual({
+        type: 'RollingUpdate',
+        maxUnavailable: 1,
+        maxSurge: 0,
+        minReadySeconds: 0,
+        progressDeadlineSeconds: 300,
+      });
+      expect(deployment.podYaml).toContain(`podmin.dev/rollout: '${DEFAULT_ROLLOUT}'`);
+      for (const updateStrategy of [{}, { type: 'RollingUpdate' }, { rollingUpdate: {} }]) {
+        const text = edit(MINIMAL, [['spec.updateStrategy', updateStrategy]]);
+        expect(build(text).podYaml).toBe(build(MINIMAL).podYaml);
+      }
+    });
+
+    it('carries every setting, percentages included, in the payload annotation', () => {
+      const text = rolling({ maxUnavailable: '25%', maxSurge: '100%' }, [
+        ['spec.minReadySeconds', 10],
+        ['metadata.annotations', { 'podmin.dev/progress-deadline': '1h30m' }],
+      ]);
+      const deployment = build(text);
+      const strategy = {
+        type: 'RollingUpdate',
+        maxUnavailable: '25%',
+        maxSurge: '100%',
+        minReadySeconds: 10,
+        progressDeadlineSeconds: 5400,
+      };
+      expect(deployment.strategy).toEqual(strategy);
+      expect(rolloutOf(text)).toEqual(strategy);
+      expect((deployment.pod.metadata as { annotations: unknown }).annotations).toEqual({
+        'podmin.dev/rollout':
+          '{"type":"RollingUpdate","maxUnavailable":"25%","maxSurge":"100%","minReadySeconds":10,"progressDeadlineSeconds":5400}',
+      });
+      // The deadline is folded into the strategy; the annotation itself stays off the Pod.
+      expect(deployment.podYaml).not.toContain('progress-deadline');
+    });
+
+    it.each<[unknown, unknown, unknown]>([
+      [{ maxSurge: 1, maxUnavailable: 0 }, 0, 1],
+      [{ maxSurge: '0%', maxUnavailable: '100%' }, '100%', '0%'],
+      [{ maxSurge: 0 }, 1, 0],
+      [{ maxUnavailable: 0, maxSurge: '1%' }, 0, '1%'],
+      [{ maxUnavailable: '0%', maxSurge: 3 }, '0%', 3],
+      [{ maxUnavailable: 7 }, 7, 0],
+    ])('accepts rollingUpdate %j', (rollingUpdate, maxUnavailable, maxSurge) => {
+      expect(build(rolling(rollingUpdate)).strategy).toMatchObject({ maxUnavailable, maxSurge });
+    });
+
+    it('accepts OnDelete with the default limits and no rollingUpdate', () => {
+      const text = edit(MINIMAL, [['spec.updateStrategy', { type: 'OnDelete' }]]);
+      expect(rolloutOf(text)).toEqual({
+        type: 'OnDelete',
+        maxUnavailable: 1,
+        maxSurge: 0,
+        minReadySeconds: 0,
+        progressDeadlineSeconds: 300,
+      });
+    });
+
+    it.each(['90s', '5m', '1h30m', '1h', '2m30s'])('accepts the progress deadline %s', (d) => {
+      const text = edit(MINIMAL, [['metadata.annotations', { 'podmin.dev/progress-deadline': d }]]);
+      expect(build(text).strategy.progressDeadlineSeconds).toBeGreaterThan(0);
+    });
+
+    it.each<[string, Edit[], string, string[]]>([
+      [
+        'updateStrategy not a mapping',
+        [['spec.updateStrategy', 'RollingUpdate']],
+        'DaemonSet spec.updateStrategy',
+        ['must be a mapping'],
+      ],
+      [
+        'an unknown strategy type',
+        [['spec.updateStrategy', { type: 'Recreate' }]],
+        'DaemonSet spec.updateStrategy.type',
+        ['must be RollingUpdate (the default) or OnDelete, not the string "Recreate"'],
+      ],
+      [
+        'a lower-case strategy type',
+        [['spec.updateStrategy', { type: 'rollingUpdate' }]],
+        'DaemonSet spec.updateStrategy.type',
+        ['RollingUpdate (the default) or OnDelete'],
+      ],
+      [
+        'an unknown updateStrategy field',
+        [['spec.updateStrategy', { type: 'RollingUpdate', maxSurge: 1 }]],
+        'DaemonSet spec.updateStrategy.maxSurge',
+        ['is not supported; allowed fields here are: type, rollingUpdate'],
+      ],
+      [
+        'rollingUpdate with OnDelete',
+        [['spec.updateStrategy', { type: 'OnDelete', rollingUpdate: { maxSurge: 1 } }]],
+        'DaemonSet spec.updateStrategy.rollingUpdate',
+        ['is only allowed with type RollingUpdate', 'remove rollingUpdate'],
+      ],
+      [
+        'rollingUpdate not a mapping',
+        [['spec.updateStrategy', { rollingUpdate: 1 }]],
+        RU,
+        ['must be a mapping'],
+      ],
+      [
+        'an unknown rollingUpdate field',
+        [['spec.updateStrategy', { rollingUpdate: { partition: 1 } }]],
+        `${RU}.partition`,
+        ['allowed fields here are: maxUnavailable, maxSurge'],
+      ],
+      [
+        'both limits 0',
+        [['spec.updateStrategy', { rollingUpdate: { maxUnavailable: 0, maxSurge: 0 } }]],
+        `${RU}.maxUnavailable`,
+        [
+          'may not be 0 when spec.updateStrategy.rollingUpdate.maxSurge is also 0:',
+          'set maxSurge to 1 or more',
+          'or maxUnavailable to 1 or more',
+        ],
+      ],
+      [
+        'maxUnavailable 0 with the default maxSurge',
+        [['spec.updateStrategy', { rollingUpdate: { maxUnavailable: 0 } }]],
+        `${RU}.maxUnavailable`,
+        ['spec.updateStrategy.rollingUpdate.maxSurge is also 0 (its default)'],
+      ],
+      [
+        'both limits 0%',
+        [['spec.updateStrategy', { rollingUpdate: { maxUnavailable: '0%', maxSurge: '0%' } }]],
+        `${RU}.maxUnavailable`,
+        ['may not be 0 when spec.updateStrategy.rollingUpdate.maxSurge is also 0'],
+      ],
+      [
+        'a negative minReadySeconds',
+        [['spec.minReadySeconds', -1]],
+        'DaemonSet spec.minReadySeconds',
+        ['must be an integer from 0 through 2147483647'],
+      ],
+      [
+        'a fractional minReadySeconds',
+        [['spec.minReadySeconds', 1.5]],
+        'DaemonSet spec.minReadySeconds',
+        ['must be an integer from 0 through 2147483647'],
+      ],
+      [
+        'the progress deadline on the Pod template',
+        [['spec.template.metadata.annotations', { 'podmin.dev/progress-deadline': '5m' }]],
+        'DaemonSet spec.template.metadata.annotations["podmin.dev/progress-deadline"]',
+        ['belongs on the DaemonSet', 'move it to metadata.annotations'],
+      ],
+    ])('refuses %s, naming the field and what is allowed', (_title, edits, field, parts) => {
+      const err = expectInvalid(edit(MINIMAL, edits));
+      const message = messageFor(err, field);
+      for (const part of parts) expect(message).toContain(part);
+      expect(err.problems).toHaveLength(1);
+    });
+
+    it.each<[string, unknown, string]>([
+      ['maxSurge', -1, 'the number -1'],
+      ['maxSurge', 1.5, 'the number 1.5'],
+      ['maxSurge', '101%', 'the string "101%"'],
+      ['maxSurge', '5', 'the string "5"'],
+      ['maxSurge', '25 %', 'the string "25 %"'],
+      ['maxSurge', '-10%', 'the string "-10%"'],
+      ['maxSurge', true, 'the boolean true'],
+      ['maxUnavailable', -1, 'the number -1'],
+      ['maxUnavailable', '1000%', 'the string "1000%"'],
+      ['maxUnavailable', '50.5%', 'the string "50.5%"'],
+      ['maxUnavailable', null, 'null'],
+    ])('refuses %s %j', (field, value, shown) => {
+      const err = expectInvalid(rolling({ [field]: value }));
+      const defaultValue = field === 'maxSurge' ? 0 : 1;
+      expect(messageFor(err, `${RU}.${field}`)).toBe(
+        `must be ${INT_OR_PERCENT} (default ${defaultValue}), not ${shown}`,
+      );
+      // No second complaint about the pair while one of them is unreadable.
+      expect(err.problems).toHaveLength(1);
+    });
+
+    it.each(['5', '5min', '0s', '0m', '', '1d', '1.5h', '-5m', '5m 30s', 'P5M'])(
+      'refuses the progress deadline %j',
+      (deadline) => {
+        const text = edit(MINIMAL, [
+          ['metadata.annotations', { 'podmin.dev/progress-deadline': deadline }],
+        ]);
+        expect(
+          messageFor(
+            expectInvalid(text),
+            'DaemonSet metadata.annotations["podmin.dev/progress-deadline"]',
+          ),
+        ).toBe(
+          `${JSON.stringify(deadline)} is not a duration; write a positive whole number of hours, minutes and seconds such as 90s, 5m or 1h30m (default 5m)`,
         );
       },
     );
+
+    it('accepts and carries podmin.dev/restartedAt on the template', () => {
+      const text = edit(MINIMAL, [
+        [
+          'spec.template.metadata.annotations',
+          { 'podmin.dev/restartedAt': '2025-01-02T03:04:05Z' },
+        ],
+      ]);
+      expect(build(text).pod.metadata).toMatchObject({
+        annotations: {
+          'podmin.dev/restartedAt': '2025-01-02T03:04:05Z',
+          'podmin.dev/rollout': DEFAULT_ROLLOUT,
+        },
+      });
+    });
+
+    describe('with host ports', () => {
+      const SPEC = 'spec.template.spec';
+      const HOST_PORT = `DaemonSet ${SPEC}.containers[0].ports[0].hostPort`;
+      const hostPort: Edit = [`${SPEC}.containers.0.ports`, [{ containerPort: 80, hostPort: 80 }]];
+
+      it.each<[unknown, string]>([
+        [{ maxSurge: 1, maxUnavailable: 0 }, '1'],
+        [{ maxSurge: '10%' }, '"10%"'],
+      ])('refuses a hostPort with rollingUpdate %j', (rollingUpdate, shown) => {
+        const err = expectInvalid(rolling(rollingUpdate, [hostPort]));
+        expect(messageFor(err, HOST_PORT)).toBe(
+          `cannot be used with spec.updateStrategy.rollingUpdate.maxSurge ${shown}: during a surge the old and the new Pod run side by side on a node and would both need this host port; set maxSurge to 0 or remove the hostPort (with maxUnavailable 1 or more, the old Pod stops before the new one starts)`,
+        );
+        expect(err.problems).toHaveLength(1);
+      });
+
+      it('refuses hostNetwork with a surge, and names every host port', () => {
+        const err = expectInvalid(
+          rolling({ maxSurge: 1, maxUnavailable: 0 }, [
+            [`${SPEC}.hostNetwork`, true],
+            [
+              `${SPEC}.containers.0.ports`,
+              [{ containerPort: 80 }, { containerPort: 53, hostPort: 53 }],
+            ],
+            [
+              `${SPEC}.initContainers`,
+              [{ name: 'init', image: 'hello:v1', ports: [{ containerPort: 9, hostPort: 9 }] }],
+            ],
+          ]),
+        );
+        expect(messageFor(err, `DaemonSet ${SPEC}.hostNetwork`)).toBe(
+          "true cannot be used with spec.updateStrategy.rollingUpdate.maxSurge 1: during a surge the old and the new Pod run side by side on a node and would both bind the node's network ports; set maxSurge to 0 (with maxUnavailable 1 or more, the old Pod stops before the new one starts)",
+        );
+        expect(messageFor(err, `DaemonSet ${SPEC}.containers[0].ports[1].hostPort`)).toContain(
+          'set maxSurge to 0',
+        );
+        expect(messageFor(err, `DaemonSet ${SPEC}.initContainers[0].ports[0].hostPort`)).toContain(
+          'both need this host port',
+        );
+        expect(err.problems).toHaveLength(3);
+      });
+
+      it.each<[string, Edit[]]>([
+        ['the default strategy', [hostPort]],
+        ['maxSurge 0', [['spec.updateStrategy', { rollingUpdate: { maxSurge: 0 } }], hostPort]],
+        ['maxSurge 0%', [['spec.updateStrategy', { rollingUpdate: { maxSurge: '0%' } }], hostPort]],
+        ['OnDelete', [['spec.updateStrategy', { type: 'OnDelete' }], hostPort]],
+        ['hostNetwork without a surge', [[`${SPEC}.hostNetwork`, true]]],
+        [
+          'hostPort 0 with a surge',
+          [
+            ['spec.updateStrategy', { rollingUpdate: { maxSurge: 1 } }],
+            [`${SPEC}.containers.0.ports`, [{ containerPort: 80, hostPort: 0 }]],
+          ],
+        ],
+        [
+          'hostNetwork false with a surge',
+          [
+            ['spec.updateStrategy', { rollingUpdate: { maxSurge: 1 } }],
+            [`${SPEC}.hostNetwork`, false],
+          ],
+        ],
+      ])('accepts host ports with %s', (_title, edits) => {
+        expect(build(edit(MINIMAL, edits)).pod).toBeDefined();
+      });
+    });
   });
 
   describe('containers and images', () => {

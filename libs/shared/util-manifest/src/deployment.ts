@@ -1,6 +1,16 @@
 import { PodminError, ValidationError } from '@podmin/util-errors';
 import type { FieldProblem } from '@podmin/util-errors';
 import {
+  DEFAULT_STRATEGY,
+  PROGRESS_DEADLINE_ANNOTATION,
+  ROLLOUT_ANNOTATION,
+  isIntOrPercent,
+  parseDurationSeconds,
+  serializeStrategy,
+  surges,
+} from '@podmin/util-rollout';
+import type { RolloutStrategy } from '@podmin/util-rollout';
+import {
   ProblemSink,
   checkKeys,
   describeType,
@@ -57,6 +67,11 @@ export interface Deployment {
   /** `stringifyCanonical(pod)`, the content-addressed payload. */
   podYaml: string;
   service?: DeploymentService;
+  /**
+   * The resolved update strategy (defaults filled in), also carried by the Pod as the
+   * `podmin.dev/rollout` annotation.
+   */
+  strategy: RolloutStrategy;
   /** Findings that do not stop validation or a deploy; the CLI shows them on stderr. */
   warnings: string[];
 }
@@ -72,6 +87,7 @@ interface CheckedDaemonSet {
   labels: Record<string, string> | undefined;
   annotations: Record<string, string>;
   podSpec: Record<string, unknown> | undefined;
+  strategy: RolloutStrategy;
 }
 
 /**
@@ -191,14 +207,15 @@ function assemble(
   checked: CheckedDaemonSet | undefined,
   service: CheckedService | undefined,
 ): Deployment {
-  const { name, namespace, nodegroup, labels, annotations, podSpec } = checked ?? {};
+  const { name, namespace, nodegroup, labels, annotations, podSpec, strategy } = checked ?? {};
   if (
     name === undefined ||
     namespace === undefined ||
     nodegroup === undefined ||
     labels === undefined ||
     annotations === undefined ||
-    podSpec === undefined
+    podSpec === undefined ||
+    strategy === undefined
   ) {
     throw new PodminError(
       'INTERNAL',
@@ -209,14 +226,18 @@ function assemble(
   if (service !== undefined) {
     podAnnotations[SERVICE_ANNOTATION] = service.name;
   }
-  const metadata: Record<string, unknown> = { name, namespace, labels };
-  if (Object.keys(podAnnotations).length > 0) {
-    metadata.annotations = podAnnotations;
-  }
+  // Always written, defaults included, so an agent never has to guess which defaults applied.
+  podAnnotations[ROLLOUT_ANNOTATION] = serializeStrategy(strategy);
+  const metadata: Record<string, unknown> = {
+    name,
+    namespace,
+    labels,
+    annotations: podAnnotations,
+  };
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata, spec: podSpec };
   // The payloads are serialised when first read (see checkPayloadSizes).
   const deployment = withLazyText<Deployment, 'podYaml'>(
-    { name, namespace, nodegroup, pod, warnings: service?.warnings ?? [] },
+    { name, namespace, nodegroup, pod, strategy, warnings: service?.warnings ?? [] },
     'podYaml',
     () => stringifyCanonical(pod),
   );
@@ -256,7 +277,9 @@ function checkDaemonSet(
     labels: undefined,
     annotations: {},
     podSpec: undefined,
+    strategy: DEFAULT_STRATEGY,
   };
+  let progressDeadlineSeconds = DEFAULT_STRATEGY.progressDeadlineSeconds;
 
   const metadata =
     ds.metadata === undefined
@@ -281,7 +304,15 @@ function checkDaemonSet(
       expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
     }
     if (metadata.annotations !== undefined) {
-      expectStringMap(metadata.annotations, 'metadata.annotations', sink, 'annotations');
+      const annotations = expectStringMap(
+        metadata.annotations,
+        'metadata.annotations',
+        sink,
+        'annotations',
+      );
+      progressDeadlineSeconds =
+        checkProgressDeadline(annotations?.[PROGRESS_DEADLINE_ANNOTATION], sink) ??
+        progressDeadlineSeconds;
     }
   }
 
@@ -298,14 +329,18 @@ function checkDaemonSet(
     'spec',
     sink,
   );
-  if (spec.updateStrategy !== undefined) {
-    expectRecord(spec.updateStrategy, 'spec.updateStrategy', sink);
+  const minReadySeconds =
+    spec.minReadySeconds === undefined
+      ? DEFAULT_STRATEGY.minReadySeconds
+      : expectInteger(spec.minReadySeconds, 'spec.minReadySeconds', sink, 0, 2147483647);
+  if (spec.revisionHistoryLimit !== undefined) {
+    expectInteger(spec.revisionHistoryLimit, 'spec.revisionHistoryLimit', sink, 0, 2147483647);
   }
-  for (const field of ['minReadySeconds', 'revisionHistoryLimit']) {
-    if (spec[field] !== undefined) {
-      expectInteger(spec[field], `spec.${field}`, sink, 0, 2147483647);
-    }
-  }
+  result.strategy = {
+    ...checkUpdateStrategy(spec.updateStrategy, sink),
+    minReadySeconds: minReadySeconds ?? DEFAULT_STRATEGY.minReadySeconds,
+    progressDeadlineSeconds,
+  };
 
   const matchLabels = checkSelector(spec.selector, sink);
   const template =
@@ -313,7 +348,8 @@ function checkDaemonSet(
       ? required(sink, 'spec.template', 'the Pod template with metadata.labels and spec')
       : expectRecord(spec.template, 'spec.template', sink);
   if (template !== undefined) {
-    checkTemplate(template, result, opts, images, sink);
+    const hostBindings = checkTemplate(template, result, opts, images, sink);
+    checkSurgeWithHostPorts(result.strategy, hostBindings, sink);
   }
   if (matchLabels !== undefined && template !== undefined) {
     checkSelectorSubset(
@@ -371,7 +407,7 @@ function checkTemplate(
   opts: BuildOptions,
   images: ImageOverrides,
   sink: ProblemSink,
-): void {
+): string[] {
   checkKeys(template, ['metadata', 'spec'], 'spec.template', sink);
   const metadata =
     template.metadata === undefined
@@ -401,7 +437,9 @@ function checkTemplate(
     });
     result.podSpec = checked.spec;
     result.nodegroup = checked.nodegroup;
+    return checked.hostBindings;
   }
+  return [];
 }
 
 function checkTemplateMetadata(
@@ -448,6 +486,12 @@ function checkTemplateMetadata(
       );
     }
   }
+  if (annotations[PROGRESS_DEADLINE_ANNOTATION] !== undefined) {
+    sink.add(
+      entryPath(path, PROGRESS_DEADLINE_ANNOTATION),
+      `belongs on the DaemonSet, not its Pod template; move it to metadata.annotations (podmin carries it to the Pod inside ${ROLLOUT_ANNOTATION})`,
+    );
+  }
   for (const key of [AWS_PARAMETER_STORE_ANNOTATION, AWS_SECRETS_MANAGER_ANNOTATION]) {
     const value = annotations[key];
     if (value !== undefined) {
@@ -468,5 +512,112 @@ function checkSecretKeys(value: string, path: string, sink: ProblemSink): void {
       sink.add(path, `key "${key}" is listed more than once; list each key once`);
     }
     seen.add(key);
+  }
+}
+
+const STRATEGY_PATH = 'spec.updateStrategy';
+const ROLLING_UPDATE_PATH = `${STRATEGY_PATH}.rollingUpdate`;
+const INT_OR_PERCENT_RULE = 'an integer ≥ 0 or a percentage from "0%" to "100%"';
+
+/** What `spec.updateStrategy` resolves to, Kubernetes' defaults filled in. */
+type UpdateStrategy = Pick<RolloutStrategy, 'type' | 'maxUnavailable' | 'maxSurge'>;
+
+/**
+ * Checks `spec.updateStrategy` with Kubernetes' DaemonSet rules and resolves it; an invalid part
+ * is recorded and resolves to its default.
+ */
+function checkUpdateStrategy(value: unknown, sink: ProblemSink): UpdateStrategy {
+  const resolved = {
+    type: DEFAULT_STRATEGY.type,
+    maxUnavailable: DEFAULT_STRATEGY.maxUnavailable,
+    maxSurge: DEFAULT_STRATEGY.maxSurge,
+  };
+  const strategy = value === undefined ? undefined : expectRecord(value, STRATEGY_PATH, sink);
+  if (strategy === undefined) return resolved;
+  checkKeys(strategy, ['type', 'rollingUpdate'], STRATEGY_PATH, sink);
+  const { type, rollingUpdate } = strategy;
+  if (type === 'RollingUpdate' || type === 'OnDelete') {
+    resolved.type = type;
+  } else if (type !== undefined) {
+    sink.add(
+      `${STRATEGY_PATH}.type`,
+      `must be RollingUpdate (the default) or OnDelete, not ${describeType(type)}`,
+    );
+  }
+  if (rollingUpdate === undefined) return resolved;
+  if (resolved.type === 'OnDelete') {
+    sink.add(
+      ROLLING_UPDATE_PATH,
+      'is only allowed with type RollingUpdate; with OnDelete a node moves to the new template only when its Pod is deleted, so remove rollingUpdate or set type to RollingUpdate',
+    );
+    return resolved;
+  }
+  const limits = expectRecord(rollingUpdate, ROLLING_UPDATE_PATH, sink);
+  if (limits === undefined) return resolved;
+  checkKeys(limits, ['maxUnavailable', 'maxSurge'], ROLLING_UPDATE_PATH, sink);
+  let refused = false;
+  for (const field of ['maxUnavailable', 'maxSurge'] as const) {
+    const limit = limits[field];
+    if (limit === undefined) continue;
+    if (isIntOrPercent(limit)) {
+      resolved[field] = limit;
+    } else {
+      sink.add(
+        `${ROLLING_UPDATE_PATH}.${field}`,
+        `must be ${INT_OR_PERCENT_RULE} (default ${DEFAULT_STRATEGY[field]}), not ${describeType(limit)}`,
+      );
+      refused = true;
+    }
+  }
+  // After a refused value, the pair is judged once the user has fixed it.
+  if (!refused && isZero(resolved.maxUnavailable) && isZero(resolved.maxSurge)) {
+    const surgeDefaulted = limits.maxSurge === undefined ? ' (its default)' : '';
+    sink.add(
+      `${ROLLING_UPDATE_PATH}.maxUnavailable`,
+      `may not be 0 when ${ROLLING_UPDATE_PATH}.maxSurge is also 0${surgeDefaulted}: no node could ever move to the new Pod; set maxSurge to 1 or more (${INT_OR_PERCENT_RULE}) to start each new Pod beside the old one, or maxUnavailable to 1 or more to replace the Pod in place`,
+    );
+  }
+  return resolved;
+}
+
+function isZero(value: number | string): boolean {
+  return value === 0 || value === '0%';
+}
+
+/** The DaemonSet's `podmin.dev/progress-deadline` in seconds, or undefined when absent or refused. */
+function checkProgressDeadline(text: string | undefined, sink: ProblemSink): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = parseDurationSeconds(text);
+  if (seconds === undefined) {
+    sink.add(
+      entryPath('metadata.annotations', PROGRESS_DEADLINE_ANNOTATION),
+      `${JSON.stringify(text)} is not a duration; write a positive whole number of hours, minutes and seconds such as 90s, 5m or 1h30m (default 5m)`,
+    );
+  }
+  return seconds;
+}
+
+/**
+ * Refuses host ports and the host network with a surge: the old and the new Pod run side by
+ * side on a node during a surge and cannot both bind the same host port.
+ */
+function checkSurgeWithHostPorts(
+  strategy: RolloutStrategy,
+  hostBindings: readonly string[],
+  sink: ProblemSink,
+): void {
+  if (!surges(strategy)) return;
+  const surge = `${ROLLING_UPDATE_PATH}.maxSurge ${JSON.stringify(strategy.maxSurge)}`;
+  for (const path of hostBindings) {
+    const [what, remedy] = path.endsWith('.hostNetwork')
+      ? ['true cannot be used with', "both bind the node's network ports; set maxSurge to 0"]
+      : [
+          'cannot be used with',
+          'both need this host port; set maxSurge to 0 or remove the hostPort',
+        ];
+    sink.add(
+      path,
+      `${what} ${surge}: during a surge the old and the new Pod run side by side on a node and would ${remedy} (with maxUnavailable 1 or more, the old Pod stops before the new one starts)`,
+    );
   }
 }

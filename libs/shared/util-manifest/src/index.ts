@@ -9,6 +9,7 @@ export {
   DEFAULT_TARGET_PORT,
   assertInitImages,
   assertNoBuiltInOnlyFlags,
+  builtInUpdateStrategy,
   renderBuiltInManifest,
 } from './built-in-manifest';
 export type { BuiltInOnlyFlags, BuiltInOptions } from './built-in-manifest';

@@ -82,6 +82,75 @@ describe('payload parsers', () => {
     );
   });
 
+  describe('rollout annotations', () => {
+    const pod = d.pod as { spec: Record<string, unknown>; metadata: Record<string, unknown> };
+    const withAnnotations = (annotations: Record<string, string>, spec = pod.spec): string =>
+      JSON.stringify({ ...pod, metadata: { ...pod.metadata, annotations }, spec });
+    const SURGE =
+      '{"type":"RollingUpdate","maxUnavailable":0,"maxSurge":1,"minReadySeconds":0,"progressDeadlineSeconds":300}';
+
+    it('accepts the strategy buildDeployment writes, podmin.dev/restartedAt, and none', () => {
+      expect(d.pod.metadata).toMatchObject({
+        annotations: {
+          'podmin.dev/rollout': expect.stringContaining('"RollingUpdate"') as unknown,
+        },
+      });
+      const restarted = withAnnotations({
+        'podmin.dev/rollout': SURGE,
+        'podmin.dev/restartedAt': '2025-01-02T03:04:05Z',
+      });
+      expect(parsePodPayload(restarted, 'p').pod.metadata).toMatchObject({
+        annotations: { 'podmin.dev/restartedAt': '2025-01-02T03:04:05Z' },
+      });
+      // Payloads committed before rollouts existed carry no strategy.
+      expect(parsePodPayload(withAnnotations({}), 'p').name).toBe('web');
+    });
+
+    it.each([
+      ['not JSON', 'not JSON'],
+      ['{"type":"Recreate"}', 'type must be RollingUpdate or OnDelete'],
+      [SURGE.replace('"maxSurge":1', '"maxSurge":"150%"'), 'maxSurge must be an integer'],
+      [SURGE.replace('}', ',"paused":true}'), 'unknown field paused'],
+    ])('refuses the malformed strategy %j', (value, why) => {
+      expect(
+        problemsOf(() => parsePodPayload(withAnnotations({ 'podmin.dev/rollout': value }), 'p')),
+      ).toContain(
+        `Pod metadata.annotations["podmin.dev/rollout"]: is not a rollout strategy podmin writes: reading annotation podmin.dev/rollout: ${why}`,
+      );
+    });
+
+    it('refuses host ports and the host network with a surging strategy', () => {
+      const spec = {
+        ...pod.spec,
+        hostNetwork: true,
+        containers: [
+          {
+            name: 'app',
+            image: 'registry.podmin.internal/apps/hello:v1',
+            ports: [{ containerPort: 80, hostPort: 80 }],
+          },
+        ],
+      };
+      const message = problemsOf(() =>
+        parsePodPayload(withAnnotations({ 'podmin.dev/rollout': SURGE }, spec), 'p'),
+      );
+      expect(message).toContain(
+        "Pod spec.hostNetwork: cannot be used with a surging rollout (podmin.dev/rollout maxSurge 1): the old and the new Pod would both need the node's ports",
+      );
+      expect(message).toContain(
+        'Pod spec.containers[0].ports[0].hostPort: cannot be used with a surging rollout',
+      );
+      const replaced = SURGE.replace(
+        '"maxUnavailable":0,"maxSurge":1',
+        '"maxUnavailable":1,"maxSurge":0',
+      );
+      expect(
+        parsePodPayload(withAnnotations({ 'podmin.dev/rollout': replaced }, spec), 'p').name,
+      ).toBe('web');
+      expect(parsePodPayload(withAnnotations({}, spec), 'p').name).toBe('web');
+    });
+  });
+
   it('validates Services with the manifest subset rules', () => {
     const svc = d.service!.object as { spec: Record<string, unknown> };
     const nodePort = { ...svc, spec: { ...svc.spec, type: 'NodePort' } };

@@ -1,10 +1,13 @@
 import { ValidationError } from '@podmin/util-errors';
 import type { FieldProblem } from '@podmin/util-errors';
+import { ROLLOUT_ANNOTATION, strategyOf, surges } from '@podmin/util-rollout';
+import type { RolloutStrategy } from '@podmin/util-rollout';
 import {
   ProblemSink,
   checkKeys,
   childPath,
   describeType,
+  entryPath,
   expectDnsLabel,
   expectList,
   expectRecord,
@@ -12,6 +15,7 @@ import {
   isRecord,
 } from './checks';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
+import { hostBindingPaths } from './pod-spec';
 import { checkNamespace, checkService } from './service';
 import { parseYamlDocuments } from './yaml';
 
@@ -44,7 +48,8 @@ const NOT_IN_PAYLOADS = [
 /**
  * Strictly parses a Pod payload (one YAML document, same strict YAML rules as manifests) and
  * checks the shape `buildDeployment` emits: `v1` Pod, known PodSpec and Container fields,
- * DNS-1123 names, string images, no scheduling fields.
+ * DNS-1123 names, string images, no scheduling fields, a `podmin.dev/rollout` annotation (when
+ * present) that `strategyOf` reads, and no host ports or host network with a surging strategy.
  */
 export function parsePodPayload(text: string, source: string): PodPayload {
   const problems: FieldProblem[] = [];
@@ -52,6 +57,7 @@ export function parsePodPayload(text: string, source: string): PodPayload {
   const sink = new ProblemSink(problems, 'Pod');
   let name: string | undefined;
   let namespace: string | undefined = 'default';
+  let strategy: RolloutStrategy | undefined;
   if (value !== undefined) {
     checkKeys(value, ['apiVersion', 'kind', 'metadata', 'spec'], '', sink);
     expectKind(value, 'Pod', sink);
@@ -66,11 +72,20 @@ export function parsePodPayload(text: string, source: string): PodPayload {
         expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
       }
       if (metadata.annotations !== undefined) {
-        expectStringMap(metadata.annotations, 'metadata.annotations', sink, 'annotations');
+        const annotations = expectStringMap(
+          metadata.annotations,
+          'metadata.annotations',
+          sink,
+          'annotations',
+        );
+        strategy = checkRolloutAnnotation(annotations, sink);
       }
     }
     const spec = expectRecord(value.spec, 'spec', sink);
-    if (spec !== undefined) checkPayloadPodSpec(spec, sink);
+    if (spec !== undefined) {
+      checkPayloadPodSpec(spec, sink);
+      if (strategy !== undefined && surges(strategy)) checkNoHostBindings(spec, strategy, sink);
+    }
   }
   if (problems.length > 0 || value === undefined || name === undefined || namespace === undefined) {
     throw new ValidationError(`reading Pod payload ${source}`, problems);
@@ -126,6 +141,33 @@ function expectKind(value: Record<string, unknown>, kind: string, sink: ProblemS
       `must be apiVersion v1 with kind ${kind}, not ${JSON.stringify(value.apiVersion ?? null)} ${JSON.stringify(value.kind ?? null)}`,
     );
   }
+}
+
+/** The strategy the payload carries, or undefined when it carries none or a malformed one (recorded). */
+function checkRolloutAnnotation(
+  annotations: Record<string, string> | undefined,
+  sink: ProblemSink,
+): RolloutStrategy | undefined {
+  if (annotations?.[ROLLOUT_ANNOTATION] === undefined) return undefined;
+  try {
+    return strategyOf(annotations);
+  } catch (err) {
+    sink.add(
+      entryPath('metadata.annotations', ROLLOUT_ANNOTATION),
+      `is not a rollout strategy podmin writes: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    return undefined;
+  }
+}
+
+/** A surging Pod would meet its own old copy on the node's ports; buildDeployment refuses it too. */
+function checkNoHostBindings(
+  spec: Record<string, unknown>,
+  strategy: RolloutStrategy,
+  sink: ProblemSink,
+): void {
+  const why = `cannot be used with a surging rollout (${ROLLOUT_ANNOTATION} maxSurge ${JSON.stringify(strategy.maxSurge)}): the old and the new Pod would both need the node's ports`;
+  for (const path of hostBindingPaths(spec, 'spec')) sink.add(path, why);
 }
 
 function checkPayloadPodSpec(spec: Record<string, unknown>, sink: ProblemSink): void {

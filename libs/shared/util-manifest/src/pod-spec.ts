@@ -42,6 +42,11 @@ export interface PodSpecContext {
 export interface CheckedPodSpec {
   spec: Record<string, unknown>;
   nodegroup: string | undefined;
+  /**
+   * Field paths binding the node's ports (`hostNetwork: true`, each non-zero `hostPort`), which
+   * two Pods of the deployment cannot share on one node.
+   */
+  hostBindings: string[];
 }
 
 interface ContainerEntry {
@@ -94,7 +99,30 @@ export function checkPodSpec(
     checkResources(spec.resources, childPath(SPEC_PATH, 'resources'), sink);
   }
   addWorkloadIdentity(spec, entries, ctx);
-  return { spec, nodegroup };
+  return { spec, nodegroup, hostBindings: hostBindingPaths(spec, SPEC_PATH) };
+}
+
+/**
+ * Paths (under `specPath`) of the fields of a Pod spec that bind the node's ports:
+ * `hostNetwork: true` and every non-zero `hostPort` of a container or init container.
+ */
+export function hostBindingPaths(spec: Record<string, unknown>, specPath: string): string[] {
+  const paths: string[] = [];
+  if (spec.hostNetwork === true) paths.push(childPath(specPath, 'hostNetwork'));
+  for (const list of ['containers', 'initContainers'] as const) {
+    const containers = spec[list];
+    if (!Array.isArray(containers)) continue;
+    containers.forEach((container: unknown, index) => {
+      if (!isRecord(container) || !Array.isArray(container.ports)) return;
+      container.ports.forEach((port: unknown, portIndex) => {
+        // hostPort 0 means "no host port", as in Kubernetes.
+        if (isRecord(port) && typeof port.hostPort === 'number' && port.hostPort !== 0) {
+          paths.push(`${childPath(specPath, list)}[${index}].ports[${portIndex}].hostPort`);
+        }
+      });
+    });
+  }
+  return paths;
 }
 
 function checkNodeSelector(value: unknown, ctx: PodSpecContext): string | undefined {
