@@ -17,6 +17,10 @@ export * as dns from './generated/podmin/agent/v1/dns';
 export * as dataplane from './generated/podmin/agent/v1/dataplane';
 /** Generated types of the Service snapshot `dns/services.pb` (a message schema, no service). */
 export * as snapshot from './generated/podmin/agent/v1/snapshot';
+/** Generated types of rollout reports and admissions (shared by coordinator and coordination). */
+export * as rollout from './generated/podmin/agent/v1/rollout';
+/** Conversions between rollout messages and `@podmin/util-rollout`'s types. */
+export * from './rollout-messages';
 
 export * from './services';
 export * from './supervisor-messages';

@@ -1,3 +1,4 @@
+import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
 import type { ServiceSnapshot } from './snapshot/snapshot-codec';
 import type { ReadyEndpoint } from './snapshot/compute-snapshot';
 
@@ -5,6 +6,8 @@ import type { ReadyEndpoint } from './snapshot/compute-snapshot';
 export interface LocalReadyPod extends ReadyEndpoint {
   /** The Pod's name (for logs; selection is by namespace and labels). */
   readonly pod: string;
+  /** Its `podmin.dev/revision` annotation, when it has one (a drain names Pods by it). */
+  readonly revision?: string;
 }
 
 /** What the readiness watch can say about itself, for the coordinator's health. */
@@ -52,6 +55,8 @@ export interface HelloReport {
   readonly endpoints: readonly LocalReadyPod[];
   readonly knownRevision: string;
   readonly leaving: boolean;
+  /** What the node runs for each deployment of its NodeGroup (rollouts). */
+  readonly rollouts: readonly NodeDeploymentReport[];
 }
 
 /** The leader's answer to a Hello. */
@@ -60,6 +65,8 @@ export interface HelloAnswer {
   readonly snapshot: ServiceSnapshot | undefined;
   readonly leaderId: string;
   readonly refused: readonly { readonly address: string; readonly reason: string }[];
+  /** The leader's admissions for the caller's rollouts. */
+  readonly admissions: readonly Admission[];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { openBucketStore, openSecretStores } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import { secretSourceFor } from '@podmin/data-access-secrets';
+import { admissionOf, reportToProto } from '@podmin/agent-contracts';
 import { kubeletPodsView } from './receipts/receipt-writer';
 import { StaticPodModule } from './staticpod.module';
 
@@ -11,7 +12,9 @@ export const staticPodProcess: AgentProcessDefinition = {
   service: 'staticpod',
   module: ({ config, env, logger, lifecycle, client }) => {
     const identity = client('identity');
+    const coordinator = client('coordinator');
     const store = openBucketStore(config, env);
+    const kubelet = kubeletPodsView(config.kubeletPodsSocket);
     return Promise.resolve(
       StaticPodModule.register({
         config,
@@ -30,9 +33,25 @@ export const staticPodProcess: AgentProcessDefinition = {
             await identity.removeWorkload({ pod });
           },
         },
+        rollouts: {
+          kubelet,
+          coordination: {
+            sync: async (state) => {
+              const answer = await coordinator.syncRollouts({
+                reports: state.reports.map(reportToProto),
+                draining: [...state.draining],
+                indexEtag: state.indexEtag,
+              });
+              return {
+                admissions: (answer.admissions ?? []).map(admissionOf),
+                leaderKnown: answer.leaderKnown,
+              };
+            },
+          },
+        },
         receipts: {
           sink: store,
-          kubelet: kubeletPodsView(config.kubeletPodsSocket),
+          kubelet,
           agentVersion: typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev',
         },
       }),

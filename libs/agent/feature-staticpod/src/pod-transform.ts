@@ -14,6 +14,12 @@ export const SECRET_PROVIDERS: readonly SecretProviderName[] = [
   'aws-parameter-store',
   'aws-secrets-manager',
 ];
+/** Annotation naming the deployment (index key) a static Pod belongs to. */
+export const DEPLOYMENT_ANNOTATION = 'podmin.dev/deployment';
+/** Annotation naming the Pod payload a static Pod was staged from. */
+export const POD_PAYLOAD_ANNOTATION = 'podmin.dev/pod-payload';
+/** Annotation naming the Service payload a static Pod was staged with (absent: none). */
+export const SERVICE_PAYLOAD_ANNOTATION = 'podmin.dev/service-payload';
 /** Identity volume name the CLI adds to every Pod. */
 export const IDENTITY_VOLUME = 'podmin-workload-identity';
 
@@ -86,6 +92,11 @@ export function secretDir(
 export interface TransformInput {
   pod: PodObject;
   revision: string;
+  /**
+   * Where it came from (deployment key and payload keys), stamped on it so an agent restart
+   * knows what runs; and its static Pod name when it differs from the Pod's own (a surge Pod).
+   */
+  origin?: { deployment: string; pod: string; service: string | undefined; staticName: string };
   identityFingerprint: string;
   /** Node root (`/` on a real node); host paths are rewritten beneath it. */
   root: string;
@@ -109,7 +120,19 @@ export function transformPod(input: TransformInput): PodObject {
     ...(pod.metadata.annotations ?? {}),
     [REVISION_ANNOTATION]: input.revision,
     [IDENTITY_REVISION_ANNOTATION]: input.identityFingerprint,
+    ...(input.origin === undefined
+      ? {}
+      : {
+          [DEPLOYMENT_ANNOTATION]: input.origin.deployment,
+          [POD_PAYLOAD_ANNOTATION]: input.origin.pod,
+          ...(input.origin.service === undefined
+            ? {}
+            : { [SERVICE_PAYLOAD_ANNOTATION]: input.origin.service }),
+        }),
   };
+  // Two static Pods of one deployment (a surge) need two names; identity and secrets stay the
+  // Pod's own, so both run as the same workload.
+  if (input.origin !== undefined) pod.metadata.name = input.origin.staticName;
   const volumes = (pod.spec.volumes ?? []).map((v) =>
     v.name === IDENTITY_VOLUME
       ? {

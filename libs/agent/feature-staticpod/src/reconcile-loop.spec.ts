@@ -17,7 +17,14 @@ describe('runReconcileLoop', () => {
     await runReconcileLoop(
       reconciler,
       controller.signal,
-      { intervalMs: 5, backoffMs: 2, maxBackoffMs: 6, passTimeoutMs: 1000, jitter: 0 },
+      {
+        intervalMs: 5,
+        backoffMs: 2,
+        maxBackoffMs: 6,
+        passTimeoutMs: 1000,
+        jitter: 0,
+        rolloutTickMs: 1,
+      },
       (o) => outcomes.push(o.ok ? { ok: true } : { ok: false, retryInMs: o.retryInMs }),
     );
     expect(outcomes).toEqual([
@@ -38,7 +45,14 @@ describe('runReconcileLoop', () => {
     await runReconcileLoop(
       reconciler,
       controller.signal,
-      { intervalMs: 5, backoffMs: 1, maxBackoffMs: 1, passTimeoutMs: 20, jitter: 0 },
+      {
+        intervalMs: 5,
+        backoffMs: 1,
+        maxBackoffMs: 1,
+        passTimeoutMs: 20,
+        jitter: 0,
+        rolloutTickMs: 1,
+      },
       (o) => {
         if (!o.ok) errors.push(o.error);
         controller.abort();
@@ -73,7 +87,14 @@ describe('runReconcileLoop', () => {
     await runReconcileLoop(
       reconciler,
       controller.signal,
-      { intervalMs: 1, backoffMs: 1, maxBackoffMs: 1, passTimeoutMs: 10, jitter: 0 },
+      {
+        intervalMs: 1,
+        backoffMs: 1,
+        maxBackoffMs: 1,
+        passTimeoutMs: 10,
+        jitter: 0,
+        rolloutTickMs: 1,
+      },
       (o) => {
         if (!o.ok) errors.push(o.error);
       },
@@ -102,7 +123,14 @@ describe('runReconcileLoop', () => {
     await runReconcileLoop(
       reconciler,
       controller.signal,
-      { intervalMs: 7, backoffMs: 2, maxBackoffMs: 6, passTimeoutMs: 1000, jitter: 0 },
+      {
+        intervalMs: 7,
+        backoffMs: 2,
+        maxBackoffMs: 6,
+        passTimeoutMs: 1000,
+        jitter: 0,
+        rolloutTickMs: 1,
+      },
       (o) => {
         if (!o.ok) outcomes.push({ retryInMs: o.retryInMs, degraded: o.degraded });
       },

@@ -12,6 +12,11 @@ export interface LoopTiming {
   passTimeoutMs: number;
   /** ± fraction of jitter applied to every wait. */
   jitter: number;
+  /**
+   * While a rollout moves on this node (a Pod to become available, a drain, an admission to
+   * wait for), the next pass comes this soon; such passes read the index only at `intervalMs`.
+   */
+  rolloutTickMs: number;
 }
 
 /**
@@ -24,6 +29,7 @@ export const DEFAULT_TIMING: LoopTiming = {
   maxBackoffMs: 30_000,
   passTimeoutMs: 3_000,
   jitter: 0.1,
+  rolloutTickMs: 1_000,
 };
 
 /**
@@ -42,7 +48,8 @@ export type PassListener = (
  * after the cancelled one has settled, so passes never overlap.
  */
 export async function runReconcileLoop(
-  reconciler: Pick<StaticPodReconciler, 'reconcileOnce'>,
+  reconciler: Pick<StaticPodReconciler, 'reconcileOnce'> &
+    Partial<Pick<StaticPodReconciler, 'rolloutActive'>>,
   signal: AbortSignal,
   timing: LoopTiming = DEFAULT_TIMING,
   listener: PassListener = () => undefined,
@@ -79,7 +86,7 @@ export async function runReconcileLoop(
           ? { ok: true, detail }
           : { ok: true, detail, warning: result.warning },
       );
-      wait = timing.intervalMs;
+      wait = reconciler.rolloutActive === true ? timing.rolloutTickMs : timing.intervalMs;
     } catch (err) {
       // A degraded pass read the bucket fine: poll again on schedule, so the moment the broken
       // deployment (or the vanished index) is repaired it converges within one interval.

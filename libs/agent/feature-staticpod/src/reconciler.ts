@@ -23,8 +23,16 @@ import {
 import { stringifyCanonical } from '@podmin/util-manifest';
 import { podRevision } from '@podmin/util-receipts';
 import type { NodePaths } from './node-paths';
+import { parse as parseYaml } from 'yaml';
+import { strategyOf, type Admission, type NodeDeploymentReport } from '@podmin/util-rollout';
+import { kubeletReason, type KubeletReport, type KubeletView } from './receipts/receipt-writer';
+import { NodeRollouts, type Slot, type SlotHealth } from './rollout/node-rollout';
 import {
+  DEPLOYMENT_ANNOTATION,
+  POD_PAYLOAD_ANNOTATION,
+  REVISION_ANNOTATION,
   SERVICE_ANNOTATION,
+  SERVICE_PAYLOAD_ANNOTATION,
   declaredSecrets,
   deploymentRevision,
   secretDir,
@@ -51,6 +59,20 @@ export interface ReconcilerOptions {
    * as empty desired state (default {@link MISSING_INDEX_GRACE_MS}).
    */
   missingIndexGraceMs?: number;
+  /**
+   * While a rollout moves on this node the reconciler looks more often than it polls; it reads
+   * the index at most this often (default 0: every pass reads it).
+   */
+  indexIntervalMs?: number;
+}
+
+/** The node's coordinator, as rollouts need it (agent-coordinator's SyncRollouts). */
+export interface RolloutCoordination {
+  sync(state: {
+    reports: readonly NodeDeploymentReport[];
+    draining: ReadonlyArray<{ namespace: string; revision: string; replacementRevision: string }>;
+    indexEtag: string;
+  }): Promise<{ admissions: readonly Admission[]; leaderKnown: boolean }>;
 }
 
 /**
@@ -130,7 +152,14 @@ export type PassResult = (
 
 interface StagedPod {
   key: string;
+  /** Its static Pod name (manifest file); the Pod's own name unless it is a surge Pod. */
   name: string;
+  /** The Pod's own name: its workload directory, identity and secret paths. */
+  podName: string;
+  /** The Pod payload it was staged from. */
+  payloadKey: string;
+  /** The Service payload it was staged with, if any. */
+  servicePayload: string | undefined;
   revision: string;
   namespace: string;
   /** Revision of the Pod payload ({@link podRevision}), as receipts report it. */
@@ -158,8 +187,8 @@ export class StaticPodReconciler {
   private index: DesiredIndex = {};
   private running = false;
   private readonly payloads = new Map<string, Buffer>();
-  /** Revision whose secrets are on disk, per Pod (empty after boot: fetch on first load). */
-  private readonly secretRevisions = new Map<string, string>();
+  /** `<pod>/<revision>` whose secrets are on disk (empty after boot: fetch on first load). */
+  private readonly secretsOnDisk = new Set<string>();
   private published = new Map<string, string>();
   private health: ReconcileHealth = {
     healthy: false,
@@ -170,7 +199,7 @@ export class StaticPodReconciler {
   };
   private needsPass = true;
   /** What each deployment (index key) last published, kept for it while it cannot be staged. */
-  private publishedByKey = new Map<string, StagedPod>();
+  private publishedByKey = new Map<string, StagedPod[]>();
   /** Whether this node has seen a committed index (or holds Pods published from one). */
   private seenIndex: boolean | undefined = undefined;
   /** When the index was first found missing after the node had seen one. */
@@ -179,6 +208,15 @@ export class StaticPodReconciler {
   private lastFaults = new Map<string, string>();
   /** The last pass's failure when it was not a per-deployment one. */
   private passError: string | null = null;
+  /** When the index was last read (ms on `now`). */
+  private indexReadMs: number | undefined = undefined;
+  /** Rollouts on this node: which static Pods each deployment runs now. */
+  private readonly rollouts = new NodeRollouts();
+  /** Whether the Pods published before this process started were taken into the rollouts. */
+  private adopted = false;
+  /** Whether a rollout still moves on this node (look again soon). */
+  private active = false;
+  private lastSyncFailure: string | undefined;
 
   constructor(
     private readonly options: ReconcilerOptions,
@@ -187,7 +225,91 @@ export class StaticPodReconciler {
     private readonly identity: IdentityIssuer,
     private readonly services: ServiceSink,
     private readonly now: () => Date = () => new Date(),
+    private readonly gating: {
+      kubelet?: KubeletView;
+      coordination?: RolloutCoordination;
+      log?: (message: string, fields: Record<string, unknown>) => void;
+    } = {},
   ) {}
+
+  /** Whether a rollout moves on this node: the loop then looks again within a second. */
+  get rolloutActive(): boolean {
+    return this.active;
+  }
+
+  /**
+   * Whether rollouts are gated on this node (kubelet answers and a coordinator is there), with
+   * kubelet's Pods and the leader's admissions. Without gating the target replaces at once.
+   */
+  private async rolloutGate(any: boolean): Promise<{
+    gated: boolean;
+    kubelet: KubeletReport;
+    admissions: readonly Admission[];
+  }> {
+    const none = { gated: false, kubelet: { state: 'absent' as const, pods: [] }, admissions: [] };
+    const { kubelet, coordination } = this.gating;
+    if (!any || kubelet === undefined || coordination === undefined) return none;
+    const report = await kubelet.report();
+    if (report.state === 'absent') return none;
+    try {
+      const answer = await coordination.sync(this.lastSync);
+      this.syncOk();
+      return { gated: true, kubelet: report, admissions: answer.admissions };
+    } catch (err) {
+      this.syncFailed(err);
+      return { gated: true, kubelet: report, admissions: [] };
+    }
+  }
+
+  private lastSync: Parameters<RolloutCoordination['sync']>[0] = {
+    reports: [],
+    draining: [],
+    indexEtag: '',
+  };
+
+  /** Tells the coordinator what runs and what drains after a pass. */
+  private async syncRollouts(
+    looks: ReadonlyMap<string, { health: (revision: string) => SlotHealth }>,
+    staged: readonly StagedPod[],
+  ): Promise<void> {
+    const namespaces = new Map(staged.map((s) => [s.revision, s.namespace]));
+    this.lastSync = {
+      reports: [...looks].map(([key, look]) => this.rollouts.report(key, true, look.health)),
+      draining: [...looks.keys()].flatMap((key) =>
+        this.rollouts.drains(key).map((d) => ({
+          namespace: namespaces.get(d.revision) ?? '',
+          revision: d.revision,
+          replacementRevision: d.replacement,
+        })),
+      ),
+      indexEtag: this.indexEtag() ?? '',
+    };
+    try {
+      await this.gating.coordination?.sync(this.lastSync);
+      this.syncOk();
+    } catch (err) {
+      this.syncFailed(err);
+    }
+  }
+
+  private syncOk(): void {
+    if (this.lastSyncFailure !== undefined) this.gating.log?.('reach coordinator again', {});
+    this.lastSyncFailure = undefined;
+  }
+
+  /** Without the coordinator no node is admitted: what runs keeps running. Logged once per cause. */
+  private syncFailed(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (message !== this.lastSyncFailure)
+      this.gating.log?.('sync rollouts failed', { error: message, effect: 'no rollout moves' });
+    this.lastSyncFailure = message;
+  }
+
+  /** Takes the static Pods found on disk into the rollouts (an agent restart keeps what runs). */
+  private async adoptPublished(): Promise<void> {
+    const found = await publishedSlots(this.options.paths.manifests, this.now().getTime());
+    for (const [key, slots] of found) if (!this.rollouts.has(key)) this.rollouts.adopt(key, slots);
+  }
 
   /** Current health. */
   status(): ReconcileHealth {
@@ -249,13 +371,15 @@ export class StaticPodReconciler {
       if (parseDeploymentKey(key).nodegroup === this.options.nodegroup) keys.add(key);
     }
     const deployments = [...keys].sort().map((key): AppliedDeployment => {
-      const staged = this.publishedByKey.get(key);
+      // The newest of its Pods (the surge Pod while both run): what the node moves to.
+      const all = this.publishedByKey.get(key) ?? [];
+      const staged = all[all.length - 1];
       return {
         deployment: key,
         revision: staged?.payloadRevision ?? null,
         published: staged ? { namespace: staged.namespace, annotation: staged.revision } : null,
         identityExpiry: staged?.identityExpiry ?? null,
-        fault: this.lastFaults.get(key) ?? null,
+        fault: this.lastFaults.get(key) ?? this.rollouts.failure(key),
       };
     });
     const etag = this.health.indexEtag;
@@ -333,26 +457,59 @@ export class StaticPodReconciler {
   }
 
   private async pass(signal: AbortSignal): Promise<PassResult> {
-    const { changed: indexChanged, warning } = await this.readIndex(signal);
+    // Between polls, a rollout in progress looks again without reading the index.
+    const nowMs = this.now().getTime();
+    const indexDue =
+      this.indexReadMs === undefined ||
+      this.needsPass ||
+      nowMs - this.indexReadMs >= (this.options.indexIntervalMs ?? 0);
+    const { changed: indexChanged, warning } = indexDue
+      ? await this.readIndex(signal)
+      : { changed: false, warning: undefined };
+    if (indexDue) this.indexReadMs = nowMs;
     const fenceVersion = this.indexVersion ?? null;
     const mine = Object.entries(this.index).filter(
       ([key]) => parseDeploymentKey(key).nodegroup === this.options.nodegroup,
     );
-    // Drop cached payloads no longer referenced, so memory stays bounded by the index.
-    const referenced = new Set(mine.flatMap(([, e]) => [e.pod, ...(e.service ? [e.service] : [])]));
-    for (const key of this.payloads.keys()) if (!referenced.has(key)) this.payloads.delete(key);
+    const gate = await this.rolloutGate(mine.length > 0);
+    if (gate.gated && !this.adopted) {
+      await this.adoptPublished();
+      this.adopted = true;
+    }
 
     const staged: StagedPod[] = [];
     const faults: Array<DeploymentFault & { cause: unknown }> = [];
+    const looks = new Map<
+      string,
+      { target: IndexEntry; health: (revision: string) => SlotHealth }
+    >();
     for (const [key, entry] of mine) {
       try {
-        staged.push(await this.stage(key, entry, signal));
+        // The target's payload names the Pod and carries the strategy.
+        const target = parsePodBytes(entry.pod, await this.fetchPayload(entry.pod, signal));
+        const pod = target.pod as unknown as PodObject;
+        const strategy = strategyOf(pod.metadata.annotations);
+        const health = (revision: string): SlotHealth =>
+          slotHealth(gate.kubelet, target.namespace, revision, strategy.minReadySeconds, nowMs);
+        looks.set(key, { target: entry, health });
+        const slots = this.rollouts.decide(key, {
+          name: target.name,
+          target: entry,
+          strategy,
+          admission: gate.admissions.find((a) => a.deployment === key),
+          gated: gate.gated,
+          health,
+          nowMs,
+        });
+        const pods: StagedPod[] = [];
+        for (const slot of slots) pods.push(await this.stage(key, slot, slot.staticName, signal));
+        staged.push(...pods);
       } catch (err) {
         // A cancelled pass is not one deployment's fault.
         if (signal.aborted) throw err;
         // One broken deployment must not hold up the others: it keeps what it last published.
         const previous = this.publishedByKey.get(key);
-        if (previous !== undefined) staged.push({ ...previous, secrets: [] });
+        if (previous !== undefined) staged.push(...previous.map((p) => ({ ...p, secrets: [] })));
         faults.push({
           deployment: key,
           error: err instanceof Error ? err.message : String(err),
@@ -361,6 +518,12 @@ export class StaticPodReconciler {
         });
       }
     }
+    this.rollouts.retain(new Set(mine.map(([key]) => key)));
+    // Drop cached payloads no longer referenced, so memory stays bounded by what runs.
+    const referenced = new Set(mine.flatMap(([, e]) => [e.pod, ...(e.service ? [e.service] : [])]));
+    for (const s of staged) referenced.add(s.payloadKey);
+    for (const s of staged) if (s.servicePayload) referenced.add(s.servicePayload);
+    for (const key of this.payloads.keys()) if (!referenced.has(key)) this.payloads.delete(key);
     this.lastFaults = new Map(faults.map((f) => [f.deployment, f.error]));
     const names = staged.map((s) => s.name);
     const duplicate = names.find((n, i) => names.indexOf(n) !== i);
@@ -391,14 +554,25 @@ export class StaticPodReconciler {
     const result: PassResult = unchanged
       ? { status: 'unchanged' }
       : await this.publish(staged, signal, removeStale);
-    this.publishedByKey = new Map(staged.map((s) => [s.key, { ...s, secrets: [] }]));
+    const byKey = new Map<string, StagedPod[]>();
+    for (const s of staged) byKey.set(s.key, [...(byKey.get(s.key) ?? []), { ...s, secrets: [] }]);
+    this.publishedByKey = byKey;
+    this.active = [...looks].some(([key, look]) =>
+      this.rollouts.active(key, { target: look.target, gated: gate.gated, health: look.health }),
+    );
+    if (gate.gated) await this.syncRollouts(looks, staged);
     if (warning !== undefined) result.warning = warning;
     if (faults.length > 0) throw degraded(this.options.nodegroup, faults, result);
     return result;
   }
 
   /** Fetches, verifies and transforms one deployment: its Pod, Service, secrets and identity. */
-  private async stage(key: string, entry: IndexEntry, signal: AbortSignal): Promise<StagedPod> {
+  private async stage(
+    key: string,
+    entry: { pod: string; service?: string | undefined },
+    staticName: string,
+    signal: AbortSignal,
+  ): Promise<StagedPod> {
     // The same strict parser and validator the CLI deploys with; payloads are never trusted raw.
     const payload = parsePodBytes(entry.pod, await this.fetchPayload(entry.pod, signal));
     const pod = payload.pod as unknown as PodObject;
@@ -419,7 +593,7 @@ export class StaticPodReconciler {
     const revision = deploymentRevision(entry.pod, entry.service);
     const declared = declaredSecrets(pod);
     const secrets: StagedPod['secrets'] = [];
-    if (this.secretRevisions.get(name) !== revision) {
+    if (!this.secretsOnDisk.has(`${name}/${revision}`)) {
       for (const [provider, keys] of declared) {
         for (const secretKey of keys) {
           const value = await this.secrets.fetch(
@@ -446,10 +620,14 @@ export class StaticPodReconciler {
       workloads: this.options.paths.workloads,
       nodeAddress: this.options.nodeAddress,
       secretProviders: [...declared.keys()],
+      origin: { deployment: key, pod: entry.pod, service: entry.service, staticName },
     });
     return {
       key,
-      name,
+      name: staticName,
+      podName: name,
+      payloadKey: entry.pod,
+      servicePayload: entry.service,
       revision,
       namespace,
       payloadRevision: podRevision(entry.pod),
@@ -473,22 +651,23 @@ export class StaticPodReconciler {
     await fs.chmod(workloads, PRIVATE_DIR_MODE);
     let changedFiles = 0;
     // Secrets first (new revision directories), so a published Pod never names missing files.
-    const written: Array<{ pod: string; dir: string; previous: string | undefined }> = [];
+    const written: Array<{ pod: string; dir: string; marker: string }> = [];
     const next = new Map<string, string>();
     try {
       for (const pod of staged) {
         if (pod.secrets.length === 0) continue;
-        const dir = path.join(workloads, pod.name, 'secrets', pod.revision);
-        written.push({ pod: pod.name, dir, previous: this.secretRevisions.get(pod.name) });
+        const dir = path.join(workloads, pod.podName, 'secrets', pod.revision);
+        const marker = `${pod.podName}/${pod.revision}`;
+        written.push({ pod: pod.name, dir, marker });
         for (const s of pod.secrets) {
-          const providerDir = secretDir(workloads, pod.name, pod.revision, s.provider);
+          const providerDir = secretDir(workloads, pod.podName, pod.revision, s.provider);
           signal.throwIfAborted();
           await fs.mkdir(providerDir, { recursive: true, mode: 0o755 });
           await writeAtomic(path.join(providerDir, s.key), s.value, 0o444, signal);
         }
-        this.secretRevisions.set(pod.name, pod.revision);
+        this.secretsOnDisk.add(marker);
       }
-      for (const pod of staged) await securePodFiles(path.join(workloads, pod.name), pod.owner);
+      for (const pod of staged) await securePodFiles(path.join(workloads, pod.podName), pod.owner);
       for (const pod of staged) {
         const file = path.join(manifests, `${pod.name}.yaml`);
         next.set(pod.name, pod.yaml);
@@ -502,8 +681,7 @@ export class StaticPodReconciler {
         const live = await readIfExists(path.join(manifests, `${w.pod}.yaml`));
         if (live !== undefined && live.includes(w.dir)) continue;
         await fs.rm(w.dir, { recursive: true, force: true });
-        if (w.previous === undefined) this.secretRevisions.delete(w.pod);
-        else this.secretRevisions.set(w.pod, w.previous);
+        this.secretsOnDisk.delete(w.marker);
       }
       throw err;
     }
@@ -529,7 +707,9 @@ export class StaticPodReconciler {
 
   private async cleanWorkloads(staged: StagedPod[]): Promise<void> {
     const { workloads } = this.options.paths;
-    const current = new Map(staged.map((s) => [s.name, s.revision]));
+    const current = new Map<string, Set<string>>();
+    for (const s of staged)
+      current.set(s.podName, (current.get(s.podName) ?? new Set()).add(s.revision));
     let entries: string[] = [];
     try {
       entries = await fs.readdir(workloads);
@@ -537,17 +717,20 @@ export class StaticPodReconciler {
       return;
     }
     for (const pod of entries) {
-      const revision = current.get(pod);
-      if (revision === undefined) {
+      const revisions = current.get(pod);
+      if (revisions === undefined) {
         await this.identity.remove(pod);
         await fs.rm(path.join(workloads, pod), { recursive: true, force: true });
-        this.secretRevisions.delete(pod);
+        for (const marker of [...this.secretsOnDisk])
+          if (marker.startsWith(`${pod}/`)) this.secretsOnDisk.delete(marker);
         continue;
       }
       const secretsRoot = path.join(workloads, pod, 'secrets');
       for (const old of await fs.readdir(secretsRoot).catch(() => [] as string[])) {
-        if (old !== revision)
+        if (!revisions.has(old)) {
           await fs.rm(path.join(secretsRoot, old), { recursive: true, force: true });
+          this.secretsOnDisk.delete(`${pod}/${old}`);
+        }
       }
     }
   }
@@ -677,4 +860,58 @@ async function writeAtomic(
     await fs.rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** What kubelet says of a revision's Pod: Ready, available (Ready for `minReadySeconds`), its last failure. */
+function slotHealth(
+  kubelet: KubeletReport,
+  namespace: string,
+  revision: string,
+  minReadySeconds: number,
+  nowMs: number,
+): SlotHealth {
+  const pod = kubelet.pods.find(
+    (p) => p.namespace === namespace && p.annotations[REVISION_ANNOTATION] === revision,
+  );
+  if (pod === undefined) return { ready: false, available: false, reason: null };
+  const readySinceMs = pod.readyTransition?.getTime() ?? nowMs;
+  return {
+    ready: pod.ready,
+    available: pod.ready && nowMs - readySinceMs >= minReadySeconds * 1000,
+    reason: kubeletReason(pod),
+  };
+}
+
+/** The static Pods in the manifest directory that name their deployment and payloads, by deployment. */
+async function publishedSlots(manifests: string, nowMs: number): Promise<Map<string, Slot[]>> {
+  const out = new Map<string, Slot[]>();
+  let entries: string[] = [];
+  try {
+    entries = await fs.readdir(manifests);
+  } catch {
+    return out;
+  }
+  for (const entry of entries.sort()) {
+    if (!entry.endsWith('.yaml') || entry.startsWith(TEMP_PREFIX)) continue;
+    let pod: PodObject | undefined;
+    try {
+      pod = parseYaml(await fs.readFile(path.join(manifests, entry), 'utf8')) as PodObject;
+    } catch {
+      continue;
+    }
+    const a = pod?.metadata?.annotations ?? {};
+    const deployment = a[DEPLOYMENT_ANNOTATION];
+    const podKey = a[POD_PAYLOAD_ANNOTATION];
+    const revision = a[REVISION_ANNOTATION];
+    if (deployment === undefined || podKey === undefined || revision === undefined) continue;
+    const slot: Slot = {
+      pod: podKey,
+      service: a[SERVICE_PAYLOAD_ANNOTATION],
+      staticName: pod.metadata.name,
+      revision,
+      sinceMs: nowMs,
+    };
+    out.set(deployment, [...(out.get(deployment) ?? []), slot]);
+  }
+  return out;
 }

@@ -20,6 +20,8 @@ import {
 } from './receipts/receipt-writer';
 import type { ReceiptSink } from './staticpod.ports';
 import {
+  STATICPOD_ROLLOUTS,
+  type RolloutPorts,
   STATICPOD_CONFIG,
   STATICPOD_LOGGER,
   STATICPOD_RECEIPTS,
@@ -48,6 +50,8 @@ export interface StaticPodAdapters {
   timing?: Partial<LoopTiming>;
   /** The node's receipt `status/<nodegroup>/<node-id>.json`; none written without it. */
   receipts?: ReceiptAdapters;
+  /** Gated rollouts (kubelet and the coordinator); without them a new revision replaces at once. */
+  rollouts?: RolloutPorts;
 }
 
 /** The agent-staticpod Nest module. */
@@ -66,6 +70,9 @@ export class StaticPodModule {
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },
         ...(adapters.timing ? [{ provide: STATICPOD_TIMING, useValue: adapters.timing }] : []),
+        ...(adapters.rollouts
+          ? [{ provide: STATICPOD_ROLLOUTS, useValue: adapters.rollouts }]
+          : []),
         ...(adapters.receipts
           ? [
               {

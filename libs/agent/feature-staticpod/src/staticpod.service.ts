@@ -10,8 +10,8 @@ import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
 import { runReconcileLoop, DEFAULT_TIMING, type LoopTiming } from './reconcile-loop';
-import { StaticPodReconciler } from './reconciler';
-import { ReceiptWriter } from './receipts/receipt-writer';
+import { StaticPodReconciler, type RolloutCoordination } from './reconciler';
+import { ReceiptWriter, type KubeletView } from './receipts/receipt-writer';
 import {
   DESIRED_STATE_READER,
   IDENTITY_ISSUER,
@@ -30,6 +30,15 @@ export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
 export const STATICPOD_LOGGER = Symbol('STATICPOD_LOGGER');
 /** Token of optional reconcile-loop timing overrides (pass deadline, poll interval). */
 export const STATICPOD_TIMING = Symbol('STATICPOD_TIMING');
+/** Token of the rollout ports (absent: a new revision replaces the Pod at once, as without kubelet). */
+export const STATICPOD_ROLLOUTS = Symbol('STATICPOD_ROLLOUTS');
+
+/** What gated rollouts need: kubelet's Pods and the node's coordinator. */
+export interface RolloutPorts {
+  kubelet: KubeletView;
+  coordination: RolloutCoordination;
+}
+
 /** Token of the node's receipt writer (absent: no receipts, e.g. in tests of the loop alone). */
 export const STATICPOD_RECEIPTS = Symbol('STATICPOD_RECEIPTS');
 
@@ -60,6 +69,7 @@ export class StaticPodService
     @Inject(PROCESS_LIFECYCLE) private readonly lifecycle: ProcessLifecycle,
     @Optional() @Inject(STATICPOD_TIMING) private readonly timing?: Partial<LoopTiming>,
     @Optional() @Inject(STATICPOD_RECEIPTS) private readonly receipts?: ReceiptWriter,
+    @Optional() @Inject(STATICPOD_ROLLOUTS) rollouts?: RolloutPorts,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -67,11 +77,20 @@ export class StaticPodService
         nodegroup: config.nodegroup,
         nodeAddress: config.nodeAddress,
         paths: nodePaths(config.nodeRoot),
+        indexIntervalMs: { ...DEFAULT_TIMING, ...timing }.intervalMs,
       },
       store,
       secrets,
       identity,
       this,
+      () => new Date(),
+      rollouts === undefined
+        ? {}
+        : {
+            kubelet: rollouts.kubelet,
+            coordination: rollouts.coordination,
+            log: (message, fields) => log.event('warn', message, fields),
+          },
     );
   }
 

@@ -7,7 +7,15 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { PROTO_FILES, protoRoot, type coordination } from '@podmin/agent-contracts';
+import {
+  PROTO_FILES,
+  admissionOf,
+  admissionToProto,
+  protoRoot,
+  reportOfProto,
+  reportToProto,
+  type coordination,
+} from '@podmin/agent-contracts';
 import type { HelloAnswer, HelloReport } from '../coordinator.ports';
 import { CoordinationError } from './coordination-error';
 
@@ -68,6 +76,7 @@ export function reportOf(request: coordination.HelloRequest): HelloReport {
     })),
     knownRevision: request.knownRevision,
     leaving: request.leaving,
+    rollouts: (request.rollouts ?? []).map(reportOfProto),
   };
 }
 
@@ -78,6 +87,7 @@ export function responseOf(answer: HelloAnswer): coordination.HelloResponse {
     unchanged: answer.snapshot === undefined,
     leaderId: answer.leaderId,
     refused: answer.refused.map((r) => ({ address: r.address, reason: r.reason })),
+    admissions: answer.admissions.map(admissionToProto),
   };
 }
 
@@ -90,6 +100,7 @@ export function normalizeResponse(
     unchanged: response.unchanged,
     leaderId: response.leaderId,
     refused: response.refused ?? [],
+    admissions: response.admissions ?? [],
   };
 }
 
@@ -107,6 +118,7 @@ export function requestOf(report: HelloReport): coordination.HelloRequest {
     })),
     knownRevision: report.knownRevision,
     leaving: report.leaving,
+    rollouts: report.rollouts.map(reportToProto),
   };
 }
 
@@ -117,5 +129,6 @@ export function answerOf(response: coordination.HelloResponse): HelloAnswer {
     snapshot: normal.unchanged ? undefined : normal.snapshot,
     leaderId: normal.leaderId,
     refused: normal.refused.map((r) => ({ address: r.address, reason: r.reason })),
+    admissions: normal.admissions.map(admissionOf),
   };
 }

@@ -80,6 +80,7 @@ const request = (
   endpoints,
   knownRevision: '',
   leaving: false,
+  rollouts: [],
 });
 const web = (
   address: string,

@@ -34,6 +34,7 @@ const report = (over: Partial<HelloReport> = {}): HelloReport => ({
   endpoints: [],
   knownRevision: '',
   leaving: false,
+  rollouts: [],
   ...over,
 });
 
@@ -171,6 +172,7 @@ describe('LeaderHelloHandler', () => {
       snapshot,
       leaderId: 'leader',
       refused: [{ address: '2600:1f14:abc:1200:9::1', reason: 'outside-prefix' }],
+      admissions: [],
     });
     expect((await handler.hello(peer(), report({ knownRevision: 'r3' }))).snapshot).toBeUndefined();
   });

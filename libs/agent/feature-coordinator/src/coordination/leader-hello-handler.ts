@@ -4,6 +4,7 @@ import type {
   HelloHandler,
   HelloReport,
 } from '../coordinator.ports';
+import type { Admission } from '@podmin/util-rollout';
 import type { ServiceSnapshot } from '../snapshot/snapshot-codec';
 import { CoordinationError } from './coordination-error';
 import type { EndpointTable } from './endpoint-table';
@@ -19,6 +20,11 @@ export interface LeaderHelloDeps {
   knownLeader(): { readonly id: string; readonly addr: string } | undefined;
   /** The snapshot last computed (or restored), if any. */
   snapshot(): ServiceSnapshot | undefined;
+  /** Rollouts: takes the follower's report, answers its admissions. */
+  readonly rollouts?: {
+    record(nodeId: string, report: HelloReport): void;
+    answer(nodeId: string): readonly Admission[];
+  };
 }
 
 /**
@@ -45,6 +51,7 @@ export class LeaderHelloHandler implements HelloHandler {
     }
     try {
       const outcome = this.deps.table.report(peer, report);
+      this.deps.rollouts?.record(peer.nodeId, report);
       const snapshot = this.deps.snapshot();
       return Promise.resolve({
         snapshot:
@@ -53,6 +60,7 @@ export class LeaderHelloHandler implements HelloHandler {
             : snapshot,
         leaderId: this.deps.nodeId,
         refused: outcome.refused,
+        admissions: this.deps.rollouts?.answer(peer.nodeId) ?? [],
       });
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));

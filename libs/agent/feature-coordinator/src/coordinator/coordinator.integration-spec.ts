@@ -252,6 +252,7 @@ describe('Coordinator (three nodes, one bucket)', () => {
           endpoints: [],
           knownRevision: '',
           leaving: false,
+          rollouts: [],
         },
       ),
     ).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });

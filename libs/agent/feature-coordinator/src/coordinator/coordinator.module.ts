@@ -7,7 +7,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { coordinator } from '@podmin/agent-contracts';
+import { admissionToProto, coordinator, reportOfProto } from '@podmin/agent-contracts';
 import type { ProcessLifecycle } from '@podmin/agent-contracts';
 import { Coordinator } from './coordinator';
 import { MAX_WATCH_MS } from './services-view';
@@ -60,6 +60,22 @@ export class CoordinatorGrpcController implements coordinator.CoordinatorControl
 
   getLeadership(): coordinator.Leadership {
     return this.coordinator.leadership();
+  }
+
+  syncRollouts(request: coordinator.NodeRollouts): coordinator.RolloutAdmissions {
+    const answer = this.coordinator.syncRollouts(
+      (request.reports ?? []).map(reportOfProto),
+      (request.draining ?? []).map((d) => ({
+        namespace: d.namespace,
+        revision: d.revision,
+        replacementRevision: d.replacementRevision,
+      })),
+      request.indexEtag ?? '',
+    );
+    return {
+      admissions: answer.admissions.map(admissionToProto),
+      leaderKnown: answer.leaderKnown,
+    };
   }
 }
 

@@ -29,6 +29,8 @@ import {
 import type { SnapshotStore } from '../snapshot/snapshot.ports';
 import { readDesiredServices, type DesiredServices } from '../snapshot/read-desired-services';
 import { ServicesViewHub, ViewSource, snapshotOf, withoutBackends } from './services-view';
+import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
+import { RolloutCoordinator, type DrainingPod } from '../rollout/rollout-coordinator';
 
 /** The bucket operations the coordinator needs (an ObjectStore fits). */
 export type CoordinatorStore = LeaseStore & SnapshotStore & DesiredStateReader;
@@ -64,6 +66,8 @@ export interface CoordinatorDeps {
   readonly log: StructuredLogger;
   /** Reports the coordinator's health (the process lifecycle's reportHealth). */
   readonly health: (healthy: boolean, detail?: string) => void;
+  /** Wall-clock time, for admission and halt times in `dns/rollouts.json` (default: Date). */
+  readonly wall?: () => Date;
 }
 
 /** This node's part in the election, for GetLeadership. */
@@ -98,6 +102,8 @@ const DEFAULTS = {
 export class Coordinator implements HelloHandler {
   /** The node's current Services view (long-polled over the Coordinator contract). */
   readonly view = new ServicesViewHub();
+  /** Rollouts: this node's report and admissions; on the leader, the waves (DESIGN §6.12). */
+  readonly rollouts: RolloutCoordinator;
   private readonly options: Required<CoordinatorOptions>;
   private readonly gate: DutyGate;
   private readonly helloHandler: LeaderHelloHandler;
@@ -140,7 +146,29 @@ export class Coordinator implements HelloHandler {
         const view = this.view.current();
         return view.source === ViewSource.LEADER ? view.snapshot : undefined;
       },
+      rollouts: {
+        record: (nodeId, report) => {
+          if (report.leaving) this.rollouts.forget(nodeId);
+          else if (this.rollouts.record(nodeId, report.nodegroup, report.rollouts))
+            this.leaderWakeup.kick();
+        },
+        answer: (nodeId) => this.rollouts.answerFor(nodeId),
+      },
     });
+    this.rollouts = new RolloutCoordinator(
+      {
+        store: deps.store,
+        monotonic: deps.monotonic,
+        wall: deps.wall ?? (() => new Date()),
+        log: deps.log,
+      },
+      {
+        nodeId: options.nodeId,
+        nodegroup: options.nodegroup,
+        leaseMs: deps.elector.settings.leaseMs,
+        settleMs: 2 * this.options.helloIntervalMs + 500,
+      },
+    );
     this.lastHeardMs = deps.monotonic.nowMs();
   }
 
@@ -244,6 +272,23 @@ export class Coordinator implements HelloHandler {
       });
   }
 
+  /**
+   * SyncRollouts: agent-staticpod's report and drain go to the leader at once when they changed
+   * (a drained Pod leaves every node's backends within a Hello); answers this node's admissions.
+   */
+  syncRollouts(
+    reports: readonly NodeDeploymentReport[],
+    draining: readonly DrainingPod[],
+    indexEtag: string,
+  ): { admissions: readonly Admission[]; leaderKnown: boolean } {
+    const changed = this.rollouts.sync(reports, draining, indexEtag);
+    if (changed.reportChanged || changed.drainChanged || changed.indexChanged) {
+      this.leaderWakeup.kick();
+      this.followerWakeup.kick();
+    }
+    return this.rollouts.admissions(this.deps.elector.isLeader());
+  }
+
   /** GetLeadership's answer. */
   leadership(): LeadershipView {
     const leader = this.deps.elector.leader();
@@ -286,7 +331,7 @@ export class Coordinator implements HelloHandler {
     return this.deps.endpoints.nodes({
       nodeId: this.options.nodeId,
       prefix: this.options.prefix,
-      endpoints: this.draining ? [] : this.deps.readiness.current(),
+      endpoints: this.draining ? [] : this.rollouts.withoutDraining(this.deps.readiness.current()),
     });
   }
 
@@ -295,6 +340,7 @@ export class Coordinator implements HelloHandler {
     let previous: SnapshotVersion | undefined;
     let fresh = false;
     this.lastPassError = undefined;
+    this.rollouts.startTerm();
     while (!term.signal.aborted && !this.stopping.signal.aborted) {
       const pass = ++this.passes;
       let failure: string | undefined = 'the pass wrote nothing';
@@ -341,6 +387,9 @@ export class Coordinator implements HelloHandler {
         }
         this.passResult(undefined);
         failure = undefined;
+        await this.rollouts
+          .plan(token, desired.entries, term.signal)
+          .catch((err: unknown) => this.rollouts.failed(err));
       } catch (err) {
         failure = messageOf(err);
         if (err instanceof SnapshotCorruptError) {
@@ -445,6 +494,7 @@ export class Coordinator implements HelloHandler {
       if (this.leaderUnreachable !== undefined)
         this.deps.log.event('info', 'leader reachable again', { leader: id });
       this.leaderUnreachable = undefined;
+      this.rollouts.takeAnswer(answer.admissions);
       for (const r of answer.refused)
         this.deps.log.event('warn', 'leader refused endpoint', { leader: id, ...r });
       if (answer.snapshot !== undefined) this.takeSnapshot(id, answer.snapshot);
@@ -486,12 +536,13 @@ export class Coordinator implements HelloHandler {
       nodeId: this.options.nodeId,
       nodegroup: this.options.nodegroup,
       prefix: this.options.prefix,
-      endpoints: this.deps.readiness.current(),
+      endpoints: this.rollouts.withoutDraining(this.deps.readiness.current()),
       knownRevision:
         this.view.current().source === ViewSource.LEADER
           ? this.view.current().snapshot.revision
           : '',
       leaving: false,
+      rollouts: this.rollouts.report(),
     };
   }
 

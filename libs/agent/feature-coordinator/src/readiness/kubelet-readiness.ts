@@ -76,6 +76,9 @@ export function podIpv6(pod: KubeletPod): string | undefined {
   return undefined;
 }
 
+/** The annotation agent-staticpod stamps on each static Pod with its deployment's revision. */
+export const POD_REVISION_ANNOTATION = 'podmin.dev/revision';
+
 /** The Ready Pods among `pods` as the port reports them: Ready with an IPv6 address, sorted. */
 export function readyPods(pods: Iterable<KubeletPod>): LocalReadyPod[] {
   const out: LocalReadyPod[] = [];
@@ -89,6 +92,9 @@ export function readyPods(pods: Iterable<KubeletPod>): LocalReadyPod[] {
         pod: pod.name,
         labels: Object.freeze({ ...pod.labels }),
         address,
+        ...(pod.annotations[POD_REVISION_ANNOTATION] === undefined
+          ? {}
+          : { revision: pod.annotations[POD_REVISION_ANNOTATION] }),
       }),
     );
   }

@@ -51,6 +51,7 @@ describe('readDesiredServices', () => {
       version: null,
       services: [],
       skipped: [],
+      entries: {},
     });
   });
 

@@ -10,6 +10,7 @@ import {
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { PodminError, type PodminErrorCode } from '@podmin/util-errors';
 import type { ServicePayload } from '@podmin/util-manifest';
+import type { DesiredIndex } from '@podmin/util-desired-state';
 
 /** A Service payload left out of the snapshot, with why. */
 export interface SkippedService {
@@ -29,6 +30,8 @@ export interface DesiredServices {
   readonly services: readonly ServicePayload[];
   /** Payloads that are missing or failed verification or parsing. */
   readonly skipped: readonly SkippedService[];
+  /** The index entries the Services were read from (rollouts plan from them). */
+  readonly entries: DesiredIndex;
 }
 
 /** Options of {@link readDesiredServices}. */
@@ -103,5 +106,5 @@ export async function readDesiredServices(
     if ('object' in result) services.push(result);
     else skipped.push(result);
   }
-  return { version: versionOf(read), services, skipped };
+  return { version: versionOf(read), services, skipped, entries: entriesOf(read) };
 }

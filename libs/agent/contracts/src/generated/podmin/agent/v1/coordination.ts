@@ -8,6 +8,7 @@
 /* eslint-disable */
 import { GrpcMethod, GrpcStreamMethod } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
+import { DeploymentRolloutReport, RolloutAdmission } from './rollout';
 import { ServiceSnapshot } from './snapshot';
 
 export const protobufPackage = 'podmin.agent.v1';
@@ -24,6 +25,8 @@ export interface HelloRequest {
   knownRevision: string;
   /** The node is shutting down: drop its endpoints now (endpoints must then be empty). */
   leaving: boolean;
+  /** What the node runs for each deployment of its NodeGroup (rollouts, DESIGN §6.12). */
+  rollouts: DeploymentRolloutReport[];
 }
 
 export interface ReadyEndpoint {
@@ -46,6 +49,8 @@ export interface HelloResponse {
   leaderId: string;
   /** Endpoints the leader refused (outside the prefix, malformed), for the caller's log. */
   refused: RefusedEndpoint[];
+  /** The leader's admissions for the caller's NodeGroup's rollouts. */
+  admissions: RolloutAdmission[];
 }
 
 export interface RefusedEndpoint {

@@ -8,9 +8,23 @@
 /* eslint-disable */
 import { GrpcMethod, GrpcStreamMethod } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
+import { DeploymentRolloutReport, DrainingPod, RolloutAdmission } from './rollout';
 import { ServiceSnapshot } from './snapshot';
 
 export const protobufPackage = 'podmin.agent.v1';
+
+export interface NodeRollouts {
+  reports: DeploymentRolloutReport[];
+  draining: DrainingPod[];
+  /** The index ETag agent-staticpod reconciled from: a new one makes the leader plan at once. */
+  indexEtag: string;
+}
+
+export interface RolloutAdmissions {
+  admissions: RolloutAdmission[];
+  /** Whether a leader answered (or this node leads) within the lease: without one, rollouts pause. */
+  leaderKnown: boolean;
+}
 
 export interface WatchServicesRequest {
   /** `snapshot.revision` of the view the caller holds; empty for none. */
@@ -76,6 +90,13 @@ export interface CoordinatorClient {
   /** This node's part in the election, as the coordinator last judged it. */
 
   getLeadership(request: GetLeadershipRequest): Observable<Leadership>;
+
+  /**
+   * agent-staticpod's rollout report (sent on to the leader in the next Hello, at once when it
+   * changed) and the Pods it is draining; answers the leader's latest admissions for this node.
+   */
+
+  syncRollouts(request: NodeRollouts): Observable<RolloutAdmissions>;
 }
 
 export interface CoordinatorController {
@@ -93,11 +114,20 @@ export interface CoordinatorController {
   getLeadership(
     request: GetLeadershipRequest,
   ): Promise<Leadership> | Observable<Leadership> | Leadership;
+
+  /**
+   * agent-staticpod's rollout report (sent on to the leader in the next Hello, at once when it
+   * changed) and the Pods it is draining; answers the leader's latest admissions for this node.
+   */
+
+  syncRollouts(
+    request: NodeRollouts,
+  ): Promise<RolloutAdmissions> | Observable<RolloutAdmissions> | RolloutAdmissions;
 }
 
 export function CoordinatorControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ['watchServices', 'getLeadership'];
+    const grpcMethods: string[] = ['watchServices', 'getLeadership', 'syncRollouts'];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod('Coordinator', method)(constructor.prototype[method], method, descriptor);
