@@ -16,6 +16,7 @@ import { listCommand } from './commands/list/list.command';
 import { pullCommand } from './commands/pull/pull.command';
 import { pushCommand } from './commands/push/push.command';
 import { rollbackCommand } from './commands/rollback/rollback.command';
+import { rolloutCommand } from './commands/rollout/rollout.command';
 import { secretCommand } from './commands/secret/secret.command';
 import { setupCommand } from './commands/setup/setup.command';
 import { statusCommand } from './commands/status/status.command';
@@ -64,6 +65,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     .command(deleteCommand(ctx))
     .command(historyCommand(ctx))
     .command(rollbackCommand(ctx))
+    .command(rolloutCommand(ctx))
     .command(installCommand(ctx))
     .command(secretCommand(ctx))
     .command(fetchCommand(ctx))

@@ -11,6 +11,7 @@ import {
 } from '@podmin/util-desired-state';
 import { PodminError } from '@podmin/util-errors';
 import type { Deployment } from '@podmin/util-manifest';
+import { DEFAULT_STRATEGY } from '@podmin/util-rollout';
 import { deploy, deploymentPayloads } from './deploy';
 
 const podYaml = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: product\n';
@@ -21,6 +22,7 @@ const prepared: Deployment = {
   pod: { kind: 'Pod' },
   podYaml,
   service: { name: 'frontend', namespace: 'product', object: {}, yaml: 'kind: Service\n' },
+  strategy: DEFAULT_STRATEGY,
   warnings: ['container web has no memory limit'],
 };
 

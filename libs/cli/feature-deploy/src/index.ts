@@ -7,3 +7,5 @@ export * from './rollback';
 export * from './status';
 export * from './wait';
 export * from './rollout';
+export * from './rollout-state';
+export * from './restart';

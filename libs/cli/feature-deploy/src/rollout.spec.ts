@@ -5,6 +5,13 @@ import { RecordingReporter } from '@podmin/cli-util-io';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { INDEX_KEY, parseIndex, podPayloadKey } from '@podmin/util-desired-state';
 import type { Deployment } from '@podmin/util-manifest';
+import {
+  DEFAULT_STRATEGY,
+  ROLLOUT_STATE_KEY,
+  newRollout,
+  serializeRolloutState,
+  type DeploymentRollout,
+} from '@podmin/util-rollout';
 import { podRevision, type PodReceipt } from '@podmin/util-receipts';
 import { writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
@@ -20,6 +27,7 @@ const deployment = (image: string): Deployment => ({
   nodegroup: 'default',
   pod: { kind: 'Pod' },
   podYaml: podYaml(image),
+  strategy: DEFAULT_STRATEGY,
   warnings: [],
 });
 const rev = (image: string) => podRevision(podPayloadKey('default', podYaml(image)));
@@ -176,5 +184,72 @@ describe('deployAndWait', () => {
     await expect(deployAndWait(deps('v1'), { timeoutMs: 60_000, wait })).rejects.toThrow(
       'applied on node-a, but Ready is unknown there (kubelet Pods API absent; no node stack?)',
     );
+  });
+
+  describe("with the leader's rollout state", () => {
+    const pod = (image: string) => podPayloadKey('default', podYaml(image));
+    const writeState = (rollout: DeploymentRollout) =>
+      store.put(
+        ROLLOUT_STATE_KEY,
+        serializeRolloutState({ schema: 1, deployments: { 'default/web': rollout } }),
+      );
+    const halt = {
+      node: 'node-b',
+      reason: 'Pod not available within 5m0s: CrashLoopBackOff (container app)',
+      time: '2024-01-01T00:05:00.000Z',
+    };
+
+    it('shows the waves while the leader admits nodes', async () => {
+      await writeReceipt(store, 'node-a', []);
+      await writeReceipt(store, 'node-b', []);
+      nodes = async (s) => {
+        await writeState({ ...newRollout(pod('v1')), admitted: { 'node-a': halt.time } });
+        if (s >= 1) await writeReceipt(store, 'node-a', [row(rev('v1'))]);
+        if (s >= 2) await writeReceipt(store, 'node-b', [row(rev('v1'))]);
+      };
+      await deployAndWait(deps('v1'), { timeoutMs: 60_000, wait });
+      expect(progress.filter((l) => l.startsWith('web: '))).toEqual([
+        'web: 1/2 updated, 1 available',
+        'web: 2/2 updated, 2 available',
+      ]);
+    });
+
+    it('fails at once naming the node and its reason when the rollout to the commit halts, then rolls back', async () => {
+      await commitDeployment(store, { name: 'web', nodegroup: 'default', podYaml: podYaml('v1') });
+      const v1Entry = (await index())['default/web'];
+      await writeReceipt(store, 'node-a', [row(rev('v1'))]);
+      await writeReceipt(store, 'node-b', [row(rev('v1'))]);
+      // A halt of an earlier target is not this commit's.
+      await writeState({ ...newRollout(pod('v1')), halted: halt });
+      nodes = async (s) => {
+        const current = (await index())['default/web'];
+        if (s === 1 && current?.pod === pod('bad'))
+          await writeState({ ...newRollout(pod('bad')), halted: halt });
+      };
+      const err = (await deployAndWait(deps('bad'), {
+        timeoutMs: 60_000,
+        rollbackOnFailure: true,
+        wait,
+      }).catch((e: unknown) => e)) as RolloutFailedError;
+      expect(err).toBeInstanceOf(RolloutFailedError);
+      expect(err.message).toContain(
+        'waiting for default/web: rollout halted: node node-b: Pod not available within 5m0s: CrashLoopBackOff (container app); rolled back to',
+      );
+      expect(err.message).toContain(`and that is done: web ${rev('v1')}: 2/2 nodes ready`);
+      expect(step).toBe(1);
+      expect((await index())['default/web']).toEqual(v1Entry);
+    });
+
+    it('warns once about a malformed state and waits on the receipts alone', async () => {
+      await store.put(ROLLOUT_STATE_KEY, 'not json');
+      await writeReceipt(store, 'node-a', []);
+      nodes = async (s) => {
+        if (s >= 2) await writeReceipt(store, 'node-a', [row(rev('v1'))]);
+      };
+      await deployAndWait(deps('v1'), { timeoutMs: 60_000, wait });
+      expect(reporter.warnings).toEqual([
+        expect.stringContaining(`Ignoring the rollout state ${ROLLOUT_STATE_KEY}`) as string,
+      ]);
+    });
   });
 });

@@ -95,11 +95,9 @@ export interface RolloutResult {
 
 /**
  * `podmin deploy --wait [--rollback-on-failure]`: deploys, then waits until every live node of
- * the NodeGroup reports the new revision Ready. On failure with `rollbackOnFailure` it
- * re-commits the entry the deploy replaced (read from the index just before the commit), or
- * deletes the deployment when it was new, and waits for that too. Throws a
- * {@link RolloutFailedError} naming every node that is not ready and why; resolves only when
- * the new revision is Ready everywhere live.
+ * the NodeGroup reports the new revision Ready ({@link waitForCommit}). Throws a
+ * {@link RolloutFailedError} naming every node that is not ready and why (or the node a halted
+ * rollout stopped at); resolves only when the new revision is Ready everywhere live.
  */
 export async function deployAndWait(
   deps: RolloutDeps,
@@ -121,21 +119,46 @@ export async function deployAndWait(
   );
   if (!store)
     throw new PodminError('INTERNAL', 'waiting for a rollout: the bucket was never opened');
+  return waitForCommit(store, commit, deps, {
+    ...options,
+    hint: `run \`podmin status ${prepared?.name ?? ''} -g ${prepared?.nodegroup ?? ''}\` to see each node`,
+  });
+}
+
+/** What {@link waitForCommit} reports through and re-commits with. */
+export type CommitWaitDeps = Pick<RolloutDeps, 'reporter' | 'progress' | 'recommit'>;
+
+/**
+ * The wait after a commit (`deploy --wait`, `rollout restart --wait`): until every live node of
+ * the NodeGroup reports the committed revision Ready, reading the rollout state each poll to
+ * show its waves and to stop at once when the rollout to the committed payload is halted. On
+ * failure with `rollbackOnFailure` it re-commits the entry the commit replaced (what its winning
+ * compare-and-swap replaced), or deletes the deployment when it was new, and waits for that
+ * too. Throws a {@link RolloutFailedError} with `hint` on failure.
+ */
+export async function waitForCommit(
+  store: DesiredStateStore & StatusStore,
+  commit: CommitResult,
+  deps: CommitWaitDeps,
+  options: RolloutOptions & { hint: string },
+): Promise<RolloutResult> {
+  const { hint } = options;
   const revision = podRevision(commit.entry.pod);
-  const waitFor = (target: WaitOptions['target']): Promise<WaitOutcome> =>
-    waitForRollout(store as StatusStore, {
+  const waitFor = (target: WaitOptions['target'], pod?: string): Promise<WaitOutcome> =>
+    waitForRollout(store, {
       key: commit.key,
       target,
+      ...(pod === undefined ? {} : { pod }),
       timeoutMs: options.timeoutMs,
       progress: deps.progress,
+      warn: (m) => deps.reporter.warn(m),
       ...options.wait,
     });
-  const wait = await waitFor({ revision });
+  const wait = await waitFor({ revision }, commit.entry.pod);
   if (wait.ok) {
     deps.reporter.info(`Ready: ${wait.message}`);
     return { commit, revision, wait };
   }
-  const hint = `run \`podmin status ${prepared?.name ?? ''} -g ${prepared?.nodegroup ?? ''}\` to see each node`;
   if (!options.rollbackOnFailure) {
     throw new RolloutFailedError(`waiting for ${commit.key}: ${wait.message}`, hint);
   }
@@ -164,7 +187,10 @@ export async function deployAndWait(
       hint,
     );
   }
-  const back = await waitFor(rollbackTo === null ? { removed: true } : { revision: rollbackTo });
+  const back = await waitFor(
+    rollbackTo === null ? { removed: true } : { revision: rollbackTo },
+    previous?.pod,
+  );
   throw new RolloutFailedError(
     `waiting for ${commit.key}: ${wait.message}; ${rollbackTo === null ? 'deleted it' : `rolled back to ${rollbackTo}`}, ${back.ok ? `and that is done: ${back.message}` : `but that did not finish either: ${back.message}`}`,
     hint,

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { podPayloadKey } from '@podmin/util-desired-state';
 import { podRevision, receiptKey, type PodReceipt } from '@podmin/util-receipts';
+import { ROLLOUT_STATE_KEY, newRollout, serializeRolloutState } from '@podmin/util-rollout';
 import { snapshot, writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
-import { formatAge, readStatus, summaryLine } from './status';
+import { formatAge, readStatus, rolloutLine, summaryLine } from './status';
 
 const podYaml = (image: string) =>
   `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n    - name: app\n      image: ${image}\n`;
@@ -94,6 +95,78 @@ describe('readStatus', () => {
       ]);
     const [web] = await readStatus(store);
     expect(summaryLine(web!)).toBe('web: 3/3 ready');
+  });
+
+  it('shows the rollout: target, updated, available, total, paused and the halt', async () => {
+    const v1Key = podPayloadKey('default', podYaml('hello:v1'));
+    const v2Key = podPayloadKey('default', podYaml('hello:v2'));
+    await commitDeployment(store, {
+      name: 'web',
+      nodegroup: 'default',
+      podYaml: podYaml('hello:v2'),
+    });
+    const row = (revision: string, ready: boolean | null): PodReceipt => ({
+      deployment: 'default/web',
+      revision,
+      ready,
+      restarts: 0,
+      reason: null,
+      identityExpiry: null,
+    });
+    await writeReceipt(store, 'node-a', [row(podRevision(v2Key), true)]);
+    await writeReceipt(store, 'node-b', [row(podRevision(v2Key), false)]);
+    await writeReceipt(store, 'node-c', [row(podRevision(v1Key), true)]);
+    await writeReceipt(store, 'node-d', [row(podRevision(v2Key), true)], { heartbeatSeconds: 1 });
+    const later = new Date(Date.now() + 10_000);
+    const [plain] = await readStatus(store, { now: () => later });
+    expect(plain?.rollout).toEqual({
+      target: podRevision(v2Key),
+      updated: 2,
+      available: 1,
+      total: 3,
+      paused: false,
+      halted: null,
+    });
+    expect(rolloutLine(plain!)).toBe(
+      `web rollout to ${podRevision(v2Key)}: 2/3 updated, 1 available`,
+    );
+
+    const halt = {
+      node: 'node-b',
+      reason: 'Pod not available\u001b[31m',
+      time: '2024-01-01T00:05:00.000Z',
+    };
+    await store.put(
+      ROLLOUT_STATE_KEY,
+      serializeRolloutState({
+        schema: 1,
+        deployments: { 'default/web': { ...newRollout(v2Key, true), halted: halt } },
+      }),
+    );
+    const [halted] = await readStatus(store, { now: () => later });
+    expect(halted?.rollout).toMatchObject({ paused: true, halted: halt });
+    expect(rolloutLine(halted!)).toBe(
+      `web rollout to ${podRevision(v2Key)}: 2/3 updated, 1 available, paused; halted: node-b: Pod not available\\x1b[31m`,
+    );
+    // A halt of a superseded target is not shown; a pause is.
+    await store.put(
+      ROLLOUT_STATE_KEY,
+      serializeRolloutState({
+        schema: 1,
+        deployments: { 'default/web': { ...newRollout(v1Key, true), halted: halt } },
+      }),
+    );
+    const [older] = await readStatus(store, { now: () => later });
+    expect(older?.rollout).toMatchObject({ paused: true, halted: null });
+
+    await store.put(ROLLOUT_STATE_KEY, '{"schema": 1}');
+    const warnings: string[] = [];
+    const [malformed] = await readStatus(store, {
+      now: () => later,
+      warn: (m) => warnings.push(m),
+    });
+    expect(malformed?.rollout).toMatchObject({ updated: 2, paused: false, halted: null });
+    expect(warnings).toEqual([expect.stringContaining(ROLLOUT_STATE_KEY) as string]);
   });
 
   it('refuses an unknown deployment with NOT_FOUND', async () => {

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { ListedObject, ObjectStore } from '@podmin/data-access-object-store';
 import { entriesOf, readIndex } from '@podmin/data-access-desired-state';
-import { PodminError, hasCode } from '@podmin/util-errors';
+import { PodminError, escapeControlCharacters, hasCode } from '@podmin/util-errors';
 import { parseDeploymentKey, type DesiredIndex } from '@podmin/util-desired-state';
 import {
   DEFAULT_HEARTBEAT_MS,
@@ -15,6 +15,8 @@ import {
   type KubeletState,
   type NodeReceipt,
 } from '@podmin/util-receipts';
+import type { DeploymentRollout, RolloutHalt, RolloutState } from '@podmin/util-rollout';
+import { readRolloutStateForDisplay } from './rollout-state';
 
 /** The bucket reads `status` and `deploy --wait` make: the index, receipt listings and receipts. */
 export type StatusStore = Pick<ObjectStore, 'get' | 'list'>;
@@ -65,6 +67,47 @@ export interface DeploymentStatus {
   /** Live nodes (not stale, receipt readable) and how many of them are Ready on `desired`. */
   live: number;
   ready: number;
+  /** How far the rollout to `desired` got, and whether it is paused or halted. */
+  rollout: RolloutProgress;
+}
+
+/** A deployment's rollout toward its desired revision, in waves of nodes. */
+export interface RolloutProgress {
+  /** The target revision (the index entry's Pod, first 12 hex). */
+  target: string;
+  /** Live nodes that applied the target revision. */
+  updated: number;
+  /** Of those, the ones kubelet reports Ready. */
+  available: number;
+  /** Live nodes of the NodeGroup. */
+  total: number;
+  /** `podmin rollout pause` holds it: no new node moves. */
+  paused: boolean;
+  /** Why it stopped admitting nodes; null unless the rollout state says it is halted on this target. */
+  halted: RolloutHalt | null;
+}
+
+/**
+ * The rollout's counts from the nodes' rows for `target`, with `paused` and `halted` from the
+ * deployment's rollout state (a halt counts only when it is of `pod`, the target's payload: a
+ * halt of a superseded revision is history).
+ */
+export function rolloutProgress(
+  target: string,
+  nodes: readonly NodeStatus[],
+  rollout?: DeploymentRollout,
+  pod?: string,
+): RolloutProgress {
+  const live = nodes.filter((n) => n.state !== 'stale' && n.state !== 'error');
+  const updated = live.filter((n) => n.applied === target);
+  return {
+    target,
+    updated: updated.length,
+    available: updated.filter((n) => n.ready === true).length,
+    total: live.length,
+    paused: rollout?.paused ?? false,
+    halted: rollout !== undefined && rollout.target === pod ? rollout.halted : null,
+  };
 }
 
 /** One node's receipt as read from the bucket, or why it could not be. */
@@ -79,6 +122,8 @@ export interface StatusOptions {
   nodegroup?: string;
   now?: () => Date;
   concurrency?: number;
+  /** Told when the rollout state is malformed (it is then left out, not fatal). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -184,24 +229,38 @@ export function nodeStatus(
   return { ...base, state: base.ready === false ? 'not-ready' : 'applied' };
 }
 
-/** The deployment's rows for `target` and its live/ready counts. */
+/**
+ * The deployment's rows for `target` and its live/ready counts, and its rollout (with the
+ * deployment's rollout state and `pod`, the target's payload key, when known).
+ */
 export function deploymentStatus(
   key: string,
   target: string,
   receipts: readonly ReceiptRead[],
   now: Date,
+  rollout?: DeploymentRollout,
+  pod?: string,
 ): DeploymentStatus {
   const { nodegroup, name } = parseDeploymentKey(key);
   const nodes = receipts.map((r) => nodeStatus(r, key, target, now));
   const live = nodes.filter((n) => n.state !== 'stale' && n.state !== 'error').length;
   const ready = nodes.filter((n) => n.state === 'ready').length;
-  return { key, name, nodegroup, desired: target, nodes, live, ready };
+  return {
+    key,
+    name,
+    nodegroup,
+    desired: target,
+    nodes,
+    live,
+    ready,
+    rollout: rolloutProgress(target, nodes, rollout, pod),
+  };
 }
 
 /**
  * `podmin status`: the desired revision of each selected deployment (from the index) beside
- * what every node of its NodeGroup reports in its receipt. Reads only the bucket: the index,
- * one listing per NodeGroup and each receipt once.
+ * what every node of its NodeGroup reports in its receipt, and its rollout. Reads only the
+ * bucket: the index, the rollout state, one listing per NodeGroup and each receipt once.
  */
 export async function readStatus(
   store: StatusStore,
@@ -236,14 +295,19 @@ export async function readStatus(
   const nodegroups = [...new Set(keys.map((k) => parseDeploymentKey(k).nodegroup))];
   const receipts = new Map<string, ReceiptRead[]>();
   for (const ng of nodegroups) receipts.set(ng, await readReceipts(store, ng, options.concurrency));
-  return keys.map((key) =>
-    deploymentStatus(
+  const rollouts: RolloutState | undefined =
+    keys.length === 0 ? undefined : await readRolloutStateForDisplay(store, options.warn);
+  return keys.map((key) => {
+    const pod = index[key]?.pod ?? '';
+    return deploymentStatus(
       key,
-      podRevision(index[key]?.pod ?? ''),
+      podRevision(pod),
       receipts.get(parseDeploymentKey(key).nodegroup) ?? [],
       now,
-    ),
-  );
+      rollouts?.deployments[key],
+      pod,
+    );
+  });
 }
 
 /** One summary line, e.g. `web: 3/3 ready` or `web: 1/2 ready (1 pending, 1 stale)`. */
@@ -255,6 +319,21 @@ export function summaryLine(status: DeploymentStatus): string {
     .map((s) => `${counts.get(s) ?? 0} ${STATE_WORDS[s]}`);
   const tail = status.live === 0 ? ' (no live node)' : '';
   return `${status.name}: ${status.ready}/${status.live} ready${extra.length > 0 ? ` (${extra.join(', ')})` : ''}${tail}`;
+}
+
+/**
+ * The rollout line of a deployment, e.g. `web rollout to 3f2a9c01ab12: 2/5 updated, 2
+ * available, paused; halted: i-abc: Pod not available within 5m0s`. The halt reason is the
+ * node's words, with control characters escaped.
+ */
+export function rolloutLine(status: Pick<DeploymentStatus, 'name' | 'rollout'>): string {
+  const r = status.rollout;
+  const flags = r.paused ? ', paused' : '';
+  const halt =
+    r.halted === null
+      ? ''
+      : `; halted: ${escapeControlCharacters(r.halted.node)}: ${escapeControlCharacters(r.halted.reason)}`;
+  return `${status.name} rollout to ${r.target}: ${r.updated}/${r.total} updated, ${r.available} available${flags}${halt}`;
 }
 
 const STATE_WORDS: Record<NodeState, string> = {

@@ -1,6 +1,15 @@
 import { PodminError } from '@podmin/util-errors';
 import { parseDeploymentKey } from '@podmin/util-desired-state';
-import { nodeStatus, readReceipts, type NodeStatus, type StatusStore } from './status';
+import { escapeControlCharacters } from '@podmin/util-errors';
+import type { RolloutHalt } from '@podmin/util-rollout';
+import { readRolloutStateForDisplay } from './rollout-state';
+import {
+  nodeStatus,
+  readReceipts,
+  rolloutProgress,
+  type NodeStatus,
+  type StatusStore,
+} from './status';
 
 /** What {@link waitForRollout} waits for: a revision Ready on every live node, or the deployment gone. */
 export type WaitTarget = { revision: string } | { removed: true };
@@ -10,11 +19,18 @@ export interface WaitOptions {
   /** Index key `<nodegroup>/<name>`. */
   key: string;
   target: WaitTarget;
+  /**
+   * The Pod payload key of a `revision` target: each poll then also reads the rollout state,
+   * shows its waves, and fails at once when the rollout to this payload is halted.
+   */
+  pod?: string;
   timeoutMs: number;
   /** Between receipt reads (default 2 s). */
   pollMs?: number;
   /** A line of progress, each time the picture changes. */
   progress?: (line: string) => void;
+  /** Told (once per message) when the rollout state is malformed and so ignored. */
+  warn?: (message: string) => void;
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -26,6 +42,8 @@ export interface WaitOutcome {
   nodes: NodeStatus[];
   /** One line: what is ready, or which nodes are not and why. */
   message: string;
+  /** Set when the wait ended because the leader halted the rollout to the target. */
+  halted?: RolloutHalt;
 }
 
 /** Default poll of `deploy --wait`: a receipt read per node every 2 s. */
@@ -35,8 +53,10 @@ export const DEFAULT_WAIT_POLL_MS = 2_000;
  * Polls the NodeGroup's receipts until every live node (receipt readable, not stale) reports
  * `target`: the revision applied and Ready, or the deployment gone from its receipt. Ends early
  * without success when every live node applied the revision but none can tell Ready (no kubelet
- * Pods API: it would never come). Fails at the deadline naming each node that is not there and
- * why; with no live node at all it says so.
+ * Pods API: it would never come), or, with `pod`, when the rollout state says the rollout to it
+ * is halted (naming the node and its reason). Fails at the deadline naming each node that is
+ * not there and why; with no live node at all it says so. While the leader rolls `pod` out in
+ * waves, a progress line counts them (`web: 2/5 updated, 2 available`).
  */
 export async function waitForRollout(
   store: StatusStore,
@@ -50,17 +70,42 @@ export async function waitForRollout(
   const goal = revision === null ? `${name} removed` : `${name} ${revision}`;
   const deadline = now().getTime() + options.timeoutMs;
   let lastLine = '';
+  let lastWave = '';
+  const warned = new Set<string>();
+  const warnOnce = (message: string): void => {
+    if (!warned.has(message)) options.warn?.(message);
+    warned.add(message);
+  };
   for (;;) {
     const at = now();
     const reads = await readReceipts(store, nodegroup);
     const nodes = reads.map((r) => nodeStatus(r, options.key, revision, at));
     const live = nodes.filter((n) => n.state !== 'stale' && n.state !== 'error');
     const done = live.filter((n) => n.state === 'ready');
+    const rollout =
+      revision === null || options.pod === undefined
+        ? undefined
+        : (await readRolloutStateForDisplay(store, warnOnce))?.deployments[options.key];
+    if (revision !== null && rollout !== undefined && rollout.target === options.pod) {
+      const wave = rolloutProgress(revision, nodes, rollout, options.pod);
+      const waveLine = `${name}: ${wave.updated}/${wave.total} updated, ${wave.available} available${wave.paused ? ' (paused)' : ''}`;
+      if (waveLine !== lastWave) options.progress?.(waveLine);
+      lastWave = waveLine;
+    }
     const line = progressLine(goal, live, done.length, nodes.length - live.length);
     if (line !== lastLine) options.progress?.(line);
     lastLine = line;
     if (live.length > 0 && done.length === live.length) {
       return { ok: true, nodes, message: `${goal}: ${done.length}/${live.length} nodes ready` };
+    }
+    const halted = rollout?.target === options.pod ? rollout?.halted : null;
+    if (halted) {
+      return {
+        ok: false,
+        nodes,
+        halted,
+        message: `rollout halted: node ${escapeControlCharacters(halted.node)}: ${escapeControlCharacters(halted.reason)}`,
+      };
     }
     const blind = live.filter((n) => n.state === 'applied');
     if (live.length > 0 && blind.length + done.length === live.length) {

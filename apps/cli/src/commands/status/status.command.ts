@@ -26,19 +26,25 @@ export function statusCommand(ctx: CliContext): CommandModule<object, StatusArgs
           '$0 status',
           'Every deployment: DESIRED and APPLIED revision, READY, RESTARTS, AGE, REASON per node',
         )
-        .example('$0 status web -g default -o json', 'One deployment as JSON')
+        .example(
+          '$0 status web -g default -o json',
+          'One deployment as JSON, with its rollout: {target, updated, available, total, paused, halted}',
+        )
         .epilogue(
           'Each node writes its own receipt status/<nodegroup>/<node-id>.json when what it applied changes and every 5 minutes. ' +
             'A revision is the first 12 hex of the Pod payload\'s SHA-512. READY is "unknown" without a kubelet Pods API (no node stack). ' +
             'A node whose receipt is older than three heartbeats is shown as stale and not counted; a malformed receipt is shown as an error for its node. ' +
+            'Below the table, per deployment, its rollout: the target revision, live nodes updated to it and of those available (Ready), whether it is paused, and the node and reason it halted at (from dns/rollouts.json; a malformed one is warned about and left out). ' +
             'Reads only the bucket and changes nothing.',
         ),
     handler: async (args) => {
       const { store } = await ctx.currentBucket();
-      const { readStatus, summaryLine, formatAge } = await import('@podmin/cli-feature-deploy');
+      const { readStatus, summaryLine, rolloutLine, formatAge } =
+        await import('@podmin/cli-feature-deploy');
       const statuses = await readStatus(store, {
         ...(args.name !== undefined ? { name: args.name } : {}),
         ...(args.nodegroup !== undefined ? { nodegroup: args.nodegroup } : {}),
+        warn: (m) => ctx.reporter.warn(m),
       });
       if (args.output === 'json') {
         ctx.reporter.result(
@@ -83,7 +89,7 @@ export function statusCommand(ctx: CliContext): CommandModule<object, StatusArgs
       ctx.reporter.result(
         statuses.length === 0
           ? 'No deployments committed.'
-          : `${table}\n${statuses.map(summaryLine).join('\n')}`,
+          : `${table}\n${statuses.map((s) => `${summaryLine(s)}\n${rolloutLine(s)}`).join('\n')}`,
       );
     },
   };
