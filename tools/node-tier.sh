@@ -253,9 +253,54 @@ agent_pids=$(echo "$agent_pids" | paste -sd, -)
 agent_rss=$(ps -o rss= -p "$agent_pids" | awk '{s+=$1} END {printf "%.0f", s/1024}')
 rss_line="kubelet $(rss_of "$kubelet_pid") MiB, containerd $(rss_of "$containerd_pid") MiB, CoreDNS $(rss_of "$coredns_pid") MiB, podmin-agent (${agent_count} processes) ${agent_rss} MiB"
 
-# A new tag replaces the Pod.
-podmin deploy hello -g default -f "$work/daemonset.yaml" --image hello:v2 >/dev/null 2>&1
+# A new tag replaces the Pod without downtime: `podmin init` wrote maxSurge 1, maxUnavailable 0,
+# so the new Pod starts beside the old one, and the old one leaves the Service's backends and
+# then goes once the new one is available. Requests from inside the client Pod's network
+# namespace to the Service's VIP every 50 ms (bounded: at most 2,400, stopped by a file) must
+# all succeed.
+client_netns() {
+  crictl inspectp "$(crictl pods --name client --state Ready -q | head -1)" |
+    json '.info.runtimeSpec.linux.namespaces.find((n) => n.type === "network").path'
+}
+request_loop() { # netns output: one line per request, "<ms> ok <greeting>" or "<ms> fail"
+  local body
+  for _ in $(seq 1 2400); do
+    [[ -e $work/loop.stop ]] && break
+    if body=$(nsenter --net="$1" curl -fs -g --max-time 1 "http://[${hello_vip}]/" 2>/dev/null); then
+      echo "$(date +%s%3N) ok ${body%% from *}"
+    else
+      echo "$(date +%s%3N) fail"
+    fi
+    sleep 0.05
+  done >"$2"
+}
+loop_netns=$(client_netns)
+rm -f "$work/loop.stop"
+request_loop "$loop_netns" "$work/loop.txt" &
+loop_pid=$!
+sleep 2
 replaced_at=$(date +%s%3N)
+podmin deploy hello -g default -f "$work/daemonset.yaml" --image hello:v2 --wait --timeout 3m >/dev/null 2>"$work/surge.err" || cat "$work/surge.err" >&2
+sleep 3
+touch "$work/loop.stop"
+wait "$loop_pid" || true
+loop_total=$(wc -l <"$work/loop.txt")
+loop_failed=$(grep -c ' fail$' "$work/loop.txt" || true)
+first_v2=$(awk '$3 == "hello-v2" { print $1; exit }' "$work/loop.txt")
+# When the agent published the new revision's Pod beside the old one (the node applying it).
+surge_applied=$(node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
+  for (const l of lines) { try { const o = JSON.parse(l); const t = Date.parse(o.time ?? o.ts ?? "");
+    if (o.service === "staticpod" && o.msg === "reconcile" && /^published [1-9]/.test(o.result ?? "") && t >= Number(process.argv[2])) { console.log(t); break; } } catch {} }
+' "$node_root/var/log/podmin-agent.log" "$replaced_at")
+surge_serving_ms=$(( ${first_v2:-0} - ${surge_applied:-0} ))
+zero_failed() {
+  if [[ $loop_total -gt 100 && $loop_failed -eq 0 ]] && grep -q ' ok hello-v1$' "$work/loop.txt" && [[ -n $first_v2 ]]; then return 0; fi
+  echo "  requests: ${loop_total}, failed: ${loop_failed}, first hello-v2 at ${first_v2:-never}" >&2
+  grep -n ' fail$' "$work/loop.txt" | head -n 5 >&2
+  return 1
+}
+check zero_failed
 new_ip() { crictl inspectp "$(crictl pods --name hello --state Ready -q | head -1)" | json '.status.network.ip' 2>/dev/null; }
 serves_v2() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v2; }
 check wait_for 120 serves_v2
@@ -417,6 +462,7 @@ if [[ $failed -gt 0 ]]; then
     tail -n 12 "$node_root/var/log/$f.log" >&2
   done
 fi
+echo "node: measured: surge rollout: ${loop_total} requests every 50 ms, ${loop_failed} failed; applied → new Pod serving ${surge_serving_ms} ms (budget 5000)"
 echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; deploy --wait → Ready in receipt ${wait_ms} ms; RSS ${rss_line}"
 if [[ $failed -gt 0 && -s $work/failures.log ]]; then tail -n 20 "$work/failures.log" >&2; fi
 for c in "${failed_checks[@]}"; do echo "node tier: FAILED: $c" >&2; done
