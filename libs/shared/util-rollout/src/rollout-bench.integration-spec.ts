@@ -23,7 +23,7 @@ describe('bench/rollout.mjs --quick', () => {
     for (const line of [
       /^ {2}waves \(admission batches\): \d+ \(10 at the limit\); largest 20 nodes; leader passes \d+$/gm,
       /^ {2}completion: [\d.]+ s; bound 12 × \(5 \+ 3 \+ 5\) s \+ 10 s = 166\.0 s; ratio [\d.]+ OK$/gm,
-      /^ {2}bucket requests: \d+ \(1 GET, \d+ conditional PUT\); [\d.]+ per wave; budget <= 3 × \d+ \+ 5 = \d+ OK; [\d.]+ per wave at the limit \(unbudgeted\)$/gm,
+      /^ {2}bucket requests: \d+ \(1 GET, \d+ conditional PUT\); [\d.]+ per wave; budget <= 3 × \d+ waves at the limit \+ 5 = \d+ OK; [\d.]+ per wave at the limit \(unbudgeted\)$/gm,
     ])
       expect(run.stdout.match(line)).toHaveLength(2);
     expect(run.stdout).toMatch(
