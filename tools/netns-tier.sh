@@ -2,7 +2,9 @@
 # Netns tier: three podmin-agents as three nodes on this machine, each in its own network
 # namespace with its own IPv6 address and /80, sharing one local-directory bucket
 # (apps/agent/src/agent-cluster.node-spec.ts): leader election, SIGKILL and SIGSTOP failover,
-# fenced snapshots. Needs root and `ip netns`, not the node stack. Builds the agent bundles
+# fenced snapshots; and rollouts in waves (apps/agent/src/agent-rollout.node-spec.ts: stand-in
+# kubelets that follow each node's static-Pod directory give synthetic readiness). Needs root and
+# `ip netns`, not the node stack. Builds the agent bundles
 # first. The election runs at production timings (35 s / 5 s, about three minutes) unless
 # PODMIN_ELECTION_LEASE_MS / PODMIN_ELECTION_POLL_MS are set.
 # Prints `SKIPPED netns: <reason>` where the machine cannot run it.

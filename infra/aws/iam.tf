@@ -30,10 +30,12 @@ locals {
     "services/*/*/sha512/*",
     "dns/leader.json",
     "dns/services.pb",
+    "dns/rollouts.json",
     "identity/ca.json",
   ]
-  # What the agents write: the leader record, the Service snapshot and the workload CA state.
-  node_write_keys = ["dns/leader.json", "dns/services.pb", "identity/ca.json"]
+  # What the agents write: the leader record, the Service snapshot, the rollout state (admissions
+  # and halts) and the workload CA state.
+  node_write_keys = ["dns/leader.json", "dns/services.pb", "dns/rollouts.json", "identity/ca.json"]
   # A node's receipt is status/<nodegroup>/<node-id>.json, the node ID being the instance ID.
   # No IAM policy variable is the bare instance ID (aws:userid is <role-id>:i-…), so this admits
   # any instance-ID-named receipt, not only the caller's own.

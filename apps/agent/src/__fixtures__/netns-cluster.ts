@@ -292,6 +292,8 @@ export class NodeProcess {
     } catch {
       // Already gone.
     }
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
+    clearTimeout(timer);
   }
 }

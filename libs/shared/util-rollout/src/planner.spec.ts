@@ -250,6 +250,23 @@ describe('planRollouts: nodes whose old Pod is down', () => {
   });
 });
 
+describe('planRollouts: nodes only just reported down', () => {
+  it('counts them as unavailable but does not move them until their report has settled', () => {
+    const fleet = oldFleet(3).map((n, i) =>
+      i < 2 ? { ...node(n.id, [[OLD, false]]), unsettled: new Set([KEY]) } : n,
+    );
+    // Two nodes may be starting their old Pod (a lagging report): nobody moves.
+    const result = plan({ deployments: [deployment({ maxUnavailable: 1 })], nodes: fleet });
+    expect(result.admittedNow).toEqual([]);
+    // Settled (still down): replaced at once, as Kubernetes does.
+    const settled = plan({
+      deployments: [deployment({ maxUnavailable: 1 })],
+      nodes: fleet.map((n) => ({ ...n, unsettled: new Set<string>() })),
+    });
+    expect(nowIds(settled)).toEqual([id(0), id(1)]);
+  });
+});
+
 describe('planRollouts: surge', () => {
   const d = deployment({ maxUnavailable: 0, maxSurge: 2 });
 

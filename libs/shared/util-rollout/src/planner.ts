@@ -25,6 +25,12 @@ export interface LiveNode {
   readonly id: string;
   readonly nodegroup: string;
   readonly reports: readonly NodeDeploymentReport[];
+  /**
+   * Deployments this node reports without an available Pod only since moments ago: reports
+   * lag readiness by a Hello or two, so such a node may be up already. It counts as
+   * unavailable but is not moved at once, outside the limits, as a node long down is.
+   */
+  readonly unsettled?: ReadonlySet<string>;
 }
 
 /** Everything one planning pass of the leader reads. */
@@ -69,6 +75,8 @@ interface NodeView {
   readonly admitted: boolean;
   /** It reported the target failed in the current attempt. */
   readonly failedHere: boolean;
+  /** Its unavailability is too recent to act on (see {@link LiveNode.unsettled}). */
+  readonly unsettled: boolean;
 }
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -90,6 +98,7 @@ function viewOf(node: LiveNode, key: string, entry: DeploymentRollout): NodeView
       report?.failed != null &&
       report.failed.pod === target &&
       report.failed.attempt === entry.attempt,
+    unsettled: node.unsettled?.has(key) ?? false,
   };
 }
 
@@ -174,7 +183,7 @@ export function planRollouts(input: PlanInput): PlanResult {
       );
       // Nodes whose old Pod is down lose nothing by moving: Kubernetes replaces them at once,
       // outside both limits.
-      const down = candidates.filter((v) => !v.available);
+      const down = candidates.filter((v) => !v.available && !v.unsettled);
       const up = candidates.filter((v) => v.available);
       let room: number;
       if (limits.maxSurge > 0) {

@@ -84,6 +84,8 @@ export class RolloutCoordinator {
   private readonly strategies = new Map<string, RolloutStrategy>();
   private termStartMs: number | undefined;
   private planned = new Map<string, readonly Admission[]>();
+  /** Since when (monotonic ms) each `<node>\n<deployment>` has been reported without an available Pod. */
+  private readonly downSince = new Map<string, number>();
   private lastFailure: string | undefined;
 
   constructor(
@@ -215,7 +217,10 @@ export class RolloutCoordinator {
     const nodes: LiveNode[] = [
       { id: this.options.nodeId, nodegroup: this.options.nodegroup, reports: this.local },
       ...[...this.heard].map(([id, h]) => ({ id, nodegroup: h.nodegroup, reports: h.reports })),
-    ];
+    ].map((n) => ({ ...n, unsettled: this.unsettled(n.id, n.reports, nowMs) }));
+    const live = new Set(nodes.map((n) => n.id));
+    for (const key of this.downSince.keys())
+      if (!live.has(key.slice(0, key.indexOf('\n')))) this.downSince.delete(key);
     const result = planRollouts({ deployments, state: stored.state, nodes, now: this.deps.wall() });
     if (result.changed) {
       const body = serializeRolloutState(result.state);
@@ -246,6 +251,29 @@ export class RolloutCoordinator {
     this.planned = new Map(result.admissions);
     if (this.lastFailure !== undefined) this.deps.log.event('info', 'plan rollouts again', {});
     this.lastFailure = undefined;
+  }
+
+  /**
+   * The deployments a node has reported without an available Pod for less than the settle time
+   * (its report may lag its readiness); remembers since when each has been so.
+   */
+  private unsettled(
+    nodeId: string,
+    reports: readonly NodeDeploymentReport[],
+    nowMs: number,
+  ): ReadonlySet<string> {
+    const out = new Set<string>();
+    for (const r of reports) {
+      const key = `${nodeId}\n${r.deployment}`;
+      if (r.pods.length === 0 || r.pods.some((p) => p.available)) {
+        this.downSince.delete(key);
+        continue;
+      }
+      const since = this.downSince.get(key) ?? nowMs;
+      this.downSince.set(key, since);
+      if (nowMs - since < this.options.settleMs) out.add(r.deployment);
+    }
+    return out;
   }
 
   /** Logs a failed pass once per cause (it is retried every pass). */
