@@ -57,15 +57,137 @@ const VARIANTS = [
 ];
 
 /**
- * The per-node part of the rollout budgets (DESIGN §8: a node applying a revision → its new Pod
- * serving ≤ 5 s for an image in the registry; 0 failed requests through a Service during a
- * surge rollout). NOT IMPLEMENTED HERE: it needs the real agent, kubelet and dataplane on a node,
- * and is added by a separate change. Run with --node.
+ * The per-node part of the rollout budgets (DESIGN §8), on the demo node `npm run demo` leaves
+ * running (its XDG directories under tmp/demo, or the XDG_* variables the demo prints): requests
+ * from inside the client Pod's network namespace to web's VIP every 50 ms (at most 2,400) while
+ * `deploy web --image hello:<new tag> --wait` rolls out a new revision of the image already in
+ * the registry (the demo's hello:v1, pushed under a new tag). Budgets: 0 failed requests; from
+ * the node applying the revision (agent-staticpod publishing its Pod, from the agent's log) to
+ * the new Pod answering through the Service (its host name in the reply) ≤ 5 s. Needs root (it
+ * enters the Pod's network namespace). Returns whether both budgets held.
  */
 async function nodeBench() {
-  throw new Error(
-    'the per-node part of bench/rollout.mjs is not implemented yet (see bench/README.md)',
+  const { execFileSync, spawnSync } = await import('node:child_process');
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+  const demo = path.join(root, 'tmp/demo');
+  const env = {
+    ...process.env,
+    XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME ?? path.join(demo, 'config'),
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? path.join(demo, 'cache'),
+    XDG_DATA_HOME: process.env.XDG_DATA_HOME ?? path.join(demo, 'data'),
+  };
+  const nodeRoot = path.join(env.XDG_DATA_HOME, 'podmin/nodes/demo/default');
+  const stackFile = path.join(nodeRoot, 'run/podmin/stack.json');
+  const manifest = path.join(demo, 'work/web/daemonset.yaml');
+  if (process.getuid?.() !== 0)
+    throw new Error('--node needs root (it enters a Pod network namespace)');
+  if (!fs.existsSync(stackFile) || !fs.existsSync(manifest))
+    throw new Error(
+      `--node needs the running demo node (npm run demo): ${stackFile} or ${manifest} is missing`,
+    );
+  const podmin = (...a) =>
+    execFileSync(process.execPath, [path.join(root, 'dist/bin/podmin.cjs'), ...a], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  const stack = JSON.parse(fs.readFileSync(stackFile, 'utf8'));
+  const socket = path.join(
+    fs.realpathSync(path.join(nodeRoot, 'run/containerd')),
+    'containerd.sock',
   );
+  const crictl = (...a) =>
+    execFileSync(stack.crictl, ['--runtime-endpoint', `unix://${socket}`, ...a], {
+      encoding: 'utf8',
+    });
+  const vip = JSON.parse(podmin('list', '-o', 'json')).find((r) => r.name === 'web')?.vip;
+  if (!vip) throw new Error('web has no Service VIP in `podmin list`');
+  const sandbox = crictl('pods', '--name', 'client', '--state', 'Ready', '-q')
+    .trim()
+    .split('\n')[0];
+  if (!sandbox) throw new Error('the demo client Pod is not running');
+  const netns = JSON.parse(crictl('inspectp', sandbox)).info.runtimeSpec.linux.namespaces.find(
+    (n) => n.type === 'network',
+  ).path;
+  const tag = `bench-${Date.now()}`;
+  podmin('push', 'hello:v1', `hello:${tag}`);
+
+  const get = () => {
+    const r = spawnSync(
+      'nsenter',
+      [`--net=${netns}`, 'curl', '-fs', '-g', '--max-time', '1', `http://[${vip}]/`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    return r.status === 0 ? r.stdout.trim() : undefined;
+  };
+  const before = get();
+  if (before === undefined) throw new Error(`web's VIP ${vip} does not answer from the client Pod`);
+  const oldHost = before.split(' from ').at(-1);
+  const results = [];
+  let stop = false;
+  const loop = (async () => {
+    for (let i = 0; i < 2400 && !stop; i++) {
+      results.push({ ms: Date.now(), body: get() });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const started = Date.now();
+  await new Promise((r) => setTimeout(r, 1000));
+  const deploy = spawnSync(
+    process.execPath,
+    [
+      path.join(root, 'dist/bin/podmin.cjs'),
+      'deploy',
+      'web',
+      '-g',
+      'default',
+      '-f',
+      manifest,
+      '--image',
+      `hello:${tag}`,
+      '--wait',
+      '--timeout',
+      '3m',
+    ],
+    { env, encoding: 'utf8' },
+  );
+  await new Promise((r) => setTimeout(r, 3000));
+  stop = true;
+  await loop;
+  if (deploy.status !== 0) throw new Error(`deploy --wait failed: ${deploy.stderr}`);
+  const log = fs.readFileSync(path.join(nodeRoot, 'var/log/podmin-agent.log'), 'utf8').split('\n');
+  let appliedMs;
+  for (const l of log) {
+    if (!l.startsWith('{')) continue;
+    const o = JSON.parse(l);
+    const t = Date.parse(o.time);
+    if (
+      o.service === 'agent-staticpod' &&
+      o.msg === 'reconcile' &&
+      /^published [1-9]/.test(o.result ?? '') &&
+      t >= started
+    ) {
+      appliedMs = t;
+      break;
+    }
+  }
+  const failed = results.filter((r) => r.body === undefined).length;
+  const firstNew = results.find(
+    (r) => r.body !== undefined && r.body.split(' from ').at(-1) !== oldHost,
+  );
+  const servingMs =
+    appliedMs !== undefined && firstNew !== undefined ? firstNew.ms - appliedMs : undefined;
+  const okFailed = failed === 0;
+  const okServing = servingMs !== undefined && servingMs <= 5000;
+  console.log(
+    `node: ${results.length} requests every 50 ms through web's VIP during the surge rollout to hello:${tag}: ${failed} failed (budget 0) ${okFailed ? 'OK' : 'OVER BUDGET'}`,
+  );
+  console.log(
+    `node: applied → new Pod serving ${servingMs ?? 'never'} ms (budget 5000), ratio ${servingMs === undefined ? '-' : (servingMs / 5000).toFixed(2)} ${okServing ? 'OK' : 'OVER BUDGET'}`,
+  );
+  return okFailed && okServing;
 }
 
 /** mulberry32: a small seeded PRNG, so a seed gives the same run everywhere. */
@@ -391,8 +513,9 @@ try {
   console.log(line(header));
   for (const row of rows) console.log(line(row));
 
-  if (nodePart) await nodeBench();
-  else console.log('node part: run with --node (see bench/README.md)');
+  if (nodePart) {
+    if (!(await nodeBench())) exitCode = 1;
+  } else console.log('node part: run with --node after `npm run demo` (see bench/README.md)');
 } catch (err) {
   console.error(`bench/rollout.mjs failed: ${err instanceof Error ? err.stack : String(err)}`);
   exitCode = 2;

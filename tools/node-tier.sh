@@ -291,7 +291,7 @@ first_v2=$(awk '$3 == "hello-v2" { print $1; exit }' "$work/loop.txt")
 surge_applied=$(node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
   for (const l of lines) { try { const o = JSON.parse(l); const t = Date.parse(o.time ?? o.ts ?? "");
-    if (o.service === "staticpod" && o.msg === "reconcile" && /^published [1-9]/.test(o.result ?? "") && t >= Number(process.argv[2])) { console.log(t); break; } } catch {} }
+    if (o.service === "agent-staticpod" && o.msg === "reconcile" && /^published [1-9]/.test(o.result ?? "") && t >= Number(process.argv[2])) { console.log(t); break; } } catch {} }
 ' "$node_root/var/log/podmin-agent.log" "$replaced_at")
 surge_serving_ms=$(( ${first_v2:-0} - ${surge_applied:-0} ))
 zero_failed() {
@@ -301,6 +301,43 @@ zero_failed() {
   return 1
 }
 check zero_failed
+
+# A revision whose readiness never passes halts at its progress deadline (20 s here): the surge
+# Pod goes, the old one never stops serving, `deploy --wait` exits 1 naming the node and
+# `status` shows the halt.
+sed -e 's/^\( *\)port: 8080$/\1port: 8089/' \
+  -e '0,/^  name: hello$/s//  name: hello\n  annotations:\n    podmin.dev\/progress-deadline: 20s/' \
+  "$work/daemonset.yaml" >"$work/never-ready.yaml"
+rm -f "$work/loop.stop"
+request_loop "$loop_netns" "$work/loop-halt.txt" &
+loop_pid=$!
+sleep 1
+never_err=$work/never-ready.err
+never_rc=0
+podmin deploy hello -g default -f "$work/never-ready.yaml" --image hello:v2 --wait --timeout 3m >/dev/null 2>"$never_err" || never_rc=$?
+sleep 2
+touch "$work/loop.stop"
+wait "$loop_pid" || true
+halt_failed=$(grep -c ' fail$' "$work/loop-halt.txt" || true)
+wait_names_halt() {
+  if [[ $never_rc -eq 1 ]] && grep -q 'rollout halted: node [^ ]*: ' "$never_err"; then return 0; fi
+  echo "  deploy --wait exited ${never_rc}:" >&2
+  sed 's/^/  /' "$never_err" >&2
+  return 1
+}
+check wait_names_halt
+old_pod_served() {
+  if [[ $halt_failed -eq 0 && $(grep -c ' ok hello-v2$' "$work/loop-halt.txt") -gt 50 ]]; then return 0; fi
+  echo "  requests: $(wc -l <"$work/loop-halt.txt"), failed: ${halt_failed}" >&2
+  return 1
+}
+check old_pod_served
+status_shows_halt() {
+  if podmin status hello -g default 2>/dev/null | grep -q '^hello rollout to [0-9a-f]\{12\}: .*; halted: [^ ]*: '; then return 0; fi
+  podmin status hello -g default >&2
+  return 1
+}
+check status_shows_halt
 new_ip() { crictl inspectp "$(crictl pods --name hello --state Ready -q | head -1)" | json '.status.network.ip' 2>/dev/null; }
 serves_v2() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v2; }
 check wait_for 120 serves_v2
@@ -462,7 +499,7 @@ if [[ $failed -gt 0 ]]; then
     tail -n 12 "$node_root/var/log/$f.log" >&2
   done
 fi
-echo "node: measured: surge rollout: ${loop_total} requests every 50 ms, ${loop_failed} failed; applied → new Pod serving ${surge_serving_ms} ms (budget 5000)"
+echo "node: measured: surge rollout: ${loop_total} requests every 50 ms, ${loop_failed} failed; applied → new Pod serving ${surge_serving_ms} ms (budget 5000); never-ready revision: halted, ${halt_failed} failed of $(wc -l <"$work/loop-halt.txt")"
 echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; deploy --wait → Ready in receipt ${wait_ms} ms; RSS ${rss_line}"
 if [[ $failed -gt 0 && -s $work/failures.log ]]; then tail -n 20 "$work/failures.log" >&2; fi
 for c in "${failed_checks[@]}"; do echo "node tier: FAILED: $c" >&2; done

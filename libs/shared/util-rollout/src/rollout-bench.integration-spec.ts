@@ -32,6 +32,8 @@ describe('bench/rollout.mjs --quick', () => {
     expect(run.stdout).toMatch(
       /^ {2}invariants: nodes without an available Pod max 0 <= 0, nodes running two Pods max 20 <= 20 OK$/m,
     );
-    expect(run.stdout).toMatch(/^node part: run with --node \(see bench\/README\.md\)$/m);
+    expect(run.stdout).toMatch(
+      /^node part: run with --node after `npm run demo` \(see bench\/README\.md\)$/m,
+    );
   }, 60_000);
 });
