@@ -269,7 +269,7 @@ request_loop() { # netns output: one line per request, "<ms> ok <greeting>" or "
     if body=$(nsenter --net="$1" curl -fs -g --max-time 1 "http://[${hello_vip}]/" 2>/dev/null); then
       echo "$(date +%s%3N) ok ${body%% from *}"
     else
-      echo "$(date +%s%3N) fail"
+      echo "$(date +%s%3N) fail curl-exit-$?"
     fi
     sleep 0.05
   done >"$2"
@@ -285,7 +285,7 @@ sleep 3
 touch "$work/loop.stop"
 wait "$loop_pid" || true
 loop_total=$(wc -l <"$work/loop.txt")
-loop_failed=$(grep -c ' fail$' "$work/loop.txt" || true)
+loop_failed=$(grep -c ' fail ' "$work/loop.txt" || true)
 first_v2=$(awk '$3 == "hello-v2" { print $1; exit }' "$work/loop.txt")
 # When the agent published the new revision's Pod beside the old one (the node applying it).
 surge_applied=$(node -e '
@@ -297,7 +297,7 @@ surge_serving_ms=$(( ${first_v2:-0} - ${surge_applied:-0} ))
 zero_failed() {
   if [[ $loop_total -gt 100 && $loop_failed -eq 0 ]] && grep -q ' ok hello-v1$' "$work/loop.txt" && [[ -n $first_v2 ]]; then return 0; fi
   echo "  requests: ${loop_total}, failed: ${loop_failed}, first hello-v2 at ${first_v2:-never}" >&2
-  grep -n ' fail$' "$work/loop.txt" | head -n 5 >&2
+  awk 'NR == 1 { t0 = $1 } / fail / { print "  +" $1 - t0 " ms " $3 }' "$work/loop.txt" | head -n 5 >&2
   return 1
 }
 check zero_failed
@@ -318,7 +318,7 @@ podmin deploy hello -g default -f "$work/never-ready.yaml" --image hello:v2 --wa
 sleep 2
 touch "$work/loop.stop"
 wait "$loop_pid" || true
-halt_failed=$(grep -c ' fail$' "$work/loop-halt.txt" || true)
+halt_failed=$(grep -c ' fail ' "$work/loop-halt.txt" || true)
 wait_names_halt() {
   if [[ $never_rc -eq 1 ]] && grep -q 'rollout halted: node [^ ]*: ' "$never_err"; then return 0; fi
   echo "  deploy --wait exited ${never_rc}:" >&2
@@ -328,7 +328,9 @@ wait_names_halt() {
 check wait_names_halt
 old_pod_served() {
   if [[ $halt_failed -eq 0 && $(grep -c ' ok hello-v2$' "$work/loop-halt.txt") -gt 50 ]]; then return 0; fi
-  echo "  requests: $(wc -l <"$work/loop-halt.txt"), failed: ${halt_failed}" >&2
+  echo "  requests: $(wc -l <"$work/loop-halt.txt"), failed: ${halt_failed} (ms after the loop began):" >&2
+  awk 'NR == 1 { t0 = $1 } / fail / { print "  +" $1 - t0 " ms " $3 }' "$work/loop-halt.txt" | head -n 5 >&2
+  grep -E '"msg":"(reconcile|admit node|halt rollout|write snapshot)"' "$node_root/var/log/podmin-agent.log" | tail -n 12 >&2
   return 1
 }
 check old_pod_served

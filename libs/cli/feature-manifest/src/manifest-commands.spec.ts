@@ -103,7 +103,7 @@ describe('manifest commands', () => {
     const container = (d.pod['spec'] as { containers: Array<Record<string, unknown>> })
       .containers[0];
     expect(container).toMatchObject({
-      readinessProbe: { tcpSocket: { port: 8080 } },
+      readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
       resources: { limits: { cpu: '500m', memory: '256Mi' } },
     });
   });

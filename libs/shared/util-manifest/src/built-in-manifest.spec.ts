@@ -150,7 +150,12 @@ describe('renderBuiltInManifest', () => {
         template: {
           spec: {
             containers: [
-              { readinessProbe: { httpGet: { scheme: 'HTTPS', path: '/healthz', port: 8443 } } },
+              {
+                readinessProbe: {
+                  httpGet: { scheme: 'HTTPS', path: '/healthz', port: 8443 },
+                  periodSeconds: 1,
+                },
+              },
             ],
           },
         },
@@ -177,7 +182,11 @@ describe('renderBuiltInManifest', () => {
     const [daemonSet, service] = parseYamlStream(text, 'built-in');
     expect(daemonSet).toMatchObject({
       spec: {
-        template: { spec: { containers: [{ readinessProbe: { tcpSocket: { port: 8080 } } }] } },
+        template: {
+          spec: {
+            containers: [{ readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 } }],
+          },
+        },
       },
     });
     expect(service).toMatchObject({

@@ -201,10 +201,15 @@ export function renderBuiltInManifest(opts: BuiltInOptions): string {
     ports.length > 0 ? ports : [{ port: DEFAULT_SERVICE_PORT, targetPort: DEFAULT_TARGET_PORT }];
   const first = containers[0];
   if (opts.service === true && first !== undefined) {
+    // Probed every second (kubelet's default is 10 s): a new Pod joins its Service's backends
+    // about a second after it listens, so a surge rollout hands over within seconds.
     first.readinessProbe =
       ports.length > 0
-        ? { tcpSocket: { port: servicePorts[0]?.targetPort } }
-        : { httpGet: { scheme: 'HTTPS', path: '/healthz', port: DEFAULT_TARGET_PORT } };
+        ? { tcpSocket: { port: servicePorts[0]?.targetPort }, periodSeconds: 1 }
+        : {
+            httpGet: { scheme: 'HTTPS', path: '/healthz', port: DEFAULT_TARGET_PORT },
+            periodSeconds: 1,
+          };
   }
 
   const podSpec = {

@@ -129,7 +129,9 @@ describe('NodeRollouts', () => {
       attempt: 1,
       reason: 'ErrImagePull (container web): not found',
     });
-    expect(rollouts.failure(KEY)).toMatch(/failed on this node: ErrImagePull/);
+    expect(rollouts.failure(KEY)).toMatch(
+      /^rollout to 222222222222 failed on this node, back on the previous Pod: ErrImagePull/,
+    );
     // Still admitted in the same attempt: it stays back.
     expect(
       names(
@@ -142,6 +144,9 @@ describe('NodeRollouts', () => {
       input({ strategy, health: onlyOld, admission: admit(v2.pod, { attempt: 2 }), nowMs: 3000 }),
     );
     expect(names(retry)).toHaveLength(2);
+    // Another target: the old failure is no longer this node's story.
+    rollouts.decide(KEY, input({ target: v1, strategy, health: onlyOld, nowMs: 4000 }));
+    expect(rollouts.failure(KEY)).toBeNull();
   });
 
   it('removes a surge Pod at once when the rollout halts elsewhere', () => {

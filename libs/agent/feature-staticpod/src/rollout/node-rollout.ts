@@ -6,6 +6,7 @@ import {
   type NodeDeploymentReport,
   type RolloutStrategy,
 } from '@podmin/util-rollout';
+import { podRevision } from '@podmin/util-receipts';
 import { deploymentRevision } from '../pod-transform';
 
 /** How long a Pod stays published after it left its Service's backends, before kubelet stops it. */
@@ -58,6 +59,8 @@ interface Memory {
   /** The Pod a replace-in-place moved from (to go back to); undefined when none. */
   previous: PayloadPair | undefined;
   failed: FailedTarget | null;
+  /** The target of the last decision. */
+  target?: string;
 }
 
 /**
@@ -104,6 +107,7 @@ export class NodeRollouts {
       failed: null,
     };
     this.memory.set(key, memory);
+    memory.target = input.target.pod;
     memory.slots = this.next(memory, input);
     for (const revision of memory.draining.keys())
       if (!memory.slots.some((s) => s.revision === revision)) memory.draining.delete(revision);
@@ -138,10 +142,12 @@ export class NodeRollouts {
     };
   }
 
-  /** Why the last target failed here, for the receipt; null when it did not. */
+  /** Why the current target failed here, for the receipt; null when it did not. */
   failure(key: string): string | null {
-    const failed = this.memory.get(key)?.failed;
-    return failed ? `rollout to ${failed.pod} failed on this node: ${failed.reason}` : null;
+    const memory = this.memory.get(key);
+    const failed = memory?.failed;
+    if (!failed || failed.pod !== memory?.target) return null;
+    return `rollout to ${podRevision(failed.pod)} failed on this node, back on the previous Pod: ${failed.reason}`;
   }
 
   /** The Pods leaving their Service's backends: revision and the revision replacing each. */
