@@ -8,7 +8,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import {
   LEADER_RECORD_KEY,
@@ -22,14 +21,11 @@ import { commitDesiredState, waitFor } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import {
   NetnsCluster,
-  NodeProcess,
+  type NodeProcess,
   netnsUnavailable,
+  startNodeAgent,
+  storeClusterSecrets,
   type LogLine,
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
@@ -85,42 +81,12 @@ describe('three agents in three network namespaces, one bucket', () => {
   };
 
   function startAgent(node: NetnsNode): NodeProcess {
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-      PODMIN_NODE_ID: node.id,
-      PODMIN_NODE_ADDRESS: node.address,
-      PODMIN_NODE_ROOT: path.join(work, node.id),
-      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      // Each namespace has its own loopback, so every node can use the same ports.
-      PODMIN_AGENT_HEALTH_ADDRESS: '127.0.0.1:9440',
-      PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:5000',
-      PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:1053',
-    };
+    const env: Record<string, string> = {};
     for (const k of ['PODMIN_ELECTION_LEASE_MS', 'PODMIN_ELECTION_POLL_MS']) {
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
-    fs.mkdirSync(env['PODMIN_NODE_ROOT']!, { recursive: true });
-    const p = new NodeProcess(
-      node,
-      [
-        process.execPath,
-        BIN,
-        '--provider',
-        'local',
-        '--bucket',
-        bucket,
-        '--region',
-        'local',
-        '--cluster',
-        CLUSTER,
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        node.prefix,
-      ],
-      env,
-    );
+    const p = startNodeAgent(node, { bin: BIN, cluster: CLUSTER, bucket, secretsFile, work, env });
     agents.set(node.id, p);
     started.push(p);
     return p;
@@ -201,15 +167,7 @@ describe('three agents in three network namespaces, one bucket', () => {
     objects = new LocalDirectoryObjectStore(bucket);
     // What `podmin setup` stores create-only before any agent starts; all nodes share it.
     secretsFile = path.join(work, 'secrets.json');
-    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      `/${CLUSTER}/_system/workload-ca-key`,
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      `/${CLUSTER}/_system/cluster-ca`,
-      Buffer.from(serializeClusterCaSecret(await createClusterCa(CLUSTER, new Date()))),
-    );
+    await storeClusterSecrets(secretsFile, CLUSTER);
     await commitDesiredState(objects, {
       deploy: [
         buildDeployment(manifest('web'), { source: 'test', name: 'web', nodegroup: 'default' }),

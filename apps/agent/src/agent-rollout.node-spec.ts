@@ -9,23 +9,19 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LEADER_RECORD_KEY, parseLeaderRecord } from '@podmin/agent-feature-coordinator';
 import { commitDesiredState, waitFor } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
 import { ROLLOUT_STATE_KEY, parseRolloutState, type RolloutState } from '@podmin/util-rollout';
 import { ManifestKubelet } from './__fixtures__/manifest-kubelet';
 import {
   NETNS_PREFIX,
   NetnsCluster,
-  NodeProcess,
+  type NodeProcess,
   netnsUnavailable,
+  startNodeAgent,
+  storeClusterSecrets,
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
 
@@ -75,40 +71,18 @@ describe('rollouts across three agents in three network namespaces', () => {
   const nodes = (): readonly NetnsNode[] => cluster?.nodes ?? [];
 
   function startAgent(node: NetnsNode): NodeProcess {
-    const root = path.join(work, node.id);
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-      PODMIN_NODE_ID: node.id,
-      PODMIN_NODE_ADDRESS: node.address,
-      PODMIN_NODE_ROOT: root,
-      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      PODMIN_AGENT_HEALTH_ADDRESS: '127.0.0.1:9440',
-      PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:5000',
-      PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:1053',
-      PODMIN_KUBELET_PODS_SOCKET: path.join(work, `${node.id}.pods.sock`),
-      PODMIN_ELECTION_LEASE_MS: String(LEASE_MS),
-      PODMIN_ELECTION_POLL_MS: String(POLL_MS),
-    };
-    const p = new NodeProcess(
-      node,
-      [
-        process.execPath,
-        BIN,
-        '--provider',
-        'local',
-        '--bucket',
-        bucket,
-        '--region',
-        'local',
-        '--cluster',
-        CLUSTER,
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        node.prefix,
-      ],
-      env,
-    );
+    const p = startNodeAgent(node, {
+      bin: BIN,
+      cluster: CLUSTER,
+      bucket,
+      secretsFile,
+      work,
+      env: {
+        PODMIN_KUBELET_PODS_SOCKET: path.join(work, `${node.id}.pods.sock`),
+        PODMIN_ELECTION_LEASE_MS: String(LEASE_MS),
+        PODMIN_ELECTION_POLL_MS: String(POLL_MS),
+      },
+    });
     agents.set(node.id, p);
     started.push(p);
     return p;
@@ -207,15 +181,7 @@ describe('rollouts across three agents in three network namespaces', () => {
     fs.mkdirSync(bucket);
     objects = new LocalDirectoryObjectStore(bucket);
     secretsFile = path.join(work, 'secrets.json');
-    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      `/${CLUSTER}/_system/workload-ca-key`,
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      `/${CLUSTER}/_system/cluster-ca`,
-      Buffer.from(serializeClusterCaSecret(await createClusterCa(CLUSTER, new Date()))),
-    );
+    await storeClusterSecrets(secretsFile, CLUSTER);
     await deploy('v1');
     for (const node of cluster.nodes) {
       const kubelet = new ManifestKubelet(

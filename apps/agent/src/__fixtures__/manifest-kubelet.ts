@@ -1,18 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  Server,
-  ServerCredentials,
-  loadPackageDefinition,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  type sendUnaryData,
-  type UntypedServiceImplementation,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { parse as parseYaml } from 'yaml';
-import { PROTO_FILES, protoRoot } from '@podmin/agent-contracts';
+import { podMessageType, servePodsList } from './pods-api';
 
 /** How the stand-in runs what a manifest asks for. */
 export interface ManifestKubeletOptions {
@@ -34,17 +24,16 @@ interface Running {
   readonly image: string;
 }
 
-let podType: protobuf.Type | undefined;
-
 /**
  * A stand-in kubelet for nodes without a node stack (the netns tier): it follows a node's
  * static-Pod directory as kubelet does, runs each manifest as a Pod that turns Ready after
- * `startMs` (never, with the broken image), and serves kubelet's Pods API (ListPods) on a real
+ * `startMs` (never, with the broken image), and serves kubelet's Pods API on a real
  * gRPC Unix socket with the manifest's name, labels and annotations. Pods get no address, so
  * they are never Service backends. Synthetic readiness; the node tier uses a real kubelet.
  */
 export class ManifestKubelet {
-  private server: Server | undefined;
+  private server: { close: () => void } | undefined;
+  private podType: protobuf.Type | undefined;
   private readonly running = new Map<string, Running>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -55,37 +44,17 @@ export class ManifestKubelet {
   ) {}
 
   async start(): Promise<void> {
-    const root = protoRoot();
-    podType ??= protobuf
-      .loadSync(path.join(root, PROTO_FILES.corev1Pod))
-      .lookupType('k8s.io.api.core.v1.Pod');
-    const pkg = loadPackageDefinition(
-      loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
-    ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
-    const server = new Server();
-    const impl: UntypedServiceImplementation = {
-      ListPods: (_call: ServerUnaryCall<unknown, unknown>, cb: sendUnaryData<unknown>) => {
-        this.scan();
-        cb(null, { pods: [...this.running.values()].map((p) => this.encode(p)) });
-      },
-      // The coordinator's readiness watch: the initial list, then nothing (no addresses anyway).
-      WatchPods: (call: ServerWritableStream<unknown, unknown>) => {
-        call.write({ type: 'INITIAL_SYNC_COMPLETE' });
-      },
-    };
-    server.addService(pkg.v1alpha1.Pods.service, impl);
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${this.socket}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      ),
-    );
-    this.server = server;
+    this.podType = podMessageType();
+    this.server = await servePodsList(this.socket, () => {
+      this.scan();
+      return [...this.running.values()].map((p) => this.encode(p));
+    });
     this.timer = setInterval(() => this.scan(), 100);
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    this.server?.forceShutdown();
+    this.server?.close();
     fs.rmSync(this.socket, { force: true });
   }
 
@@ -150,7 +119,7 @@ export class ManifestKubelet {
   }
 
   private encode(p: Running): Buffer {
-    const type = podType as protobuf.Type;
+    const type = this.podType as protobuf.Type;
     const ready = this.ready(p);
     return Buffer.from(
       type

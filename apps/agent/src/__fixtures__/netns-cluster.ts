@@ -4,7 +4,15 @@
 // node (agent and service processes) and read what every node logged.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { formatIpv6 } from '@podmin/util-names';
+import {
+  createClusterCa,
+  generateWorkloadCaSecretValue,
+  serializeClusterCaSecret,
+} from '@podmin/util-pki';
 
 /** Every `ip` call is bounded: a wedged netlink call must fail the test, not hang it. */
 const IP_TIMEOUT_MS = 10_000;
@@ -296,4 +304,72 @@ export class NodeProcess {
     await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
     clearTimeout(timer);
   }
+}
+
+/** The cluster a netns node's agent joins, beyond the node itself. */
+export interface NodeAgentSetup {
+  /** The built podmin-agent bundle. */
+  readonly bin: string;
+  readonly cluster: string;
+  /** The shared local-directory bucket. */
+  readonly bucket: string;
+  /** The shared local secret store (see {@link storeClusterSecrets}). */
+  readonly secretsFile: string;
+  /** Each node's root is `<work>/<node id>`. */
+  readonly work: string;
+  /** Added to the agent's environment (election timings, a kubelet Pods API socket). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Starts podmin-agent for `node` inside its namespace: the local provider, NodeGroup `default`,
+ * the node's address and /80, and the default loopback addresses (each namespace has its own
+ * loopback, so every node can use the same ports).
+ */
+export function startNodeAgent(node: NetnsNode, setup: NodeAgentSetup): NodeProcess {
+  const root = path.join(setup.work, node.id);
+  fs.mkdirSync(root, { recursive: true });
+  return new NodeProcess(
+    node,
+    [
+      process.execPath,
+      setup.bin,
+      '--provider',
+      'local',
+      '--bucket',
+      setup.bucket,
+      '--region',
+      'local',
+      '--cluster',
+      setup.cluster,
+      '--nodegroup',
+      'default',
+      '--ipv6-prefix',
+      node.prefix,
+    ],
+    {
+      PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      PODMIN_NODE_ID: node.id,
+      PODMIN_NODE_ADDRESS: node.address,
+      PODMIN_NODE_ROOT: root,
+      PODMIN_LOCAL_SECRETS_FILE: setup.secretsFile,
+      PODMIN_AGENT_HEALTH_ADDRESS: '127.0.0.1:9440',
+      PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:5000',
+      PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:1053',
+      ...setup.env,
+    },
+  );
+}
+
+/** What `podmin setup` stores create-only before any agent starts: the workload CA key and the cluster CA. */
+export async function storeClusterSecrets(secretsFile: string, cluster: string): Promise<void> {
+  const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
+  await secrets.create(
+    `/${cluster}/_system/workload-ca-key`,
+    Buffer.from(generateWorkloadCaSecretValue()),
+  );
+  await secrets.create(
+    `/${cluster}/_system/cluster-ca`,
+    Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
+  );
 }

@@ -21,15 +21,49 @@ export interface ReadyPod {
   readonly ipv6: string;
 }
 
+/** The v1.Pod message type kubelet's Pods API sends. */
+export function podMessageType(): protobuf.Type {
+  return protobuf
+    .loadSync(path.join(protoRoot(), PROTO_FILES.corev1Pod))
+    .lookupType('k8s.io.api.core.v1.Pod');
+}
+
+/**
+ * Serves kubelet's Pods API on `socket`: ListPods answers `list()` (encoded v1.Pods), WatchPods
+ * sends them with the initial sync and then stays open, as kubelet does.
+ */
+export async function servePodsList(
+  socket: string,
+  list: () => readonly Buffer[],
+): Promise<{ close: () => void }> {
+  const root = protoRoot();
+  const pkg = loadPackageDefinition(
+    loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
+  ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
+  const server = new Server();
+  const impl: UntypedServiceImplementation = {
+    ListPods: (_call: unknown, cb: (err: null, value: unknown) => void) =>
+      cb(null, { pods: list() }),
+    WatchPods: (call: ServerWritableStream<unknown, unknown>) => {
+      for (const pod of list()) call.write({ type: 'ADDED', pod });
+      call.write({ type: 'INITIAL_SYNC_COMPLETE' });
+    },
+  };
+  server.addService(pkg.v1alpha1.Pods.service, impl);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  return { close: () => server.forceShutdown() };
+}
+
 /** Serves `pods` on `socket` until the returned `close`. */
 export async function servePodsApi(
   socket: string,
   pods: readonly ReadyPod[],
 ): Promise<{ close: () => void }> {
-  const root = protoRoot();
-  const podType = protobuf
-    .loadSync(path.join(root, PROTO_FILES.corev1Pod))
-    .lookupType('k8s.io.api.core.v1.Pod');
+  const podType = podMessageType();
   const encoded = pods.map((pod, i) =>
     Buffer.from(
       podType
@@ -52,23 +86,5 @@ export async function servePodsApi(
         .finish(),
     ),
   );
-  const pkg = loadPackageDefinition(
-    loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
-  ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
-  const server = new Server();
-  const impl: UntypedServiceImplementation = {
-    ListPods: (_call: unknown, cb: (err: null, value: unknown) => void) =>
-      cb(null, { pods: encoded }),
-    WatchPods: (call: ServerWritableStream<unknown, unknown>) => {
-      for (const pod of encoded) call.write({ type: 'ADDED', pod });
-      call.write({ type: 'INITIAL_SYNC_COMPLETE' });
-    },
-  };
-  server.addService(pkg.v1alpha1.Pods.service, impl);
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
-  return { close: () => server.forceShutdown() };
+  return servePodsList(socket, () => encoded);
 }
