@@ -64,6 +64,7 @@ export function expectedPolicies(vars, partition = 'aws', account = '12345678901
     'services/*/*/sha512/*',
     'dns/leader.json',
     'dns/services.pb',
+    'dns/rollouts.json',
     'identity/ca.json',
   ];
   const publish = vars.workload_ca_publish
@@ -89,9 +90,12 @@ export function expectedPolicies(vars, partition = 'aws', account = '12345678901
     statement({
       sid: 'WriteCoordinationObjects',
       actions: ['s3:PutObject'],
-      resources: ['dns/leader.json', 'dns/services.pb', 'identity/ca.json'].map(
-        (k) => `${bucket}/${k}`,
-      ),
+      resources: [
+        'dns/leader.json',
+        'dns/services.pb',
+        'dns/rollouts.json',
+        'identity/ca.json',
+      ].map((k) => `${bucket}/${k}`),
     }),
     statement({
       sid: 'WriteReceipts',
