@@ -263,13 +263,15 @@ client_netns() {
     json '.info.runtimeSpec.linux.namespaces.find((n) => n.type === "network").path'
 }
 request_loop() { # netns output: one line per request, "<ms> ok <greeting>" or "<ms> fail"
-  local body
+  local body rc
   for _ in $(seq 1 2400); do
     [[ -e $work/loop.stop ]] && break
-    if body=$(nsenter --net="$1" curl -fs -g --max-time 1 "http://[${hello_vip}]/" 2>/dev/null); then
+    rc=0
+    body=$(nsenter --net="$1" curl -fs -g --max-time 1 "http://[${hello_vip}]/" 2>/dev/null) || rc=$?
+    if [[ $rc -eq 0 ]]; then
       echo "$(date +%s%3N) ok ${body%% from *}"
     else
-      echo "$(date +%s%3N) fail curl-exit-$?"
+      echo "$(date +%s%3N) fail curl-exit-${rc}"
     fi
     sleep 0.05
   done >"$2"
