@@ -67,7 +67,7 @@ const VARIANTS = [
  * enters the Pod's network namespace). Returns whether both budgets held.
  */
 async function nodeBench() {
-  const { execFileSync, spawnSync } = await import('node:child_process');
+  const { execFileSync, spawn, spawnSync } = await import('node:child_process');
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
   const demo = path.join(root, 'tmp/demo');
   const env = {
@@ -99,6 +99,7 @@ async function nodeBench() {
   const crictl = (...a) =>
     execFileSync(stack.crictl, ['--runtime-endpoint', `unix://${socket}`, ...a], {
       encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
   const vip = JSON.parse(podmin('list', '-o', 'json')).find((r) => r.name === 'web')?.vip;
   if (!vip) throw new Error('web has no Service VIP in `podmin list`');
@@ -115,47 +116,62 @@ async function nodeBench() {
   const get = () => {
     const r = spawnSync(
       'nsenter',
-      [`--net=${netns}`, 'curl', '-fs', '-g', '--max-time', '1', `http://[${vip}]/`],
+      [`--net=${netns}`, 'curl', '-fs', '-g', '--max-time', '3', `http://[${vip}]/`],
       {
         encoding: 'utf8',
       },
     );
     return r.status === 0 ? r.stdout.trim() : undefined;
   };
+  /** Requests every 50 ms until `done()`, each with its time and how long it took. */
+  const requestLoop = async (done) => {
+    const out = [];
+    for (let i = 0; i < 2400 && !done(); i++) {
+      const t0 = Date.now();
+      const body = get();
+      out.push({ ms: Date.now(), took: Date.now() - t0, body });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return out;
+  };
+  const slowOf = (rs) => rs.filter((r) => r.body !== undefined && r.took >= 900).length;
+  // The VIP's own rate of slow connections, without a rollout, to compare with.
+  const baselineEnd = Date.now() + 10_000;
+  const baseline = await requestLoop(() => Date.now() >= baselineEnd);
   const before = get();
   if (before === undefined) throw new Error(`web's VIP ${vip} does not answer from the client Pod`);
   const oldHost = before.split(' from ').at(-1);
-  const results = [];
   let stop = false;
-  const loop = (async () => {
-    for (let i = 0; i < 2400 && !stop; i++) {
-      results.push({ ms: Date.now(), body: get() });
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
+  const loop = requestLoop(() => stop);
   const started = Date.now();
   await new Promise((r) => setTimeout(r, 1000));
-  const deploy = spawnSync(
-    process.execPath,
-    [
-      path.join(root, 'dist/bin/podmin.cjs'),
-      'deploy',
-      'web',
-      '-g',
-      'default',
-      '-f',
-      manifest,
-      '--image',
-      `hello:${tag}`,
-      '--wait',
-      '--timeout',
-      '3m',
-    ],
-    { env, encoding: 'utf8' },
-  );
+  // The deploy runs beside the request loop (a child process, awaited without blocking it).
+  const deploy = await new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(root, 'dist/bin/podmin.cjs'),
+        'deploy',
+        'web',
+        '-g',
+        'default',
+        '-f',
+        manifest,
+        '--image',
+        `hello:${tag}`,
+        '--wait',
+        '--timeout',
+        '3m',
+      ],
+      { env, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
   await new Promise((r) => setTimeout(r, 3000));
   stop = true;
-  await loop;
+  const results = await loop;
   if (deploy.status !== 0) throw new Error(`deploy --wait failed: ${deploy.stderr}`);
   const log = fs.readFileSync(path.join(nodeRoot, 'var/log/podmin-agent.log'), 'utf8').split('\n');
   let appliedMs;
@@ -182,7 +198,7 @@ async function nodeBench() {
   const okFailed = failed === 0;
   const okServing = servingMs !== undefined && servingMs <= 5000;
   console.log(
-    `node: ${results.length} requests every 50 ms through web's VIP during the surge rollout to hello:${tag}: ${failed} failed (budget 0) ${okFailed ? 'OK' : 'OVER BUDGET'}`,
+    `node: ${results.length} requests every 50 ms through web's VIP during the surge rollout to hello:${tag}: ${failed} failed within 3 s (budget 0) ${okFailed ? 'OK' : 'OVER BUDGET'}; ${slowOf(results)} slower than 0.9 s (without a rollout: ${slowOf(baseline)} of ${baseline.length})`,
   );
   console.log(
     `node: applied → new Pod serving ${servingMs ?? 'never'} ms (budget 5000), ratio ${servingMs === undefined ? '-' : (servingMs / 5000).toFixed(2)} ${okServing ? 'OK' : 'OVER BUDGET'}`,

@@ -257,19 +257,22 @@ rss_line="kubelet $(rss_of "$kubelet_pid") MiB, containerd $(rss_of "$containerd
 # so the new Pod starts beside the old one, and the old one leaves the Service's backends and
 # then goes once the new one is available. Requests from inside the client Pod's network
 # namespace to the Service's VIP every 50 ms (bounded: at most 2,400, stopped by a file) must
-# all succeed.
+# all succeed within 3 s. A request slower than 0.9 s is counted apart: about one new
+# connection in a hundred through the VIP has its first SYN retried after 1 s, with or without a
+# rollout (measured on the demo node: 6 of 700, none on the Pod's own address).
 client_netns() {
   crictl inspectp "$(crictl pods --name client --state Ready -q | head -1)" |
     json '.info.runtimeSpec.linux.namespaces.find((n) => n.type === "network").path'
 }
-request_loop() { # netns output: one line per request, "<ms> ok <greeting>" or "<ms> fail"
-  local body rc
+request_loop() { # netns output: one line per request, "<ms> ok <greeting> <ms taken>" or "<ms> fail curl-exit-N"
+  local body rc started
   for _ in $(seq 1 2400); do
     [[ -e $work/loop.stop ]] && break
     rc=0
-    body=$(nsenter --net="$1" curl -fs -g --max-time 1 "http://[${hello_vip}]/" 2>/dev/null) || rc=$?
+    started=$(date +%s%3N)
+    body=$(nsenter --net="$1" curl -fs -g --max-time 3 "http://[${hello_vip}]/" 2>/dev/null) || rc=$?
     if [[ $rc -eq 0 ]]; then
-      echo "$(date +%s%3N) ok ${body%% from *}"
+      echo "$(date +%s%3N) ok ${body%% from *} $(($(date +%s%3N) - started))"
     else
       echo "$(date +%s%3N) fail curl-exit-${rc}"
     fi
@@ -289,6 +292,7 @@ wait "$loop_pid" || true
 loop_total=$(wc -l <"$work/loop.txt")
 loop_failed=$(grep -c ' fail ' "$work/loop.txt" || true)
 first_v2=$(awk '$3 == "hello-v2" { print $1; exit }' "$work/loop.txt")
+slow() { awk '$2 == "ok" && $4 >= 900' "$1" | wc -l; }
 # When the agent published the new revision's Pod beside the old one (the node applying it).
 surge_applied=$(node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n");
@@ -297,7 +301,7 @@ surge_applied=$(node -e '
 ' "$node_root/var/log/podmin-agent.log" "$replaced_at")
 surge_serving_ms=$(( ${first_v2:-0} - ${surge_applied:-0} ))
 zero_failed() {
-  if [[ $loop_total -gt 100 && $loop_failed -eq 0 ]] && grep -q ' ok hello-v1$' "$work/loop.txt" && [[ -n $first_v2 ]]; then return 0; fi
+  if [[ $loop_total -gt 100 && $loop_failed -eq 0 ]] && grep -q ' ok hello-v1 ' "$work/loop.txt" && [[ -n $first_v2 ]]; then return 0; fi
   echo "  requests: ${loop_total}, failed: ${loop_failed}, first hello-v2 at ${first_v2:-never}" >&2
   awk 'NR == 1 { t0 = $1 } / fail / { print "  +" $1 - t0 " ms " $3 }' "$work/loop.txt" | head -n 5 >&2
   return 1
@@ -329,10 +333,10 @@ wait_names_halt() {
 }
 check wait_names_halt
 old_pod_served() {
-  if [[ $halt_failed -eq 0 && $(grep -c ' ok hello-v2$' "$work/loop-halt.txt") -gt 50 ]]; then return 0; fi
+  if [[ $halt_failed -eq 0 && $(grep -c ' ok hello-v2 ' "$work/loop-halt.txt") -gt 50 ]]; then return 0; fi
   echo "  requests: $(wc -l <"$work/loop-halt.txt"), failed: ${halt_failed} (ms after the loop began):" >&2
-  awk 'NR == 1 { t0 = $1 } / fail / { print "  +" $1 - t0 " ms " $3 }' "$work/loop-halt.txt" | head -n 5 >&2
-  grep -E '"msg":"(reconcile|admit node|halt rollout|write snapshot)"' "$node_root/var/log/podmin-agent.log" | tail -n 12 >&2
+  awk 'NR == 1 { t0 = $1 } / fail / { print "  +" $1 - t0 " ms (" $1 ") " $3 }' "$work/loop-halt.txt" | head -n 5 >&2
+  grep -E '"msg":"(reconcile|admit node|halt rollout|write snapshot|attach dataplane|detach dataplane|program Service maps)"' "$node_root/var/log/podmin-agent.log" | tail -n 20 >&2
   return 1
 }
 check old_pod_served
@@ -503,7 +507,7 @@ if [[ $failed -gt 0 ]]; then
     tail -n 12 "$node_root/var/log/$f.log" >&2
   done
 fi
-echo "node: measured: surge rollout: ${loop_total} requests every 50 ms, ${loop_failed} failed; applied → new Pod serving ${surge_serving_ms} ms (budget 5000); never-ready revision: halted, ${halt_failed} failed of $(wc -l <"$work/loop-halt.txt")"
+echo "node: measured: surge rollout: ${loop_total} requests every 50 ms, ${loop_failed} failed, $(slow "$work/loop.txt") slower than 0.9 s; applied → new Pod serving ${surge_serving_ms} ms (budget 5000); never-ready revision: halted, ${halt_failed} failed of $(wc -l <"$work/loop-halt.txt"), $(slow "$work/loop-halt.txt") slower than 0.9 s"
 echo "node: measured: deploy → Pod Ready ${ready_ms} ms (kubelet's Ready transition, 1 s resolution); new tag → serving ${replace_ms} ms; deploy --wait → Ready in receipt ${wait_ms} ms; RSS ${rss_line}"
 if [[ $failed -gt 0 && -s $work/failures.log ]]; then tail -n 20 "$work/failures.log" >&2; fi
 for c in "${failed_checks[@]}"; do echo "node tier: FAILED: $c" >&2; done
