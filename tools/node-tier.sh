@@ -10,7 +10,9 @@
 # HTTP answering on the Pod's IPv6 address; CoreDNS on the node address answers the Service's
 # VIP with TTL 5 (NXDOMAIN for an unknown name) and the Pod resolves the short names through its
 # search list; a static Pod with an exec readiness probe is a backend of a Service in the
-# agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag replaces the Pod;
+# agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag rolls out with surge
+# while requests through the Service every 50 ms keep being answered, and a revision whose
+# readiness never passes halts at its progress deadline with the old Pod still serving;
 # node receipts: `deploy --wait` returns once the Pod is Ready, a tag that cannot be pulled makes
 # `--wait` fail with kubelet's reason, `--rollback-on-failure` brings the previous Pod back, and
 # `status` shows each state; delete removes it and its files; `podmin install cloudflared` (a stand-in with the upstream
