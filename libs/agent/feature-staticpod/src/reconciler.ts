@@ -459,10 +459,15 @@ export class StaticPodReconciler {
   private async pass(signal: AbortSignal): Promise<PassResult> {
     // Between polls, a rollout in progress looks again without reading the index.
     const nowMs = this.now().getTime();
-    const indexDue =
-      this.indexReadMs === undefined ||
-      this.needsPass ||
-      nowMs - this.indexReadMs >= (this.options.indexIntervalMs ?? 0);
+    // A rollout tick (a pass the loop ran early because a rollout moves here) works from the
+    // index it last read; every other pass reads it, as the poll always did. A tick touches the
+    // bucket not at all (no read, no fence): it publishes what the last read index says.
+    const tick =
+      this.active &&
+      !this.needsPass &&
+      this.indexReadMs !== undefined &&
+      nowMs - this.indexReadMs < (this.options.indexIntervalMs ?? 0) * 0.9;
+    const indexDue = !tick;
     const { changed: indexChanged, warning } = indexDue
       ? await this.readIndex(signal)
       : { changed: false, warning: undefined };
@@ -534,7 +539,7 @@ export class StaticPodReconciler {
       );
 
     // Fence: publish only if the index we staged from is still the committed one.
-    if (!(await isIndexCurrent(this.store, fenceVersion, { signal }))) {
+    if (!tick && !(await isIndexCurrent(this.store, fenceVersion, { signal }))) {
       this.indexVersion = undefined;
       throw new PodminError(
         'PRECONDITION_FAILED',
