@@ -31,8 +31,8 @@ const unusable =
       : PodNetwork.usable();
 
 if (unusable !== undefined) {
-  test(`SKIPPED integration:dataplane-bench: ${unusable}`, () => {
-    process.stderr.write(`SKIPPED integration:dataplane-bench: ${unusable}\n`);
+  process.stderr.write(`SKIPPED integration:dataplane-bench: ${unusable}\n`);
+  test('the bench says SKIPPED and exits 0 where the dataplane cannot run', () => {
     const r = runBench();
     expect(r.stdout).toMatch(/^SKIPPED bench dataplane: .+$/m);
     expect(r.status).toBe(0);

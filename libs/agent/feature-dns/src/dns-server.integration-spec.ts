@@ -54,9 +54,11 @@ const UDP_PATHS: { path: DnsUdpPath['path']; workerFile: () => string | null }[]
 ];
 
 if (which('dig') === undefined) {
-  test('SKIPPED integration:dns: dig is not installed (run tools/setup/apt-deps.sh)', () => {
-    process.stderr.write('SKIPPED integration:dns: dig is not installed\n');
-    expect(which('dig')).toBeUndefined();
+  process.stderr.write(
+    'SKIPPED integration:dns: dig is not installed (run tools/setup/apt-deps.sh)\n',
+  );
+  test.skip('DnsServer with real dig (dig is not installed)', () => {
+    expect(which('dig')).toBeDefined();
   });
 } else {
   describe.each(UDP_PATHS)('DnsServer with real dig, UDP by $path', ({ path, workerFile }) => {

@@ -9,9 +9,9 @@ const objDir = path.resolve(__dirname, '../../../../../bpf/obj');
 const objects = fs.readdirSync(objDir).filter((n) => n.endsWith('.o'));
 
 if (process.getuid?.() !== 0) {
-  test('SKIPPED integration:bpf-verifier: loading eBPF programs needs root', () => {
-    process.stderr.write('SKIPPED integration:bpf-verifier: loading eBPF programs needs root\n');
-    expect(process.getuid?.()).not.toBe(0);
+  process.stderr.write('SKIPPED integration:bpf-verifier: loading eBPF programs needs root\n');
+  test.skip('the committed eBPF objects on this kernel (loading eBPF programs needs root)', () => {
+    expect(process.getuid?.()).toBe(0);
   });
 } else {
   describe('the committed eBPF objects on this kernel', () => {
