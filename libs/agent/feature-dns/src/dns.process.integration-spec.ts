@@ -30,9 +30,11 @@ async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000):
 }
 
 if (which('dig') === undefined) {
-  test('SKIPPED integration:dns: dig is not installed (run tools/setup/apt-deps.sh)', () => {
-    process.stderr.write('SKIPPED integration:dns: dig is not installed\n');
-    expect(which('dig')).toBeUndefined();
+  process.stderr.write(
+    'SKIPPED integration:dns: dig is not installed (run tools/setup/apt-deps.sh)\n',
+  );
+  test.skip('the agent-dns process with real dig (dig is not installed)', () => {
+    expect(which('dig')).toBeDefined();
   });
 } else {
   describe('the agent-dns process fed by a real Coordinator gRPC server', () => {
