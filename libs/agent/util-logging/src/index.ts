@@ -1,1 +1,2 @@
 export * from './json-logger';
+export * from './repeat-folder';

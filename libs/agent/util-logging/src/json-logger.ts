@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { RepeatFolder, REPEAT_WINDOW_MS } from './repeat-folder';
 /** Severity of a log line. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -18,6 +19,11 @@ export interface JsonLoggerOptions {
   level?: LogLevel;
   /** Process name in every line. */
   service?: string;
+  /**
+   * Warnings and errors repeated within this window are written once, then counted in one
+   * summary line per window (default 60 s; 0 writes every line).
+   */
+  repeatWindowMs?: number;
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -31,19 +37,42 @@ export class JsonLogger implements StructuredLogger, LoggerService {
   private readonly now: () => Date;
   private readonly minimum: number;
   private readonly service: string | undefined;
+  private readonly folder: RepeatFolder | undefined;
 
   constructor(options: JsonLoggerOptions = {}) {
     this.write = options.write ?? ((line) => void process.stderr.write(line));
     this.now = options.now ?? (() => new Date());
     this.minimum = RANK[options.level ?? 'info'];
     this.service = options.service;
+    const windowMs = options.repeatWindowMs ?? REPEAT_WINDOW_MS;
+    this.folder =
+      windowMs > 0
+        ? new RepeatFolder(
+            (level, msg, fields) => this.line(level as LogLevel, msg, fields),
+            windowMs,
+          )
+        : undefined;
   }
 
-  /** Writes one structured line. */
+  /**
+   * Writes one structured line. A warning or error repeating one already written within the
+   * window (same message and cause) is counted instead, and summarised when the window ends.
+   */
   event(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
     if (RANK[level] < this.minimum) return;
+    if (RANK[level] >= RANK.warn && this.folder && !this.folder.admit(level, msg, fields)) return;
+    this.line(level, msg, fields);
+  }
+
+  /** Writes the counts of folded repeats now (before the process exits). */
+  flushRepeats(): void {
+    this.folder?.flush();
+  }
+
+  private line(level: LogLevel, msg: string, fields: Record<string, unknown>): void {
     const line = { time: this.now().toISOString(), level, service: this.service, msg, ...fields };
-    this.write(`${JSON.stringify(line, errorReplacer)}\n`);
+    const replacer = level === 'error' ? errorReplacer : expectedErrorReplacer;
+    this.write(`${JSON.stringify(line, replacer)}\n`);
   }
 
   /** Writes a line produced elsewhere (a child process's own JSON line) unchanged. */
@@ -90,8 +119,30 @@ export class JsonLogger implements StructuredLogger, LoggerService {
   }
 }
 
+/** Errors keep their stack, unless they are expected I/O faults (a system or podmin code). */
 function errorReplacer(_key: string, value: unknown): unknown {
-  return value instanceof Error
-    ? { name: value.name, message: value.message, stack: value.stack }
-    : value;
+  if (!(value instanceof Error)) return value;
+  if (isExpectedFault(value))
+    return { name: value.name, message: value.message, code: codeOf(value) };
+  return { name: value.name, message: value.message, stack: value.stack };
+}
+
+/** Below `error`, an error is an expected fault the message names: no stack. */
+function expectedErrorReplacer(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = codeOf(value);
+  return code === undefined
+    ? { name: value.name, message: value.message }
+    : { name: value.name, message: value.message, code };
+}
+
+function codeOf(err: Error): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** System errors (ECONNREFUSED, ENOTDIR, …) and podmin's own codes other than INTERNAL. */
+function isExpectedFault(err: Error): boolean {
+  const code = codeOf(err);
+  return code !== undefined && code !== 'INTERNAL';
 }

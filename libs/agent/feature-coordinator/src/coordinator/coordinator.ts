@@ -555,6 +555,8 @@ export class Coordinator implements HelloHandler {
   private reportHealth(): void {
     const readiness = this.deps.readiness.health();
     const problems: string[] = [];
+    const electionFault = this.deps.elector.fault();
+    if (electionFault !== undefined) problems.push(electionFault);
     if (this.deps.elector.isLeader() && this.lastPassError)
       problems.push(`snapshot pass failed: ${this.lastPassError}`);
     if (!this.deps.elector.isLeader() && this.leaderUnreachable)

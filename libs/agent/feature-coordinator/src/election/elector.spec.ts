@@ -133,6 +133,45 @@ describe('Elector (fake bucket, fake clocks)', () => {
     expect(b.changes).toEqual([{ id: 'a', addr: '[2600::1]:8081' }]);
   });
 
+  it('probes an unreachable bucket at most once per poll, even after the lease it saw expired', async () => {
+    const a = node('a');
+    start(a);
+    await settle();
+    const b = node('b');
+    start(b);
+    await time.advance(POLL);
+    expect(b.elector.leader()?.id).toBe('a');
+    // The bucket goes away for both nodes for three leases: the lease b saw expires meanwhile.
+    a.client.unavailable = true;
+    b.client.unavailable = true;
+    const before = bucket.ops.length;
+    const outageMs = 3 * LEASE;
+    await time.advance(outageMs);
+    const during = bucket.ops.slice(before);
+    for (const id of ['a', 'b']) {
+      const probes = during.filter((op) => op.client === id).length;
+      // Healthy: one read (and a leader's renew) per poll; failing: no more often.
+      expect(probes).toBeLessThanOrEqual(Math.ceil(outageMs / POLL) + 1);
+      expect(probes).toBeGreaterThanOrEqual(Math.floor(outageMs / (POLL * 1.1)) - 1);
+    }
+    expect(a.elector.isLeader()).toBe(false);
+    // One warning says the bucket is failing; repeats are the logger's to fold.
+    expect(b.log.messages().filter((m) => m.startsWith('bucket failing'))).toHaveLength(1);
+    expect(b.elector.fault()).toMatch(
+      /^election: dns\/leader\.json unreachable since \d{4}-\d\d-\d\dT[\d:.]+Z: /,
+    );
+    // Back: within one poll plus jitter a leader holds the record again.
+    a.client.unavailable = false;
+    b.client.unavailable = false;
+    const backAtMs = time.nowMs;
+    const healedAtMs = await time.advanceUntil(() => leaders().length === 1, 3 * POLL);
+    expect(healedAtMs - backAtMs).toBeLessThanOrEqual(POLL * 1.1 + 10);
+    expect(b.log.messages()).toContain('reach leader record again');
+    await time.advance(2 * POLL);
+    expect(a.elector.fault()).toBeUndefined();
+    expect(b.elector.fault()).toBeUndefined();
+  });
+
   it('takes over a record whose ETag stopped changing, a lease after first seeing it', async () => {
     // Written "just now" by a node that then died: the fresh timestamp must not matter.
     const ghost = bucket.store(

@@ -1,3 +1,4 @@
+import { FaultBackoff } from '@podmin/agent-util-faults';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { ElectionError } from './election-error';
@@ -134,6 +135,13 @@ export class Elector implements LeadershipSource {
   private observed: { etag: string; atMs: number } | undefined;
   private view: LeaderView | undefined;
   private unreadableEtag: string | undefined;
+  /** Whether the current round failed to read or write the record (the bucket is failing). */
+  private faulted = false;
+  private faultError: string | undefined;
+  /** Why the last failing round failed, and since when (wall clock) rounds have been failing. */
+  private lastFault: { error: string; since: Date } | undefined;
+  /** Waits while the bucket fails: up to one poll, so a fault costs no more than health. */
+  private readonly backoff: FaultBackoff;
 
   private readonly electedListeners = new Set<Listener<LeadershipTerm>>();
   private readonly deposedListeners = new Set<Listener<DeposedReason>>();
@@ -151,6 +159,7 @@ export class Elector implements LeadershipSource {
     this.timing = Object.freeze({ ...DEFAULT_ELECTION_TIMING, ...(options.timing ?? {}) });
     this.random = options.random ?? Math.random;
     validate(this.id, this.addr, this.timing);
+    this.backoff = new FaultBackoff({ pollMs: this.timing.pollMs, random: this.random });
   }
 
   /** The timings in force. */
@@ -167,6 +176,17 @@ export class Elector implements LeadershipSource {
   validForMs(): number {
     if (this.leading === undefined) return 0;
     return Math.max(0, this.leading.validUntilMs - this.monotonic.nowMs());
+  }
+
+  /**
+   * Why the election cannot reach its record (`reading dns/leader.json failed since …: …`), while
+   * rounds fail; undefined once a round succeeds again.
+   */
+  fault(): string | undefined {
+    const f = this.lastFault;
+    return f === undefined
+      ? undefined
+      : `election: ${this.key} unreachable since ${f.since.toISOString()}: ${f.error}`;
   }
 
   /** The leader named by the last record read (undefined when absent, resigned or unreadable). */
@@ -216,9 +236,13 @@ export class Elector implements LeadershipSource {
     try {
       while (!signal.aborted) {
         const started = this.monotonic.nowMs();
+        this.faulted = false;
+        this.faultError = undefined;
         try {
           await this.round(signal);
         } catch (err) {
+          this.faulted = true;
+          this.faultError = errorText(err);
           this.event('warn', 'election round failed', { error: err });
         }
         if (signal.aborted) break;
@@ -255,13 +279,36 @@ export class Elector implements LeadershipSource {
     }
   }
 
-  /** Wait until the next round: one poll, or sooner when a foreign lease expires earlier. */
+  /**
+   * Wait until the next round: one poll, or sooner when a foreign lease expires earlier. After a
+   * failed read or write the backoff decides (at most one poll, never a busy loop): a lease that
+   * expired while the bucket was unreachable must not be probed again at once.
+   */
   private nextWaitMs(roundStartedMs: number): number {
     const now = this.monotonic.nowMs();
+    if (this.faulted) {
+      const wait = this.backoff.failed();
+      const error = this.faultError ?? 'the round failed';
+      this.lastFault = { error, since: this.lastFault?.since ?? this.wall.now() };
+      if (this.backoff.consecutiveFailures === 1)
+        this.event('warn', 'bucket failing; election retries at most once per poll', {
+          retryInMs: Math.round(wait),
+        });
+      return wait;
+    }
+    if (this.backoff.failing) {
+      this.event('info', 'reach leader record again', {
+        failedRounds: this.backoff.consecutiveFailures,
+      });
+      this.backoff.succeeded();
+      this.lastFault = undefined;
+    }
     let wait = roundStartedMs + this.timing.pollMs - now;
     if (this.held === undefined && this.observed !== undefined) {
-      // +1 ms so the round lands after, not just before, the expiry.
-      wait = Math.min(wait, this.observed.atMs + this.timing.leaseMs - now + 1);
+      const expiry = this.observed.atMs + this.timing.leaseMs;
+      // +1 ms so the round lands after, not just before, the expiry; an expiry already past
+      // was acted on by this round.
+      if (expiry >= now) wait = Math.min(wait, expiry - now + 1);
     }
     return Math.max(0, wait);
   }
@@ -285,6 +332,8 @@ export class Elector implements LeadershipSource {
       snapshot = { kind: 'present', etag: object.etag, body, record };
     } catch (err) {
       if (!hasCode(err, 'OBJECT_NOT_FOUND')) {
+        this.faulted = true;
+        this.faultError = errorText(err);
         this.event('warn', 'read leader record failed', { error: err });
         return undefined;
       }
@@ -353,6 +402,8 @@ export class Elector implements LeadershipSource {
           await this.settleLostCondition(body, err);
           return;
         }
+        this.faulted = true;
+        this.faultError = errorText(err);
         this.event('warn', 'write leader record failed', { error: err });
         return;
       }
@@ -508,6 +559,10 @@ export class Elector implements LeadershipSource {
   ): void {
     this.log?.event(level, msg, { elector: this.id, ...fields });
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function subscribe<T>(set: Set<Listener<T>>, listener: Listener<T>): () => void {
