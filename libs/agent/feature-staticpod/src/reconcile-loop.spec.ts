@@ -20,7 +20,6 @@ describe('runReconcileLoop', () => {
       {
         intervalMs: 5,
         backoffMs: 2,
-        maxBackoffMs: 6,
         passTimeoutMs: 1000,
         jitter: 0,
         rolloutTickMs: 1,
@@ -30,7 +29,8 @@ describe('runReconcileLoop', () => {
     expect(outcomes).toEqual([
       { ok: false, retryInMs: 2 },
       { ok: false, retryInMs: 4 },
-      { ok: false, retryInMs: 6 },
+      // Capped at the poll: a sustained fault is probed once per poll, healed within one.
+      { ok: false, retryInMs: 5 },
       { ok: true },
       { ok: true },
     ]);
@@ -48,7 +48,6 @@ describe('runReconcileLoop', () => {
       {
         intervalMs: 5,
         backoffMs: 1,
-        maxBackoffMs: 1,
         passTimeoutMs: 20,
         jitter: 0,
         rolloutTickMs: 1,
@@ -90,7 +89,6 @@ describe('runReconcileLoop', () => {
       {
         intervalMs: 1,
         backoffMs: 1,
-        maxBackoffMs: 1,
         passTimeoutMs: 10,
         jitter: 0,
         rolloutTickMs: 1,
@@ -126,7 +124,6 @@ describe('runReconcileLoop', () => {
       {
         intervalMs: 7,
         backoffMs: 2,
-        maxBackoffMs: 6,
         passTimeoutMs: 1000,
         jitter: 0,
         rolloutTickMs: 1,

@@ -1,3 +1,4 @@
+import { FaultBackoff } from '@podmin/agent-util-faults';
 import { PodminError } from '@podmin/util-errors';
 import { DegradedPassError, type StaticPodReconciler } from './reconciler';
 
@@ -5,9 +6,11 @@ import { DegradedPassError, type StaticPodReconciler } from './reconciler';
 export interface LoopTiming {
   /** Poll interval after a successful pass (the spec's bounded polling: 5 s). */
   intervalMs: number;
-  /** First retry delay after a failure, doubling up to `maxBackoffMs`. */
+  /**
+   * First retry delay after a failure, doubling up to the poll interval: a failing bucket is
+   * probed at most once per poll, and the first poll after it heals finds it.
+   */
   backoffMs: number;
-  maxBackoffMs: number;
   /** Deadline of one pass; when it passes, the pass is cancelled through its AbortSignal. */
   passTimeoutMs: number;
   /** ± fraction of jitter applied to every wait. */
@@ -20,13 +23,13 @@ export interface LoopTiming {
 }
 
 /**
- * The spec's polling: every 5 s, jittered; failures back off from 1 s to 30 s. A pass gets 3 s,
- * well under the poll interval, so a stuck read cannot hold up convergence past one interval.
+ * The spec's polling: every 5 s, jittered; failures back off from 1 s to the 5 s poll. A pass
+ * gets 3 s, well under the poll interval, so a stuck read cannot hold up convergence past one
+ * interval.
  */
 export const DEFAULT_TIMING: LoopTiming = {
   intervalMs: 5_000,
   backoffMs: 1_000,
-  maxBackoffMs: 30_000,
   passTimeoutMs: 3_000,
   jitter: 0.1,
   rolloutTickMs: 1_000,
@@ -55,7 +58,13 @@ export async function runReconcileLoop(
   listener: PassListener = () => undefined,
   random: () => number = Math.random,
 ): Promise<void> {
-  let failures = 0;
+  const backoff = new FaultBackoff({
+    pollMs: timing.intervalMs,
+    initialMs: timing.backoffMs,
+    jitter: timing.jitter,
+    random,
+  });
+  const jittered = (ms: number): number => ms * (1 - timing.jitter + 2 * timing.jitter * random());
   let previous: Promise<unknown> = Promise.resolve();
   while (!signal.aborted) {
     await untilSettled(previous, signal);
@@ -76,7 +85,7 @@ export async function runReconcileLoop(
     previous = running.catch(() => undefined);
     try {
       const result = await Promise.race([running, rejectOnAbort(pass.signal)]);
-      failures = 0;
+      backoff.succeeded();
       const detail =
         result.status === 'published'
           ? `published ${result.changedFiles} changed, ${result.removedFiles} removed`
@@ -86,27 +95,23 @@ export async function runReconcileLoop(
           ? { ok: true, detail }
           : { ok: true, detail, warning: result.warning },
       );
-      wait = reconciler.rolloutActive === true ? timing.rolloutTickMs : timing.intervalMs;
+      wait = jittered(reconciler.rolloutActive === true ? timing.rolloutTickMs : timing.intervalMs);
     } catch (err) {
       // A degraded pass read the bucket fine: poll again on schedule, so the moment the broken
       // deployment (or the vanished index) is repaired it converges within one interval.
       const degraded = err instanceof DegradedPassError;
-      if (degraded) failures = 0;
-      else failures++;
-      wait = degraded
-        ? timing.intervalMs
-        : Math.min(timing.maxBackoffMs, timing.backoffMs * 2 ** (failures - 1));
+      if (degraded) backoff.succeeded();
+      wait = degraded ? jittered(timing.intervalMs) : backoff.failed();
       listener({
         ok: false,
         error: err instanceof Error ? err.message : String(err),
-        retryInMs: wait,
+        retryInMs: Math.round(wait),
         degraded,
       });
     } finally {
       clearTimeout(timer);
     }
-    const jittered = wait * (1 - timing.jitter + 2 * timing.jitter * random());
-    await sleep(jittered, signal);
+    await sleep(wait, signal);
   }
 }
 

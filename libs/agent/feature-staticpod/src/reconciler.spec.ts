@@ -281,6 +281,35 @@ describe('StaticPodReconciler decisions', () => {
     await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
   });
 
+  it('says the index is missing, and since when, for as long as it is, even once emptied', async () => {
+    await commitDesiredState(store, { deploy: [deployment('web')] });
+    await reconciler.reconcileOnce();
+    expect(reconciler.indexMissing()).toBeUndefined();
+    const index = store.objects.get(INDEX_KEY)!;
+    store.objects.delete(INDEX_KEY);
+    const since = clock.instant.toISOString();
+    await expect(reconciler.reconcileOnce()).rejects.toBeInstanceOf(DegradedPassError);
+    expect(reconciler.indexMissing()).toBe(
+      `desired state: index missing since ${since} (${INDEX_KEY}); keeping every Pod until it has been missing for 25 s`,
+    );
+    expect(reconciler.applied().error).toBe(reconciler.indexMissing());
+    clock.instant = new Date(clock.instant.getTime() + MISSING_INDEX_GRACE_MS);
+    await reconciler.reconcileOnce();
+    clock.instant = new Date(clock.instant.getTime() + 60_000);
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
+    expect(manifests()).toEqual([]);
+    // Emptied, passing, and still saying why it runs nothing.
+    expect(reconciler.indexMissing()).toBe(
+      `desired state: index missing since ${since} (${INDEX_KEY}); counted as empty desired state after 25 s, so this node runs no Pods of NodeGroup workers`,
+    );
+    expect(reconciler.applied().error).toContain('index missing since');
+    store.objects.set(INDEX_KEY, index);
+    await reconciler.reconcileOnce();
+    expect(reconciler.indexMissing()).toBeUndefined();
+    expect(reconciler.applied().error).toBeNull();
+    expect(manifests()).toEqual(['web.yaml']);
+  });
+
   it('restarts the grace when the index returns, and reissues nothing', async () => {
     await commitDesiredState(store, { deploy: [deployment('web')] });
     await reconciler.reconcileOnce();

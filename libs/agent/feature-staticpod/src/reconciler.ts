@@ -202,8 +202,13 @@ export class StaticPodReconciler {
   private publishedByKey = new Map<string, StagedPod[]>();
   /** Whether this node has seen a committed index (or holds Pods published from one). */
   private seenIndex: boolean | undefined = undefined;
-  /** When the index was first found missing after the node had seen one. */
+  /** When the index was first found missing after the node had seen one (for the grace). */
   private missingSince: Date | undefined = undefined;
+  /**
+   * When the index the node had seen vanished; kept after the grace (when the node has emptied
+   * itself) until an index is read again, so the node never looks healthy without desired state.
+   */
+  private indexGoneSince: Date | undefined = undefined;
   /** Why each deployment could not be staged in the last pass that got that far. */
   private lastFaults = new Map<string, string>();
   /** The last pass's failure when it was not a per-deployment one. */
@@ -385,9 +390,26 @@ export class StaticPodReconciler {
     const etag = this.health.indexEtag;
     return {
       indexEtag: etag === null || etag === '' ? null : etag,
-      error: this.passError,
+      error: this.indexMissing() ?? this.passError,
       deployments,
     };
+  }
+
+  /**
+   * `desired state: index missing since <time>` while the index this node had seen stays
+   * missing (within the grace, and after it when the node has removed its Pods); else undefined.
+   */
+  indexMissing(): string | undefined {
+    const since = this.indexGoneSince;
+    if (since === undefined) return undefined;
+    const graceMs = this.options.missingIndexGraceMs ?? MISSING_INDEX_GRACE_MS;
+    const emptied = this.seenIndex === false;
+    return (
+      `desired state: index missing since ${since.toISOString()} (${INDEX_KEY}); ` +
+      (emptied
+        ? `counted as empty desired state after ${Math.round(graceMs / 1000)} s, so this node runs no Pods of NodeGroup ${this.options.nodegroup}`
+        : `keeping every Pod until it has been missing for ${Math.round(graceMs / 1000)} s`)
+    );
   }
 
   /** The ETag health reports: '' for a missing index, null before the first read. */
@@ -404,6 +426,7 @@ export class StaticPodReconciler {
         : await readIndex(this.store, { signal });
     if (read.status === 'unchanged') {
       this.missingSince = undefined;
+      this.indexGoneSince = undefined;
       return { changed: false };
     }
     let warning: string | undefined;
@@ -412,6 +435,7 @@ export class StaticPodReconciler {
     } else {
       this.seenIndex = true;
       this.missingSince = undefined;
+      this.indexGoneSince = undefined;
     }
     // A missing index means empty desired state; still missing is no change.
     const version = versionOf(read);
@@ -434,6 +458,7 @@ export class StaticPodReconciler {
     const graceMs = this.options.missingIndexGraceMs ?? MISSING_INDEX_GRACE_MS;
     const now = this.now();
     this.missingSince ??= now;
+    this.indexGoneSince ??= now;
     const missingMs = now.getTime() - this.missingSince.getTime();
     if (missingMs < graceMs) {
       throw new DegradedPassError(

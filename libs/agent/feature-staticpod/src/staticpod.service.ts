@@ -137,8 +137,11 @@ export class StaticPodService
           error: o.error,
           retryInMs: o.retryInMs,
         });
-      // Report health to the supervising podmin-agent; its /healthz aggregates it.
-      if (o.ok) this.lifecycle.reportHealth(true);
+      // Report health to the supervising podmin-agent; its /healthz aggregates it. A node whose
+      // index vanished is not healthy even once it has emptied itself without error.
+      const missing = this.reconciler.indexMissing();
+      if (missing !== undefined) this.lifecycle.reportHealth(false, missing);
+      else if (o.ok) this.lifecycle.reportHealth(true);
       else this.lifecycle.reportHealth(false, o.error);
     }).catch((err: unknown) => this.lifecycle.fail('reconcile loop died', err));
     if (this.receipts) this.receiptLoop = this.writeReceipts(this.receipts, this.abort.signal);
