@@ -141,6 +141,8 @@ export async function runAgentProcess(
       });
       if (outcome === 'timeout') logger.event('warn', 'shutdown grace exceeded; exiting');
       for (const client of clients) client.close();
+      // Counts of warnings folded in the last window would otherwise be lost with the process.
+      logger.flushRepeats();
       exit(outcome === 'failed' && code === 0 ? 1 : code);
     })();
     return shuttingDown;
