@@ -27,7 +27,7 @@ import {
 
 const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
 const CLUSTER = 'roll';
-const LEASE_MS = 8_000;
+const LEASE_MS = 9_000;
 const POLL_MS = 1_000;
 
 const manifest = (tag: string, deadline = '5m') => `apiVersion: apps/v1

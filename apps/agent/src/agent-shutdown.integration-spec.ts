@@ -93,7 +93,7 @@ describe('podmin-agent SIGTERM (built, two nodes)', () => {
     // A short lease, so node-1 leads soon; the drain must beat it by far all the same.
     const env = {
       PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      PODMIN_ELECTION_LEASE_MS: '4000',
+      PODMIN_ELECTION_LEASE_MS: '8000',
       PODMIN_ELECTION_POLL_MS: '500',
     };
     const node1Root = tmp('podmin-shutdown-node1-');

@@ -110,6 +110,34 @@ describe('podmin-agent (built)', () => {
       expect(output()).toContain(`${flag}:`);
   });
 
+  it('exits 2 naming the election rule when the lease leaves a leader no duty window', async () => {
+    const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
+    const [health, registry, dns, coordination] = await Promise.all(
+      [1, 2, 3, 4].map(() => freeLoopbackPort()),
+    );
+    const { exited, output } = run(localAgentArgs(bucket), {
+      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
+      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
+      PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dns}`,
+      PODMIN_AGENT_COORDINATION_PORT: String(coordination),
+      PODMIN_NODE_ADDRESS: '::1',
+      PODMIN_NODE_ROOT: nodeRoot,
+      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      PODMIN_ELECTION_LEASE_MS: '6000',
+      PODMIN_ELECTION_POLL_MS: '1000',
+    });
+    try {
+      expect(await exited).toBe(2);
+      expect(output()).toContain(
+        'PODMIN_ELECTION_LEASE_MS: a lease of 6000 ms with a poll (PODMIN_ELECTION_POLL_MS) of 1000 ms ' +
+          'leaves a leader 3286 ms of duties before its next renew (lease − renew margin 1714 ms − poll); ' +
+          'leader duties need at least 5000 ms: use a lease of at least 8400 ms',
+      );
+    } finally {
+      fs.rmSync(nodeRoot, { recursive: true, force: true });
+    }
+  });
+
   it('supervises its services, publishes a static Pod with identity and secrets, restarts a crashed service and shuts down on SIGTERM', async () => {
     const [healthPort, registryPort] = await Promise.all([freeLoopbackPort(), freeLoopbackPort()]);
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));

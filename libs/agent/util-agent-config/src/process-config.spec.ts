@@ -1,5 +1,12 @@
 import { localAgentFlags } from '@podmin/testing';
-import { parseAgentProcessConfig } from './process-config';
+import { ValidationError } from '@podmin/util-errors';
+import {
+  MIN_LEADER_DUTY_MS,
+  leaderDutyWindowMs,
+  minimumElectionLeaseMs,
+  parseAgentProcessConfig,
+  renewMarginMs,
+} from './process-config';
 import { ProviderRegistry } from '@podmin/util-names';
 import { awsAgentRules, localAgentRules } from './provider-rules';
 
@@ -64,8 +71,8 @@ describe('parseAgentProcessConfig', () => {
         PODMIN_NODE_ID: 'node-1',
         PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:5353',
         PODMIN_AGENT_COORDINATION_PORT: '18081',
-        PODMIN_ELECTION_LEASE_MS: '3000',
-        PODMIN_ELECTION_POLL_MS: '500',
+        PODMIN_ELECTION_LEASE_MS: '12000',
+        PODMIN_ELECTION_POLL_MS: '1000',
       },
       providers,
     );
@@ -74,7 +81,7 @@ describe('parseAgentProcessConfig', () => {
       dnsListen: { host: '127.0.0.1', port: 5353 },
       coordinationPort: 18081,
       kubeletPodsSocket: '/srv/node/var/lib/kubelet/pods-api/pods-api.sock',
-      election: { leaseMs: 3000, pollMs: 500 },
+      election: { leaseMs: 12_000, pollMs: 1_000 },
     });
     expect(parseAgentProcessConfig(localAgentFlags, base, providers)).toMatchObject({
       dnsListen: { host: '127.0.0.1', port: 1053 },
@@ -103,9 +110,114 @@ describe('parseAgentProcessConfig', () => {
       'PODMIN_NODE_ID',
       'PODMIN_AGENT_DNS_LISTEN',
       'PODMIN_AGENT_COORDINATION_PORT',
+      'PODMIN_ELECTION_LEASE_MS',
       'PODMIN_ELECTION_POLL_MS',
       'PODMIN_KUBELET_PODS_SOCKET',
     ])
       expect(message).toContain(field);
+  });
+});
+
+describe('election timings', () => {
+  const base = { PODMIN_NODE_ROOT: '/srv/node', PODMIN_NODE_ADDRESS: 'fd00::1' };
+  /** The configuration error for a lease and poll, or undefined when they are accepted. */
+  const refusal = (leaseMs: string, pollMs: string): ValidationError | undefined => {
+    try {
+      parseAgentProcessConfig(
+        localAgentFlags,
+        { ...base, PODMIN_ELECTION_LEASE_MS: leaseMs, PODMIN_ELECTION_POLL_MS: pollMs },
+        providers,
+      );
+      return undefined;
+    } catch (err) {
+      if (err instanceof ValidationError) return err;
+      throw err;
+    }
+  };
+
+  it('derives the renew margin and the duty window in production proportion', () => {
+    expect(renewMarginMs(35_000)).toBe(10_000);
+    expect(renewMarginMs(6_000)).toBe(1_714);
+    expect(leaderDutyWindowMs(35_000, 5_000)).toBe(20_000);
+    expect(leaderDutyWindowMs(6_000, 1_000)).toBe(3_286);
+    expect(MIN_LEADER_DUTY_MS).toBe(5_000);
+  });
+
+  it('finds the smallest lease that leaves the duty window for a poll', () => {
+    expect(minimumElectionLeaseMs(1_000)).toBe(8_400);
+    for (const pollMs of [100, 250, 500, 1_000, 1_234, 5_000, 20_000]) {
+      const lease = minimumElectionLeaseMs(pollMs);
+      expect(leaderDutyWindowMs(lease, pollMs)).toBeGreaterThanOrEqual(MIN_LEADER_DUTY_MS);
+      expect(lease).toBeGreaterThanOrEqual(pollMs * 2);
+      const shorterValid =
+        leaderDutyWindowMs(lease - 1, pollMs) >= MIN_LEADER_DUTY_MS && lease - 1 >= pollMs * 2;
+      expect(shorterValid).toBe(false);
+    }
+    // Where the poll rule, not the duty window, sets the lease.
+    expect(minimumElectionLeaseMs(20_000)).toBe(40_000);
+  });
+
+  it.each([
+    ['the defaults', undefined, undefined],
+    ['the netns tier', '12000', '1000'],
+    ['the smallest lease for a 1 s poll', '8400', '1000'],
+    ['a lease with the longest poll it allows', '8000', '714'],
+  ])('accepts %s', (_name, leaseMs, pollMs) => {
+    const env = {
+      ...base,
+      ...(leaseMs === undefined ? {} : { PODMIN_ELECTION_LEASE_MS: leaseMs }),
+      ...(pollMs === undefined ? {} : { PODMIN_ELECTION_POLL_MS: pollMs }),
+    };
+    const { election } = parseAgentProcessConfig(localAgentFlags, env, providers);
+    expect(leaderDutyWindowMs(election.leaseMs, election.pollMs)).toBeGreaterThanOrEqual(
+      MIN_LEADER_DUTY_MS,
+    );
+  });
+
+  it('refuses a lease that leaves a leader too little time for its duties, naming the values and the rule', () => {
+    const err = refusal('6000', '1000');
+    expect(err?.code).toBe('INVALID_ARGUMENT');
+    expect(err?.problems).toEqual([
+      {
+        field: 'PODMIN_ELECTION_LEASE_MS',
+        message:
+          'a lease of 6000 ms with a poll (PODMIN_ELECTION_POLL_MS) of 1000 ms leaves a leader 3286 ms ' +
+          'of duties before its next renew (lease − renew margin 1714 ms − poll); ' +
+          'leader duties need at least 5000 ms: use a lease of at least 8400 ms',
+      },
+    ]);
+    expect(err?.message).toContain('podmin-agent configuration: PODMIN_ELECTION_LEASE_MS: a lease');
+  });
+
+  it('offers a shorter poll when one would do with the lease', () => {
+    expect(refusal('8000', '1000')?.problems).toEqual([
+      {
+        field: 'PODMIN_ELECTION_LEASE_MS',
+        message:
+          'a lease of 8000 ms with a poll (PODMIN_ELECTION_POLL_MS) of 1000 ms leaves a leader 4714 ms ' +
+          'of duties before its next renew (lease − renew margin 2286 ms − poll); ' +
+          'leader duties need at least 5000 ms: use a lease of at least 8400 ms ' +
+          '(or a PODMIN_ELECTION_POLL_MS of at most 714 ms)',
+      },
+    ]);
+    expect(refusal('8000', '715')).toBeDefined();
+  });
+
+  it('names both rules when the poll is also more than half the lease', () => {
+    const messages = refusal('1000', '800')?.problems.map((p) => `${p.field}: ${p.message}`);
+    expect(messages).toEqual([
+      'PODMIN_ELECTION_POLL_MS: a poll of 800 ms must be at most half of the lease ' +
+        '(PODMIN_ELECTION_LEASE_MS 1000 ms): use a poll of at most 500 ms or a lease of at least 8120 ms',
+      'PODMIN_ELECTION_LEASE_MS: a lease of 1000 ms with a poll (PODMIN_ELECTION_POLL_MS) of 800 ms ' +
+        'leaves a leader no time (-86 ms) of duties before its next renew ' +
+        '(lease − renew margin 286 ms − poll); leader duties need at least 5000 ms: ' +
+        'use a lease of at least 8120 ms',
+    ]);
+  });
+
+  it('judges timings together only when both are durations', () => {
+    expect(refusal('soon', '1000')?.problems.map((p) => p.field)).toEqual([
+      'PODMIN_ELECTION_LEASE_MS',
+    ]);
   });
 });

@@ -41,9 +41,54 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly kubeletPodsSocket: string;
   /**
    * The election's lease and poll (PODMIN_ELECTION_LEASE_MS, PODMIN_ELECTION_POLL_MS; 35 s and
-   * 5 s). Every node of a cluster must use the same lease; only tests shorten them.
+   * 5 s), checked together: the poll at most half the lease, and `lease − renewMarginMs(lease) −
+   * poll ≥ MIN_LEADER_DUTY_MS`. Every node of a cluster must use the same lease; only tests
+   * shorten them.
    */
   readonly election: { readonly leaseMs: number; readonly pollMs: number };
+}
+
+// The election lease and poll when PODMIN_ELECTION_LEASE_MS / _POLL_MS are unset (production).
+const DEFAULT_ELECTION_LEASE_MS = 35_000;
+const DEFAULT_ELECTION_POLL_MS = 5_000;
+// The shortest lease or poll accepted at all.
+const MIN_ELECTION_MS = 100;
+
+/**
+ * The least leadership a leader duty needs left to start: agent-identity's workload CA rotation
+ * pass (a few conditional writes) must fit in what remains of the leader's term, and the
+ * configuration refuses timings that never leave a leader this much.
+ */
+export const MIN_LEADER_DUTY_MS = 5_000;
+
+/**
+ * How long before its lease would expire a leader stops its duties (the elector's
+ * `renewMarginMs`): 2/7 of the lease, production's proportion (10 s of 35 s), so a shorter test
+ * lease keeps the same safety against timer lateness and clock-rate differences.
+ */
+export function renewMarginMs(leaseMs: number): number {
+  return Math.round((leaseMs * 2) / 7);
+}
+
+/**
+ * The leadership a leader has left for duties just before its next renew, its worst moment:
+ * duties stay valid `lease − renew margin` after a renew, and the next renew comes up to one
+ * poll later.
+ */
+export function leaderDutyWindowMs(leaseMs: number, pollMs: number): number {
+  return leaseMs - renewMarginMs(leaseMs) - pollMs;
+}
+
+/**
+ * The shortest lease valid with a poll of `pollMs`: at least twice the poll, and leaving
+ * {@link MIN_LEADER_DUTY_MS} of duties before the next renew.
+ */
+export function minimumElectionLeaseMs(pollMs: number): number {
+  // leaderDutyWindowMs never falls as the lease grows, and the rounded margin puts it at most
+  // half a millisecond above 5/7 of the lease minus the poll: start just below and step up.
+  let leaseMs = Math.max(2 * pollMs, Math.floor(((MIN_LEADER_DUTY_MS + pollMs - 0.5) * 7) / 5));
+  while (leaderDutyWindowMs(leaseMs, pollMs) < MIN_LEADER_DUTY_MS) leaseMs += 1;
+  return leaseMs;
 }
 
 // A node ID goes into a SPIFFE URI path segment and into dns/leader.json.
@@ -150,13 +195,15 @@ export function parseAgentInvocation(
     env['PODMIN_KUBELET_PODS_SOCKET'] ?? path.join(nodeRoot || '/', KUBELET_PODS_SOCKET);
   if (!path.isAbsolute(kubeletPodsSocket))
     problems.push({ field: 'PODMIN_KUBELET_PODS_SOCKET', message: 'must be an absolute path' });
-  const leaseMs = milliseconds('PODMIN_ELECTION_LEASE_MS', env, 35_000, problems);
-  const pollMs = milliseconds('PODMIN_ELECTION_POLL_MS', env, 5_000, problems);
-  if (pollMs * 2 > leaseMs)
-    problems.push({
-      field: 'PODMIN_ELECTION_POLL_MS',
-      message: `must be at most half of the lease (${leaseMs} ms), not ${pollMs}`,
-    });
+  const leaseMs = milliseconds(
+    'PODMIN_ELECTION_LEASE_MS',
+    env,
+    DEFAULT_ELECTION_LEASE_MS,
+    problems,
+  );
+  const pollMs = milliseconds('PODMIN_ELECTION_POLL_MS', env, DEFAULT_ELECTION_POLL_MS, problems);
+  if (leaseMs !== undefined && pollMs !== undefined)
+    problems.push(...electionTimingProblems(leaseMs, pollMs));
   if (problems.length > 0)
     throw new ValidationError('podmin-agent configuration', problems, {
       code: 'INVALID_ARGUMENT',
@@ -174,7 +221,10 @@ export function parseAgentInvocation(
     nodeId,
     coordinationPort,
     kubeletPodsSocket,
-    election: Object.freeze({ leaseMs, pollMs }),
+    election: Object.freeze({
+      leaseMs: leaseMs ?? DEFAULT_ELECTION_LEASE_MS,
+      pollMs: pollMs ?? DEFAULT_ELECTION_POLL_MS,
+    }),
   };
   return { kind: 'run', config: Object.freeze(config) };
 }
@@ -262,23 +312,62 @@ function readFlags(argv: readonly string[], problems: FieldProblem[]): Flags {
   return result;
 }
 
+/** `fallback` when unset; undefined (and a problem) when set but not a duration. */
 function milliseconds(
   field: string,
   env: Readonly<Record<string, string | undefined>>,
   fallback: number,
   problems: FieldProblem[],
-): number {
+): number | undefined {
   const text = env[field];
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!/^\d{1,7}$/.test(text) || value < 100) {
+  if (!/^\d{1,7}$/.test(text) || value < MIN_ELECTION_MS) {
     problems.push({
       field,
-      message: `must be a whole number of milliseconds ≥ 100, not ${JSON.stringify(text)}`,
+      message: `must be a whole number of milliseconds ≥ ${MIN_ELECTION_MS}, not ${JSON.stringify(text)}`,
     });
-    return fallback;
+    return undefined;
   }
   return value;
+}
+
+/**
+ * The election timing rules together: the poll at most half the lease, and a leader left
+ * {@link MIN_LEADER_DUTY_MS} of duties just before its next renew. Each problem states the
+ * values, what they derive and the smallest lease that works with this poll.
+ */
+function electionTimingProblems(leaseMs: number, pollMs: number): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const smallest = minimumElectionLeaseMs(pollMs);
+  const halfLease = Math.floor(leaseMs / 2);
+  if (pollMs > halfLease)
+    problems.push({
+      field: 'PODMIN_ELECTION_POLL_MS',
+      message:
+        `a poll of ${pollMs} ms must be at most half of the lease (PODMIN_ELECTION_LEASE_MS ${leaseMs} ms): ` +
+        (halfLease >= MIN_ELECTION_MS ? `use a poll of at most ${halfLease} ms or ` : 'use ') +
+        `a lease of at least ${smallest} ms`,
+    });
+  const margin = renewMarginMs(leaseMs);
+  const window = leaderDutyWindowMs(leaseMs, pollMs);
+  if (window < MIN_LEADER_DUTY_MS) {
+    const left = window > 0 ? `${window} ms` : `no time (${window} ms)`;
+    // The longest poll that would do with this lease, when there is one the poll rule allows.
+    const longestPoll = Math.min(leaseMs - margin - MIN_LEADER_DUTY_MS, halfLease);
+    const orPoll =
+      longestPoll >= MIN_ELECTION_MS
+        ? ` (or a PODMIN_ELECTION_POLL_MS of at most ${longestPoll} ms)`
+        : '';
+    problems.push({
+      field: 'PODMIN_ELECTION_LEASE_MS',
+      message:
+        `a lease of ${leaseMs} ms with a poll (PODMIN_ELECTION_POLL_MS) of ${pollMs} ms leaves a leader ${left} ` +
+        `of duties before its next renew (lease − renew margin ${margin} ms − poll); ` +
+        `leader duties need at least ${MIN_LEADER_DUTY_MS} ms: use a lease of at least ${smallest} ms${orPoll}`,
+    });
+  }
+  return problems;
 }
 
 function loopbackAddress(

@@ -1,5 +1,6 @@
 import { agentProviderOf, openBucketStore } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
+import { renewMarginMs } from '@podmin/agent-util-config';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import { PodminError } from '@podmin/util-errors';
 import { identityNodeLeaves } from '../adapters/identity-node-leaf';
@@ -35,8 +36,6 @@ export const coordinatorProcess: AgentProcessDefinition = {
     const addr = `[${host}]:${config.coordinationPort}`;
     const store = openBucketStore(config, env);
     const { leaseMs, pollMs } = config.election;
-    // The margin keeps production's proportion: duties end 10 s of a 35 s lease early.
-    const renewMarginMs = Math.round((leaseMs * 2) / 7);
     const elector = new Elector(
       {
         store,
@@ -45,7 +44,12 @@ export const coordinatorProcess: AgentProcessDefinition = {
         timer: systemElectionTimer,
         log: logger,
       },
-      { id: config.nodeId, addr, timing: { leaseMs, pollMs, renewMarginMs } },
+      {
+        id: config.nodeId,
+        addr,
+        // The configuration checked that this margin leaves leaders their duty window.
+        timing: { leaseMs, pollMs, renewMarginMs: renewMarginMs(leaseMs) },
+      },
     );
     const readiness = new KubeletReadiness(
       { monotonic: systemMonotonicClock, timer: systemElectionTimer, log: logger },
