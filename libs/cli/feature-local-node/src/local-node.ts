@@ -174,13 +174,59 @@ export async function probeHealth(healthAddress: string): Promise<HealthAnswer> 
 }
 
 /**
+ * The pids holding the socket that listens on TCP `port` (any address, IPv4 or IPv6), as
+ * `<procRoot>/net/tcp`, `<procRoot>/net/tcp6` and `<procRoot>/<pid>/fd/*` show them; sorted, and
+ * empty when it cannot tell (no listener, no /proc, or fds this user may not read).
+ * Hand-written: no maintained library maps a listening port to its process from /proc.
+ */
+export async function listeningPids(port: number, procRoot = '/proc'): Promise<number[]> {
+  const sockets = new Set<string>();
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = await fsp.readFile(path.join(procRoot, 'net', table), 'utf8');
+    } catch {
+      continue;
+    }
+    // Columns: sl local_address rem_address st … uid timeout inode; addresses end in :PORT (hex).
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (local === undefined || inode === undefined || state !== '0A' || inode === '0') continue;
+      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port)
+        sockets.add(`socket:[${inode}]`);
+    }
+  }
+  if (sockets.size === 0) return [];
+  let entries: string[];
+  try {
+    entries = await fsp.readdir(procRoot);
+  } catch {
+    return [];
+  }
+  const owners: number[] = [];
+  for (const entry of entries.filter((e) => /^\d+$/.test(e))) {
+    const fdDir = path.join(procRoot, entry, 'fd');
+    // Another user's fds are unreadable (EACCES), and a process may exit while we look.
+    const fds = await fsp.readdir(fdDir).catch(() => [] as string[]);
+    const links = await Promise.all(
+      fds.map((fd) => fsp.readlink(path.join(fdDir, fd)).catch(() => '')),
+    );
+    if (links.some((link) => sockets.has(link))) owners.push(Number(entry));
+  }
+  return owners.sort((a, b) => a - b);
+}
+
+/**
  * The error when something other than the agent setup started answers on its health address:
- * names what holds it and how to stop that.
+ * names what holds it and how to stop that. `listeners` are the pids /proc shows listening on
+ * the port ({@link listeningPids}; empty when it could not tell): a pid an agent reports is
+ * named only when it is among them.
  */
 export function healthAddressTaken(
   answer: Exclude<HealthAnswer, { kind: 'none' }> | { kind: 'silent' },
   healthAddress: string,
   self: { cluster: string; nodegroup: string; dataDir: string },
+  listeners: readonly number[] = [],
 ): PodminError {
   const port = healthAddress.slice(healthAddress.lastIndexOf(':') + 1);
   const doing = `starting podmin-agent for ${self.cluster}/${self.nodegroup}: ${healthAddress} is held by`;
@@ -201,9 +247,23 @@ export function healthAddressTaken(
         path.resolve(dataDir) === path.resolve(self.dataDir)
           ? `\`podmin use ${a.cluster} && podmin teardown\``
           : `\`podmin teardown\` in cluster ${a.cluster}'s context (the Podmin configuration whose data directory is ${dataDir})`;
+      const about = `cluster ${a.cluster}, nodegroup ${a.nodegroup}, node root ${a.nodeRoot}`;
+      // Anything can answer /readyz with a pid: name one only when it holds the socket.
+      if (listeners.includes(a.pid))
+        return fail(
+          `another podmin-agent (${about}, pid ${a.pid}, version ${a.version})`,
+          `Stop that agent with ${teardown} or \`kill ${a.pid}\`, ${elsewhere}.`,
+        );
+      if (listeners.length > 0) {
+        const one = listeners.length === 1;
+        return fail(
+          `${one ? 'pid' : 'pids'} ${listeners.join(', ')}, which ${one ? 'answers' : 'answer'} as another podmin-agent (${about}, version ${a.version}) but ${one ? 'is' : 'are'} not the pid that agent reports`,
+          `Stop that agent with ${teardown} or \`kill ${listeners.join(' ')}\`, ${elsewhere}.`,
+        );
+      }
       return fail(
-        `another podmin-agent (cluster ${a.cluster}, nodegroup ${a.nodegroup}, node root ${a.nodeRoot}, pid ${a.pid}, version ${a.version})`,
-        `Stop that agent with ${teardown} or \`kill ${a.pid}\`, ${elsewhere}.`,
+        `another podmin-agent (${about}, version ${a.version})`,
+        `Stop that agent with ${teardown}, or kill the process listening on :${port} (setup could not tell which process listens there; find it with \`ss -ltnp 'sport = :${port}'\`, as root for another user's process), ${elsewhere}.`,
       );
     }
     case 'unnamed-agent':
@@ -370,6 +430,16 @@ export async function startLocalNode(
     await fsp.rm(layout.pidFile, { force: true });
   };
   const self = { cluster: context.cluster, nodegroup, dataDir: options.dataDir };
+  const healthPort = Number(
+    options.healthAddress.slice(options.healthAddress.lastIndexOf(':') + 1),
+  );
+  const taken = async (answer: Parameters<typeof healthAddressTaken>[0]) =>
+    healthAddressTaken(
+      answer,
+      options.healthAddress,
+      self,
+      answer.kind === 'agent' ? await listeningPids(healthPort) : [],
+    );
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   for (;;) {
     const answer = await probeHealth(options.healthAddress);
@@ -377,7 +447,7 @@ export async function startLocalNode(
       if (answer.ready) return { pid, started: true, layout };
     } else if (answer.kind !== 'none') {
       await abandon();
-      throw healthAddressTaken(answer, options.healthAddress, self);
+      throw await taken(answer);
     }
     if (exited !== undefined) {
       await abandon();
@@ -385,11 +455,7 @@ export async function startLocalNode(
       const inUse = `address already in use ${options.healthAddress.replace(/^\[|\]/g, '')}`;
       if (logSince(layout.logFile, logStart).includes(inUse)) {
         const holder = await probeHealth(options.healthAddress);
-        throw healthAddressTaken(
-          holder.kind === 'none' ? { kind: 'silent' } : holder,
-          options.healthAddress,
-          self,
-        );
+        throw await taken(holder.kind === 'none' ? { kind: 'silent' } : holder);
       }
       throw new PodminError(
         'IO_ERROR',
