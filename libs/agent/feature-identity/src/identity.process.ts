@@ -10,6 +10,8 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { identity } from '@podmin/agent-contracts';
+import { MIN_LEADER_DUTY_MS } from '@podmin/agent-util-config';
+import { FaultBackoff } from '@podmin/agent-util-faults';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
@@ -43,11 +45,13 @@ export interface IdentityProcessDeps {
 
 const DEPS = Symbol('IDENTITY_PROCESS_DEPS');
 const MAX_ROTATION_WAIT_MS = 60 * 60 * 1000;
-const ROTATION_RETRY_MS = 30 * 1000;
-// A follower checks again this often, so a new leader takes over rotation within seconds.
+// A follower checks again this often, so a new leader takes over rotation within seconds; a
+// failed pass is retried by the agent's fault backoff up to the same interval, so a bucket
+// fault costs no more requests than health and its end is seen within one interval.
 const FOLLOWER_CHECK_MS = 5 * 1000;
-// A rotation pass (a few conditional writes) must fit in what is left of the leader's term.
-const MIN_DUTY_MS = 5 * 1000;
+// A rotation pass (a few conditional writes) must fit in what is left of the leader's term;
+// the configuration refuses election timings that never leave a leader this much.
+const MIN_DUTY_MS = MIN_LEADER_DUTY_MS;
 
 /** Identity services of one node: CA trust, leader rotation, workload generations, node leaves. */
 @Injectable()
@@ -58,6 +62,7 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
   private readonly nodeLeaf: NodeLeafSource;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly rotationBackoff = new FaultBackoff({ pollMs: FOLLOWER_CHECK_MS });
 
   constructor(@Inject(DEPS) private readonly deps: IdentityProcessDeps) {
     this.trust = new WorkloadCaTrust(deps.objects, deps.workloadCaKey, deps.clock, deps.cluster);
@@ -84,13 +89,11 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
   /** Runs one rotation pass and schedules the next (leader only). */
   async rotate(): Promise<void> {
     if (this.stopped) return;
-    let waitMs = ROTATION_RETRY_MS;
+    let waitMs = FOLLOWER_CHECK_MS;
     try {
-      if (!(await this.leading())) {
-        waitMs = FOLLOWER_CHECK_MS;
-        return;
-      }
+      if (!(await this.leading())) return;
       const report = await this.rotator.reconcile();
+      this.rotationBackoff.succeeded();
       if (report.steps.length > 0)
         this.deps.logger.event('info', 'rotate workload CA', { steps: report.steps.join(', ') });
       this.deps.logger.event('debug', 'next workload CA check', {
@@ -104,6 +107,7 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
         ),
       );
     } catch (err) {
+      waitMs = Math.round(this.rotationBackoff.failed());
       this.deps.logger.event('warn', 'rotate workload CA failed', {
         error: err instanceof Error ? err.message : String(err),
         retryInMs: waitMs,
