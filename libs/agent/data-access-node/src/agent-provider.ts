@@ -67,10 +67,24 @@ export interface AgentProvider extends AgentProviderRules {
 /** The AWS services an agent builds clients for, by their AWS_ENDPOINT_URL_<SERVICE> suffix. */
 export type AgentAwsService = 'S3' | 'SSM' | 'SECRETS_MANAGER';
 
-/** Where an agent's AWS client sends requests: an explicit endpoint, or the dual-stack one. */
-export type AgentAwsClientOptions =
+/**
+ * Every agent AWS request connects within 3 s and fails after 10 s of silence: a bucket that
+ * accepts connections but never answers (or a path that drops packets) must fail the loop's
+ * round, which retries on its own schedule, not hang it for good.
+ */
+export const AGENT_AWS_TIMEOUTS = Object.freeze({ connectMs: 3_000, idleMs: 10_000 });
+
+/**
+ * One attempt per bucket request: every agent loop retries through its fault backoff at most
+ * once per poll, so SDK retries on top would multiply the requests of an outage.
+ */
+export const AGENT_S3_MAX_ATTEMPTS = 1;
+
+/** Where an agent's AWS client sends requests (an explicit endpoint, or the dual-stack one), and its bounds. */
+export type AgentAwsClientOptions = (
   | { readonly region: string; readonly endpoint: string }
-  | { readonly region: string; readonly dualStack: true };
+  | { readonly region: string; readonly dualStack: true }
+) & { readonly timeouts: typeof AGENT_AWS_TIMEOUTS };
 
 /**
  * The one place every AWS client of every agent process gets its endpoint: the regional
@@ -83,7 +97,8 @@ export function agentAwsClientOptions(
   env: ProcessEnv,
 ): AgentAwsClientOptions {
   const endpoint = env[`AWS_ENDPOINT_URL_${service}`] ?? env['AWS_ENDPOINT_URL'];
-  return endpoint ? { region, endpoint } : { region, dualStack: true };
+  const timeouts = AGENT_AWS_TIMEOUTS;
+  return endpoint ? { region, endpoint, timeouts } : { region, dualStack: true, timeouts };
 }
 
 /** An S3 bucket in `region` through {@link agentAwsClientOptions} (path-style on an override). */
@@ -93,7 +108,10 @@ export function s3Bucket(
   location: { region: string; bucket: string },
 ): objectStoreLib.ObjectStore {
   return new adapters.objects.S3ObjectStore({
-    client: adapters.objects.createS3Client(agentAwsClientOptions('S3', location.region, env)),
+    client: adapters.objects.createS3Client({
+      ...agentAwsClientOptions('S3', location.region, env),
+      maxAttempts: AGENT_S3_MAX_ATTEMPTS,
+    }),
     bucket: location.bucket,
   });
 }

@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
-import type { AgentProvider, ProcessEnv, StoreAdapters } from './agent-provider';
+import {
+  AGENT_AWS_TIMEOUTS,
+  AGENT_S3_MAX_ATTEMPTS,
+  type AgentProvider,
+  type ProcessEnv,
+  type StoreAdapters,
+} from './agent-provider';
 import { awsAgentProvider } from './aws.provider';
 import { localAgentProvider } from './local.provider';
 import { openBucketStore, openS3Bucket, openSecretStores, STORE_ADAPTERS } from './open';
@@ -149,13 +155,25 @@ describe("the agent's AWS clients", () => {
       for (const options of list)
         expect({ name, options }).toEqual({
           name,
-          options: { region: 'us-east-1', dualStack: true },
+          options: {
+            region: 'us-east-1',
+            dualStack: true,
+            timeouts: AGENT_AWS_TIMEOUTS,
+            ...(name === 'createS3Client' ? { maxAttempts: AGENT_S3_MAX_ATTEMPTS } : {}),
+          },
         });
     calls.clear();
     // The local provider's publish bucket is S3 too.
     const localConfig = { ...config, provider: 'local', bucket: '/srv/bucket' };
     localAgentProvider.openS3Bucket(localConfig, { AWS_REGION: 'eu-west-1' }, 'p', adapters);
-    expect(calls.get('createS3Client')).toEqual([{ region: 'eu-west-1', dualStack: true }]);
+    expect(calls.get('createS3Client')).toEqual([
+      {
+        region: 'eu-west-1',
+        dualStack: true,
+        timeouts: AGENT_AWS_TIMEOUTS,
+        maxAttempts: AGENT_S3_MAX_ATTEMPTS,
+      },
+    ]);
   });
 
   it('are built nowhere else in the agent: no agent source outside the openers constructs one', () => {

@@ -24,7 +24,7 @@ export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
 /** The single translation of S3/SDK errors into PodminErrors. */
 export { translateS3Error, type MissingKeyMeaning } from './s3-errors';
 /** The S3 client factory (default credential chain, profile, custom endpoint). */
-export { createS3Client, type S3ClientOptions } from './s3-client';
+export { createS3Client, type AwsRequestTimeouts, type S3ClientOptions } from './s3-client';
 /** Bucket provisioners for the `aws` and `local` providers. */
 export {
   S3BucketProvisioner,

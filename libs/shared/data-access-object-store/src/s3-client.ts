@@ -12,6 +12,19 @@ export interface S3ClientOptions {
   dualStack?: boolean;
   /** Static credentials, for emulators and tests; the default provider chain when omitted. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /**
+   * Bounds on one request: connecting, and a socket silent this long (a bucket that accepts
+   * connections but never answers). Unset: the SDK's (none), as an interactive CLI wants.
+   */
+  timeouts?: AwsRequestTimeouts;
+  /** Attempts per request, the SDK's retries included (SDK default 3). */
+  maxAttempts?: number;
+}
+
+/** How long an AWS request may take to connect, and stay silent, before it fails. */
+export interface AwsRequestTimeouts {
+  readonly connectMs: number;
+  readonly idleMs: number;
 }
 
 /**
@@ -28,5 +41,14 @@ export function createS3Client(options: S3ClientOptions): S3Client {
         ? { useDualstackEndpoint: true }
         : {}
       : { endpoint: options.endpoint, forcePathStyle: true }),
+    ...(options.timeouts === undefined
+      ? {}
+      : {
+          requestHandler: {
+            connectionTimeout: options.timeouts.connectMs,
+            socketTimeout: options.timeouts.idleMs,
+          },
+        }),
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
   });
 }

@@ -13,6 +13,8 @@ export interface AwsSecretsClientOptions {
   dualStack?: boolean;
   /** Static credentials, for emulators and tests; the default provider chain when omitted. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Bounds on connecting and on a silent socket (unset: the SDK's, none). */
+  timeouts?: { readonly connectMs: number; readonly idleMs: number };
 }
 
 function clientConfig(options: AwsSecretsClientOptions) {
@@ -25,6 +27,14 @@ function clientConfig(options: AwsSecretsClientOptions) {
         ? { useDualstackEndpoint: true }
         : {}
       : { endpoint: options.endpoint }),
+    ...(options.timeouts === undefined
+      ? {}
+      : {
+          requestHandler: {
+            connectionTimeout: options.timeouts.connectMs,
+            socketTimeout: options.timeouts.idleMs,
+          },
+        }),
   };
 }
 
