@@ -1,3 +1,4 @@
+import type { ServerTimeSample } from '@podmin/data-access-object-store';
 import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
 import type { ServiceSnapshot } from './snapshot/snapshot-codec';
 import type { ReadyEndpoint } from './snapshot/compute-snapshot';
@@ -34,6 +35,15 @@ export interface ReadinessSource {
 }
 /** Injection token of {@link ReadinessSource}. */
 export const READINESS_SOURCE = Symbol('READINESS_SOURCE');
+
+/**
+ * The bucket's clock as last seen in responses the node gets anyway (an `ObjectStore` with
+ * `lastServerTime` fits): the coordinator compares it with this node's clock.
+ */
+export interface ServerTimeSource {
+  /** The latest sample, or undefined before the first response that carried the server's time. */
+  lastServerTime(): ServerTimeSample | undefined;
+}
 
 /** A coordination peer as its verified certificate names it (never from fields it sends). */
 export interface CoordinationPeer {

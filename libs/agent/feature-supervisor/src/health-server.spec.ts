@@ -1,4 +1,5 @@
 import { startHealthServer, type AgentIdentity, type HealthSource } from './health-server';
+import type { ServiceStatus } from './supervisor';
 
 /** A health source whose answers the test sets. */
 function source(state: { healthy: boolean; ready: boolean }): HealthSource {
@@ -34,6 +35,31 @@ describe('startHealthServer', () => {
       expect(ready.status).toBe(200);
       expect(((await ready.json()) as { agent: AgentIdentity }).agent.pid).toBe(4242);
       expect((await fetch(`${base}/identity`, { method: 'POST' })).status).toBe(405);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("shows a healthy service's note in /readyz without failing it", async () => {
+    const skewed: ServiceStatus = {
+      name: 'coordinator',
+      state: 'running',
+      ready: true,
+      healthy: true,
+      detail:
+        "clock skew: this node's clock is 60 s behind the object store's (over 30 s); check its time synchronisation",
+      pid: 7,
+      restarts: 0,
+      lastExit: null,
+    };
+    const server = await startHealthServer(
+      { healthy: () => true, ready: () => true, statuses: () => [skewed] },
+      0,
+    );
+    try {
+      const ready = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', services: [skewed] });
     } finally {
       await server.close();
     }

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
@@ -29,6 +29,24 @@ describe('LocalDirectoryObjectStore on disk', () => {
 
   afterEach(async () => {
     await dir.cleanup();
+  });
+
+  it('takes the server time from the mtime the kernel gave the file it just wrote', async () => {
+    // This store's clock runs 60 s behind the kernel's, as under libfaketime.
+    const skewed = new LocalDirectoryObjectStore(dir.path, { now: () => Date.now() - 60_000 });
+    expect(skewed.lastServerTime()).toBeUndefined();
+    await skewed.putIfAbsent('dns/leader.json', '{"a":1}');
+    const created = skewed.lastServerTime();
+    const file = path.join(dir.path, 'dns', 'leader.json');
+    expect(created?.serverMs).toBe((await stat(file)).mtimeMs);
+    expect((created?.localMs ?? 0) - (created?.serverMs ?? 0)).toBeCloseTo(-60_000, -3);
+    await skewed.putIfMatch('dns/leader.json', '{"a":2}', md5Etag('{"a":1}'));
+    const replaced = skewed.lastServerTime();
+    expect(replaced).not.toBe(created);
+    expect(replaced?.serverMs).toBe((await stat(file)).mtimeMs);
+    // Reads stamp no file: they leave the sample as it was.
+    await skewed.get('dns/leader.json');
+    expect(skewed.lastServerTime()).toBe(replaced);
   });
 
   it('keeps each object as the plain file at its key path', async () => {

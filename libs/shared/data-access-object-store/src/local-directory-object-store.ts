@@ -18,6 +18,7 @@ import type {
   ObjectStore,
   OpenReadOptions,
   OpenReadResult,
+  ServerTimeSample,
   StoredObject,
 } from './object-store.port';
 import { DEFAULT_MAX_READ_BYTES, assertValidKey } from './object-store.port';
@@ -33,6 +34,8 @@ export interface LocalDirectoryObjectStoreOptions {
   lockTimeoutMs?: number;
   /** A lock held longer than this is presumed abandoned and broken (default 30 s). */
   staleLockMs?: number;
+  /** This process's wall clock, epoch milliseconds, for server-time samples (default `Date.now`). */
+  now?: () => number;
 }
 
 const PAGE_SIZE = 1000;
@@ -56,18 +59,31 @@ export function assertLocalKey(key: string): void {
  * A bucket that is a directory: each object is the file at its key path, so it can be
  * inspected with ordinary tools. Writes go to a temporary file in the same directory, are
  * fsynced, then published by link (create-only) or rename (replace); replacing writes and
- * deletes hold a per-key lock file so compare-and-swap is safe across processes.
+ * deletes hold a per-key lock file so compare-and-swap is safe across processes. The server's
+ * time is the modification time the kernel gave the last file written.
  */
 export class LocalDirectoryObjectStore implements ObjectStore {
   private readonly root: string;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
   private readonly etags = new EtagCache(ETAG_CACHE_ENTRIES);
+  private readonly now: () => number;
+  private serverTime: ServerTimeSample | undefined;
 
   constructor(directory: string, options: LocalDirectoryObjectStoreOptions = {}) {
     this.root = path.resolve(directory);
     this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
     this.staleLockMs = options.staleLockMs ?? 30_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The modification time of the last file this store wrote, with this store's clock beside it.
+   * The kernel stamps it from the real clock even when this process's clock is faked
+   * (libfaketime), and node's fstat is a direct system call that no preload rewrites.
+   */
+  lastServerTime(): ServerTimeSample | undefined {
+    return this.serverTime;
   }
 
   async get(key: string, options: GetOptions = {}): Promise<StoredObject> {
@@ -339,6 +355,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
         throw await this.writeError(err, key, doing);
       }
       const temp = path.join(dir, `${LOCAL_TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
+      const started = this.now();
       let handle: FileHandle;
       try {
         handle = await open(temp, 'wx', 0o600);
@@ -351,7 +368,10 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       }
       try {
         await handle.writeFile(content);
+        const written = await handle.stat();
+        const ended = this.now();
         await handle.sync();
+        this.serverTime = { serverMs: written.mtimeMs, localMs: (started + ended) / 2 };
       } catch (err) {
         await handle.close().catch(() => undefined);
         await unlink(temp).catch(() => undefined);

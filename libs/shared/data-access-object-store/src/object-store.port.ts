@@ -86,6 +86,17 @@ export interface UnsatisfiableRange {
 export type OpenReadResult = OpenedObject | UnsatisfiableRange;
 
 /**
+ * One reading of the store's clock beside this process's: what the server's clock said and what
+ * ours said at that moment. The difference is this node's clock skew.
+ */
+export interface ServerTimeSample {
+  /** The server's time, epoch milliseconds (S3's `Date` header: whole seconds; a file's mtime). */
+  serverMs: number;
+  /** This process's wall-clock time when the server took its time, epoch milliseconds. */
+  localMs: number;
+}
+
+/**
  * The object-storage port every podmin component uses. Errors are PodminErrors:
  * OBJECT_NOT_FOUND for a missing key, PRECONDITION_FAILED for a failed create-only or
  * if-match write, CONFLICT when a concurrent conditional write to the key was in flight (S3's
@@ -114,6 +125,11 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** One page (at most 1000 entries) of keys under `prefix`, in lexicographic key order. */
   list(prefix: string, token?: string): Promise<ListPage>;
+  /**
+   * The server's clock as last seen in a response the store got anyway (no request of its own),
+   * or undefined before one; optional: a store without a clock of its own leaves it out.
+   */
+  lastServerTime?(): ServerTimeSample | undefined;
 }
 
 /** Default bound of a whole-object read. */

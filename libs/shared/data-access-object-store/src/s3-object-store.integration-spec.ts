@@ -51,3 +51,30 @@ describe('S3ObjectStore failures against real endpoints', () => {
     }
   });
 });
+
+describe('S3ObjectStore server time on the moto emulator', () => {
+  it("keeps every response's Date header, errors included, beside this store's clock", async () => {
+    const { client, bucket } = await emulatorBucket('object-store-date', createS3Client);
+    try {
+      // This store's clock runs 90 s ahead of the real one, which the server's Date follows.
+      const store = new S3ObjectStore({ client, bucket, now: () => Date.now() + 90_000 });
+      expect(store.lastServerTime()).toBeUndefined();
+      await store.put('dns/leader.json', '{}');
+      const written = store.lastServerTime();
+      if (written === undefined) throw new Error('no Date header was captured');
+      expect(written.serverMs % 1000).toBe(0); // an HTTP date: whole seconds
+      expect(Math.abs(written.serverMs - Date.now())).toBeLessThan(5_000);
+      expect(written.localMs - written.serverMs).toBeGreaterThan(88_000);
+      expect(written.localMs - written.serverMs).toBeLessThan(92_000);
+      await store.get('dns/leader.json');
+      const read = store.lastServerTime();
+      expect(read).not.toBe(written);
+      await expectCode(store.get('dns/missing.json'), 'OBJECT_NOT_FOUND');
+      const missing = store.lastServerTime();
+      expect(missing).not.toBe(read);
+      expect(Math.abs((missing?.serverMs ?? 0) - Date.now())).toBeLessThan(5_000);
+    } finally {
+      client.destroy();
+    }
+  }, 180_000);
+});

@@ -23,6 +23,25 @@ function body(...chunks: string[]): Readable {
 }
 
 describe('S3ObjectStore (fake client)', () => {
+  it('observes the server date on every command it sends, and has none before a response', async () => {
+    const { client, send } = fakeClient();
+    send.mockResolvedValue({ ETag: '"e"', ContentLength: 0, Body: body(), Contents: [] });
+    const store = new S3ObjectStore({ client, bucket: 'b' });
+    await store.put('k', 'v');
+    await store.get('k');
+    await store.head('k');
+    await store.list('');
+    await store.delete('k');
+    const commands = send.mock.calls.map((call: unknown[]) => call[0] as PutObjectCommand);
+    expect(commands).toHaveLength(5);
+    for (const command of commands)
+      expect(command.middlewareStack.identify()).toContainEqual(
+        expect.stringMatching(/^podminServerDate - deserialize/),
+      );
+    // The fake client runs no middleware: no response was seen.
+    expect(store.lastServerTime()).toBeUndefined();
+  });
+
   it('sends create-only and if-match conditions with the body', async () => {
     const { client, send } = fakeClient();
     send.mockResolvedValue({ ETag: '"e"' });

@@ -21,27 +21,52 @@ import type {
   ObjectStore,
   OpenReadOptions,
   OpenReadResult,
+  ServerTimeSample,
   StoredObject,
 } from './object-store.port';
 import { DEFAULT_MAX_READ_BYTES, assertValidKey } from './object-store.port';
 import { sdkErrorDetails, translateS3Error } from './s3-errors';
+import { SERVER_DATE_MIDDLEWARE_OPTIONS, serverDateMiddleware } from './s3-server-date';
 
 /** What an S3-backed store needs: a configured client and the bucket name. */
 export interface S3ObjectStoreOptions {
   client: S3Client;
   bucket: string;
+  /** This process's wall clock, epoch milliseconds, for server-time samples (default `Date.now`). */
+  now?: () => number;
 }
 
 const PAGE_SIZE = 1000;
 
-/** The object store on an S3 bucket, with conditional writes (`If-None-Match: *`, `If-Match`). */
+/** The one method of a command's middleware stack the server-date observer uses. */
+interface DeserializeStack {
+  add(
+    middleware: ReturnType<typeof serverDateMiddleware>,
+    options: typeof SERVER_DATE_MIDDLEWARE_OPTIONS,
+  ): void;
+}
+
+/**
+ * The object store on an S3 bucket, with conditional writes (`If-None-Match: *`, `If-Match`).
+ * Every response's `Date` header (errors included) is kept as the server's time.
+ */
 export class S3ObjectStore implements ObjectStore {
   private readonly client: S3Client;
   private readonly bucket: string;
+  private readonly serverDate: ReturnType<typeof serverDateMiddleware>;
+  private serverTime: ServerTimeSample | undefined;
 
   constructor(options: S3ObjectStoreOptions) {
     this.client = options.client;
     this.bucket = options.bucket;
+    this.serverDate = serverDateMiddleware(options.now ?? Date.now, (sample) => {
+      this.serverTime = sample;
+    });
+  }
+
+  /** The `Date` of the latest S3 response with this store's clock beside it. */
+  lastServerTime(): ServerTimeSample | undefined {
+    return this.serverTime;
   }
 
   async get(key: string, options: GetOptions = {}): Promise<StoredObject> {
@@ -50,7 +75,7 @@ export class S3ObjectStore implements ObjectStore {
     let response: GetObjectCommandOutput;
     try {
       response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+        this.timed(new GetObjectCommand({ Bucket: this.bucket, Key: key })),
         sendOptions(options),
       );
     } catch (err) {
@@ -69,7 +94,7 @@ export class S3ObjectStore implements ObjectStore {
     let response: GetObjectCommandOutput;
     try {
       response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, IfNoneMatch: etag }),
+        this.timed(new GetObjectCommand({ Bucket: this.bucket, Key: key, IfNoneMatch: etag })),
         sendOptions(options),
       );
     } catch (err) {
@@ -115,7 +140,7 @@ export class S3ObjectStore implements ObjectStore {
     const doing = `reading metadata of ${this.describe(key)}`;
     try {
       const response = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: key }),
+        this.timed(new HeadObjectCommand({ Bucket: this.bucket, Key: key })),
       );
       return {
         etag: required(response.ETag, 'ETag', doing),
@@ -141,11 +166,13 @@ export class S3ObjectStore implements ObjectStore {
     let response: GetObjectCommandOutput;
     try {
       response = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          ...(range === undefined ? {} : { Range: formatRange(range) }),
-        }),
+        this.timed(
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            ...(range === undefined ? {} : { Range: formatRange(range) }),
+          }),
+        ),
       );
     } catch (err) {
       const { name, status } = sdkErrorDetails(err);
@@ -184,7 +211,9 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     assertValidKey(key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(
+        this.timed(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })),
+      );
     } catch (err) {
       const translated = translateS3Error(err, `deleting ${this.describe(key)}`);
       if (translated.code !== 'OBJECT_NOT_FOUND') {
@@ -197,12 +226,14 @@ export class S3ObjectStore implements ObjectStore {
     const doing = `listing ${JSON.stringify(prefix)} in ${this.describeBucket()}`;
     try {
       const response = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix === '' ? undefined : prefix,
-          ContinuationToken: token,
-          MaxKeys: PAGE_SIZE,
-        }),
+        this.timed(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix === '' ? undefined : prefix,
+            ContinuationToken: token,
+            MaxKeys: PAGE_SIZE,
+          }),
+        ),
       );
       const objects: ListedObject[] = (response.Contents ?? []).map((entry) => ({
         key: required(entry.Key, 'Key', doing),
@@ -227,13 +258,15 @@ export class S3ObjectStore implements ObjectStore {
     const content = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     try {
       const response = await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: content,
-          ContentLength: content.length,
-          ...condition,
-        }),
+        this.timed(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: content,
+            ContentLength: content.length,
+            ...condition,
+          }),
+        ),
       );
       return required(response.ETag, 'ETag', doing);
     } catch (err) {
@@ -273,6 +306,12 @@ export class S3ObjectStore implements ObjectStore {
       throw abortReason(options) ?? translateS3Error(err, doing);
     }
     return { body: Buffer.concat(chunks, total), etag };
+  }
+
+  /** Adds the server-date observer to one command (per command: clients may be shared). */
+  private timed<C extends { middlewareStack: DeserializeStack }>(command: C): C {
+    command.middlewareStack.add(this.serverDate, SERVER_DATE_MIDDLEWARE_OPTIONS);
+    return command;
   }
 
   private describe(key: string): string {

@@ -36,19 +36,22 @@ export function clusterCaCommonName(cluster: string): string {
   return `podmin cluster CA ${cluster}`;
 }
 
-/** Creates a new self-signed Ed25519 cluster CA valid for ten years from `now`. */
+/**
+ * Creates a new self-signed Ed25519 cluster CA valid for ten years from `now` (to the second),
+ * its notBefore backdated by `CLOCK_SKEW_MARGIN_MS`.
+ */
 export async function createClusterCa(
   cluster: string,
   now: Date,
   lifetimeMs: number = CLUSTER_CA_LIFETIME_MS,
 ): Promise<ClusterCa> {
   const keyPair = generateEd25519KeyPair();
-  const notBefore = floorToSecond(now);
+  const issuedAt = floorToSecond(now);
   const certificate = await createSelfSignedCa(
     keyPair,
     clusterCaCommonName(cluster),
-    notBefore,
-    new Date(notBefore.getTime() + lifetimeMs),
+    issuedAt,
+    new Date(issuedAt.getTime() + lifetimeMs),
   );
   return { certificate, keyPair };
 }
@@ -133,8 +136,9 @@ export function nodeSpiffeId(identity: Omit<NodeIdentity, 'ipv6'>): string {
 
 /**
  * Issues a node leaf from the cluster CA: Ed25519, `lifetimeMs` (24 h) from `now` capped at the
- * CA's expiry, IP SAN = node IPv6, one SPIFFE URI SAN, EKU serverAuth + clientAuth, CN = node ID
- * (informational only: peers authorize by the URI SAN).
+ * CA's expiry, notBefore backdated by `CLOCK_SKEW_MARGIN_MS` (peers whose clocks run behind
+ * accept it at once), IP SAN = node IPv6, one SPIFFE URI SAN, EKU serverAuth + clientAuth,
+ * CN = node ID (informational only: peers authorize by the URI SAN).
  */
 export async function issueNodeLeaf(
   ca: ClusterCa,
@@ -149,11 +153,13 @@ export async function issueNodeLeaf(
       `node IPv6 ${JSON.stringify(identity.ipv6)}: not an IPv6 address`,
     );
   }
-  const notBefore = floorToSecond(now);
+  const issuedAt = floorToSecond(now);
   const notAfter = new Date(
-    Math.min(notBefore.getTime() + lifetimeMs, ca.certificate.notAfter.getTime()),
+    Math.min(issuedAt.getTime() + lifetimeMs, ca.certificate.notAfter.getTime()),
   );
-  if (notAfter <= notBefore) {
+  // Judged at the issue time, not the backdated notBefore: a leaf that would expire on issue is
+  // refused, as before backdating.
+  if (notAfter <= issuedAt) {
     throw new PkiError(
       'CHAIN_INVALID',
       `issuing a node certificate: the cluster CA expired at ${ca.certificate.notAfter.toISOString()}`,
@@ -161,7 +167,7 @@ export async function issueNodeLeaf(
   }
   return issueLeaf(ca, {
     commonName: identity.nodeId,
-    notBefore,
+    issuedAt,
     notAfter,
     uris: [uri],
     dnsNames: [],

@@ -8,6 +8,7 @@ import {
 } from './ed25519';
 import type { CertificateInfo } from './certificate';
 import { parseCertificate } from './certificate';
+import { backdatedNotBefore } from './clock';
 import { x509 } from './x509-provider';
 
 /** A freshly issued certificate with its private key. */
@@ -33,18 +34,21 @@ export function randomSerialNumber(): string {
   return bytes.toString('hex');
 }
 
-/** Creates a self-signed Ed25519 CA certificate (CA:true, keyCertSign + cRLSign, SKI) (internal). */
+/**
+ * Creates a self-signed Ed25519 CA certificate (CA:true, keyCertSign + cRLSign, SKI), valid from
+ * `issuedAt` backdated by the clock-skew margin until `notAfter` (internal).
+ */
 export async function createSelfSignedCa(
   keyPair: Ed25519KeyPair,
   commonName: string,
-  notBefore: Date,
+  issuedAt: Date,
   notAfter: Date,
 ): Promise<CertificateInfo> {
   const keys = await toWebCryptoKeys(keyPair);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerialNumber(),
     name: [{ CN: [commonName] }],
-    notBefore,
+    notBefore: backdatedNotBefore(issuedAt),
     notAfter,
     keys,
     signingAlgorithm: ED25519_ALGORITHM,
@@ -63,7 +67,8 @@ export async function createSelfSignedCa(
 /** What goes into an end-entity certificate (internal). */
 export interface LeafTemplate {
   commonName: string;
-  notBefore: Date;
+  /** When it is issued; its notBefore is this backdated by the clock-skew margin. */
+  issuedAt: Date;
   notAfter: Date;
   uris: string[];
   dnsNames: string[];
@@ -71,7 +76,10 @@ export interface LeafTemplate {
   extendedKeyUsages: Array<'serverAuth' | 'clientAuth'>;
 }
 
-/** Issues an Ed25519 end-entity certificate with a fresh key, signed by `ca` (internal). */
+/**
+ * Issues an Ed25519 end-entity certificate with a fresh key, signed by `ca`; valid from the
+ * template's `issuedAt` backdated by the clock-skew margin until its `notAfter` (internal).
+ */
 export async function issueLeaf(ca: SigningCa, template: LeafTemplate): Promise<IssuedCertificate> {
   const leafKeys = generateEd25519KeyPair();
   const [caKeys, subjectKeys] = await Promise.all([
@@ -88,7 +96,7 @@ export async function issueLeaf(ca: SigningCa, template: LeafTemplate): Promise<
     serialNumber: randomSerialNumber(),
     subject: [{ CN: [template.commonName] }],
     issuer: caCert.subjectName,
-    notBefore: template.notBefore,
+    notBefore: backdatedNotBefore(template.issuedAt),
     notAfter: template.notAfter,
     publicKey: subjectKeys.publicKey,
     signingKey: caKeys.privateKey,

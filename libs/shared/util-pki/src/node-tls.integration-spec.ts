@@ -1,6 +1,6 @@
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import { systemClock } from './clock';
+import { CLOCK_SKEW_MARGIN_MS, SECOND_MS, systemClock } from './clock';
 import type { ClusterCa } from './cluster-ca';
 import { createClusterCa, issueNodeLeaf } from './cluster-ca';
 import type { IssuedCertificate } from './issue';
@@ -108,6 +108,28 @@ describe('node TLS 1.3 mutual authentication with SPIFFE peer checks', () => {
     expect(asClient.client).not.toBe('received ok over TLSv1.3');
     const asServer = await handshake(material(misissued, prodCa), material(a, prodCa));
     expect(asServer.client).toMatch(/error: .*outside trust domain prod\.podmin\.internal/);
+  });
+
+  it('accepts leaves from an issuer whose clock runs 60 s ahead, as node TLS judges validity', async () => {
+    // Node's TLS checks validity against this process's real clock: issuing "in the future"
+    // makes this process the verifier whose clock is behind the issuer's.
+    const ahead = async (
+      ms: number,
+    ): Promise<[IssuedCertificate, IssuedCertificate, ClusterCa]> => {
+      const at = new Date(systemClock.now().getTime() + ms);
+      const ca = await createClusterCa('prod', at);
+      const issue = (nodeId: string, ipv6: string): Promise<IssuedCertificate> =>
+        issueNodeLeaf(ca, { cluster: 'prod', nodegroup: 'workers', nodeId, ipv6 }, at);
+      return [await issue('node-a', '2001:db8::a'), await issue('node-b', '2001:db8::b'), ca];
+    };
+    const [a, b, ca] = await ahead(60 * SECOND_MS);
+    const outcome = await handshake(material(a, ca), material(b, ca));
+    expect(outcome.client).toBe('received ok over TLSv1.3');
+    expect(outcome.server).toMatch(/^accepted spiffe:\/\/prod\.podmin\.internal\//);
+    // Further ahead than the margin, the same handshake is refused: the check can fail.
+    const [c, d, far] = await ahead(CLOCK_SKEW_MARGIN_MS + 60 * SECOND_MS);
+    const refused = await handshake(material(c, far), material(d, far));
+    expect(refused.client).toMatch(/not yet valid/);
   });
 
   it('refuses TLS 1.2', async () => {

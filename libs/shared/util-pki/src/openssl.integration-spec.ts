@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { makeTempDir } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
-import { HOUR_MS, systemClock } from './clock';
+import { CLOCK_SKEW_MARGIN_MS, HOUR_MS, systemClock } from './clock';
 import type { IssuedCertificate } from './issue';
 import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
 import type { WorkloadIssuer } from './workload-leaf';
@@ -21,6 +21,7 @@ let dir: TempDir;
 let issuer: WorkloadIssuer;
 let server: IssuedCertificate;
 let client: IssuedCertificate;
+let issuedAt: Date;
 const file = (name: string): string => path.join(dir.path, name);
 
 async function writeLeaf(name: string, leaf: IssuedCertificate): Promise<void> {
@@ -33,6 +34,7 @@ beforeAll(async () => {
   const key = WorkloadCaKey.fromSeed(Buffer.alloc(32, 42));
   // openssl checks validity against the real time, so these certificates start now.
   const now = systemClock.now();
+  issuedAt = now;
   issuer = { certificate: await createWorkloadCaCertificate(key, 'prod', now), key };
   server = await issueWorkloadLeaf(
     issuer,
@@ -93,6 +95,32 @@ describe('workload certificates under real openssl', () => {
     ).rejects.toThrow();
   });
 
+  it('accepts the chain on a verifier 60 s behind the issuer, not one beyond the margin', async () => {
+    // `-attime` is the verifier's clock: a node running 60 s behind the node that issued.
+    const at = (offsetMs: number): string =>
+      String(Math.floor((issuedAt.getTime() + offsetMs) / 1000));
+    expect(
+      await openssl(
+        'verify',
+        '-attime',
+        at(-60_000),
+        '-CAfile',
+        file('ca.pem'),
+        file('server.crt'),
+      ),
+    ).toContain(': OK');
+    await expect(
+      openssl(
+        'verify',
+        '-attime',
+        at(-CLOCK_SKEW_MARGIN_MS - 60_000),
+        '-CAfile',
+        file('ca.pem'),
+        file('server.crt'),
+      ),
+    ).rejects.toThrow(/not yet valid/);
+  });
+
   it('shows the CA as a one-year Ed25519 CA', async () => {
     const text = await openssl('x509', '-noout', '-text', '-in', file('ca.pem'));
     expect(text).toContain('Subject: CN = podmin workload CA prod');
@@ -129,7 +157,8 @@ describe('workload certificates under real openssl', () => {
     );
     const start = Date.parse(/notBefore=(.*)/.exec(dates)?.[1] ?? '');
     const end = Date.parse(/notAfter=(.*)/.exec(dates)?.[1] ?? '');
-    expect(end - start).toBe(24 * HOUR_MS);
+    // 24 h from the issue second, valid from the clock-skew margin before it.
+    expect(end - start).toBe(24 * HOUR_MS + CLOCK_SKEW_MARGIN_MS);
     const fingerprint = await openssl(
       'x509',
       '-noout',

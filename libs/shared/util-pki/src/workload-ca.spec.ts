@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { DAY_MS } from './clock';
+import { CLOCK_SKEW_MARGIN_MS, DAY_MS } from './clock';
 import { hasPkiReason } from './errors';
 import {
   WorkloadCaKey,
@@ -54,8 +54,14 @@ describe('workload CA', () => {
     expect(cert.subject).toBe(cert.issuer);
     expect(cert.isCa).toBe(true);
     expect(cert.keyUsages).toEqual(['keyCertSign', 'cRLSign']);
-    expect(cert.notBefore.toISOString()).toBe('2030-01-01T00:00:00.000Z');
-    expect(cert.notAfter.getTime() - cert.notBefore.getTime()).toBe(365 * DAY_MS);
+    // Backdated from the issue second; the year is counted from the issue second.
+    expect(cert.notBefore.getTime()).toBe(
+      Date.parse('2030-01-01T00:00:00Z') - CLOCK_SKEW_MARGIN_MS,
+    );
+    expect(cert.notAfter.toISOString()).toBe('2031-01-01T00:00:00.000Z');
+    expect(cert.notAfter.getTime() - cert.notBefore.getTime()).toBe(
+      365 * DAY_MS + CLOCK_SKEW_MARGIN_MS,
+    );
     expect(new X509Certificate(cert.der).verify(key.publicKey)).toBe(true);
     expect(verifyWorkloadCaCertificate(cert.pem, key, 'prod').fingerprint).toBe(cert.fingerprint);
   });

@@ -76,19 +76,23 @@ export function workloadCaCommonName(cluster: string): string {
   return `podmin workload CA ${cluster}`;
 }
 
-/** Creates a self-signed workload CA certificate valid from `now` (to the second) for one year. */
+/**
+ * Creates a self-signed workload CA certificate valid for one year from `now` (to the second),
+ * its notBefore backdated by the clock-skew margin so nodes whose clocks run behind trust it
+ * at once (rotation decides on notAfter and its own recorded times, never on notBefore).
+ */
 export async function createWorkloadCaCertificate(
   key: WorkloadCaKey,
   cluster: string,
   now: Date,
   lifetimeMs: number = WORKLOAD_CA_LIFETIME_MS,
 ): Promise<CertificateInfo> {
-  const notBefore = floorToSecond(now);
+  const issuedAt = floorToSecond(now);
   return createSelfSignedCa(
     key.keyPair,
     workloadCaCommonName(cluster),
-    notBefore,
-    new Date(notBefore.getTime() + lifetimeMs),
+    issuedAt,
+    new Date(issuedAt.getTime() + lifetimeMs),
   );
 }
 

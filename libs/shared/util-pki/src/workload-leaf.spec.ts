@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseCertificate } from './certificate';
-import { HOUR_MS } from './clock';
+import { CLOCK_SKEW_MARGIN_MS, HOUR_MS } from './clock';
 import { parseEd25519PrivateKeyPem, publicKeysEqual } from './ed25519';
 import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
 import type { WorkloadIdentity, WorkloadIssuer } from './workload-leaf';
@@ -30,7 +30,7 @@ describe('workload leaves', () => {
     expect(cert.extendedKeyUsages).toEqual(['clientAuth']);
     expect(cert.keyUsages).toEqual(['digitalSignature']);
     expect(cert.isCa).toBe(false);
-    expect(cert.notBefore).toEqual(NOW);
+    expect(cert.notBefore).toEqual(new Date(NOW.getTime() - CLOCK_SKEW_MARGIN_MS));
     expect(cert.notAfter.getTime() - NOW.getTime()).toBe(24 * HOUR_MS);
     expect(cert.issuer).toBe(issuer.certificate.subject);
     expect(cert.fingerprint).toBe(createHash('sha256').update(cert.der).digest('hex'));

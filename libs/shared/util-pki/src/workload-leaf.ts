@@ -63,7 +63,7 @@ export interface WorkloadIssuer {
 
 /**
  * Issues a workload leaf: fresh Ed25519 key (PKCS#8 PEM), 24 h from `now` (never past the
- * CA's own expiry), CN = Pod, SPIFFE URI SAN, keyUsage digitalSignature, EKU clientAuth plus
+ * CA's own expiry), notBefore backdated by the clock-skew margin, CN = Pod, SPIFFE URI SAN, keyUsage digitalSignature, EKU clientAuth plus
  * serverAuth and the Service DNS SANs when the identity names a Service.
  */
 export async function issueWorkloadLeaf(
@@ -72,14 +72,12 @@ export async function issueWorkloadLeaf(
   now: Date,
 ): Promise<IssuedCertificate> {
   const spiffeId = workloadSpiffeId(identity);
-  const notBefore = floorToSecond(now);
+  const issuedAt = floorToSecond(now);
   const notAfter = new Date(
-    Math.min(
-      notBefore.getTime() + WORKLOAD_LEAF_LIFETIME_MS,
-      issuer.certificate.notAfter.getTime(),
-    ),
+    Math.min(issuedAt.getTime() + WORKLOAD_LEAF_LIFETIME_MS, issuer.certificate.notAfter.getTime()),
   );
-  if (notAfter.getTime() <= notBefore.getTime()) {
+  // Judged at the issue time, not the backdated notBefore: no leaf that expires on issue.
+  if (notAfter.getTime() <= issuedAt.getTime()) {
     throw new PkiError(
       'CHAIN_INVALID',
       `issuing a workload certificate for ${identity.namespace}/${identity.pod}: the workload CA certificate expired at ${issuer.certificate.notAfter.toISOString()}`,
@@ -89,7 +87,7 @@ export async function issueWorkloadLeaf(
     { certificate: issuer.certificate, keyPair: issuer.key.keyPair },
     {
       commonName: identity.pod,
-      notBefore,
+      issuedAt,
       notAfter,
       uris: [spiffeId],
       dnsNames:

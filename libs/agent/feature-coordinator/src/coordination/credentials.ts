@@ -2,7 +2,7 @@ import tls from 'node:tls';
 import type { PeerCertificate, SecureContextOptions } from 'node:tls';
 import { ServerCredentials, credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { parseCertificate } from '@podmin/util-pki';
+import { CLOCK_SKEW_MARGIN_MS, parseCertificate } from '@podmin/util-pki';
 import type { NodeLeaf, NodeLeafSource } from '../coordinator.ports';
 import type { WallClock } from '../election/election.ports';
 import { canonicalIpv6, peerIdentity } from './peer-identity';
@@ -146,11 +146,14 @@ export class CoordinationServerCredentials extends ServerCredentials {
 
   /** Time until the renewal point of the served leaf (at once when already past it). */
   private dueInMs(): number {
-    const notBefore = parseCertificate(this.leaf.certificatePem, 'node leaf').notBefore.getTime();
+    // The fraction counts from the issue, not from the notBefore backdated for clock skew.
+    const issuedAt =
+      parseCertificate(this.leaf.certificatePem, 'node leaf').notBefore.getTime() +
+      CLOCK_SKEW_MARGIN_MS;
     const notAfter = this.leaf.notAfter.getTime();
     const now = this.clock.now().getTime();
     const due = Math.min(
-      notBefore + this.renewFraction * (notAfter - notBefore),
+      issuedAt + this.renewFraction * (notAfter - issuedAt),
       // A leaf handed over late (little left) is renewed at the same fraction of what is left.
       now + this.renewFraction * (notAfter - now),
     );

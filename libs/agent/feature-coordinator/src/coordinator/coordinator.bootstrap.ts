@@ -74,6 +74,9 @@ export const coordinatorProcess: AgentProcessDefinition = {
         monotonic: systemMonotonicClock,
         log: logger,
         health: (healthy, detail) => lifecycle.reportHealth(healthy, detail),
+        // The Date of S3's answers, or the mtime of a file just written locally: the election
+        // reads or writes `dns/leader.json` every poll, so the sample is never older than that.
+        serverTime: { lastServerTime: () => store.lastServerTime?.() },
       },
       {
         cluster: config.cluster,

@@ -10,6 +10,7 @@ import type {
   HelloHandler,
   HelloReport,
   ReadinessSource,
+  ServerTimeSource,
 } from '../coordinator.ports';
 import type { EndpointTable } from '../coordination/endpoint-table';
 import { LeaderHelloHandler } from '../coordination/leader-hello-handler';
@@ -31,6 +32,7 @@ import { readDesiredServices, type DesiredServices } from '../snapshot/read-desi
 import { ServicesViewHub, ViewSource, snapshotOf, withoutBackends } from './services-view';
 import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
 import { RolloutCoordinator, type DrainingPod } from '../rollout/rollout-coordinator';
+import { ClockSkewMonitor } from './clock-skew';
 
 /** The bucket operations the coordinator needs (an ObjectStore fits). */
 export type CoordinatorStore = LeaseStore & SnapshotStore & DesiredStateReader;
@@ -68,6 +70,8 @@ export interface CoordinatorDeps {
   readonly health: (healthy: boolean, detail?: string) => void;
   /** Wall-clock time, for admission and halt times in `dns/rollouts.json` (default: Date). */
   readonly wall?: () => Date;
+  /** The bucket's clock, compared with ours on every health report (absent: not checked). */
+  readonly serverTime?: ServerTimeSource;
 }
 
 /** This node's part in the election, for GetLeadership. */
@@ -126,6 +130,7 @@ export class Coordinator implements HelloHandler {
   private leaderUnreachable: string | undefined;
   private lastPassError: string | undefined;
   private healthNote = '';
+  private readonly clockSkew: ClockSkewMonitor | undefined;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -170,6 +175,8 @@ export class Coordinator implements HelloHandler {
       },
     );
     this.lastHeardMs = deps.monotonic.nowMs();
+    this.clockSkew =
+      deps.serverTime === undefined ? undefined : new ClockSkewMonitor(deps.serverTime, deps.log);
   }
 
   /** Startup in the spec's order: restore identities, serve coordination, elect, then reconcile. */
@@ -551,7 +558,10 @@ export class Coordinator implements HelloHandler {
     this.reportHealth();
   }
 
-  /** Health: the leader's last pass, the follower's contact with the leader, and readiness. */
+  /**
+   * Health: the leader's last pass, the follower's contact with the leader, and readiness. Notes
+   * (no kubelet, a skewed clock) show in the detail without making the process unhealthy.
+   */
   private reportHealth(): void {
     const readiness = this.deps.readiness.health();
     const problems: string[] = [];
@@ -563,6 +573,9 @@ export class Coordinator implements HelloHandler {
       problems.push(`leader unreachable: ${this.leaderUnreachable}`);
     if (!readiness.ok) problems.push(`readiness: ${readiness.detail}`);
     const notes = readiness.state === 'no-kubelet' ? [readiness.detail] : [];
+    // Checked on every follower round (every node runs them, the leader too) and every pass.
+    const skew = this.clockSkew?.check();
+    if (skew !== undefined) notes.push(skew);
     const detail = [...problems, ...notes].join('; ');
     if (detail === this.healthNote) return;
     this.healthNote = detail;
