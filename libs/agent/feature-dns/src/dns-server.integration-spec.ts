@@ -387,33 +387,140 @@ describe('DnsServer TCP limits', () => {
     }
   });
 
-  it('closes idle connections and refuses connections over the limit', async () => {
-    const server = new DnsServer(zone, { port: 0, tcpIdleTimeoutMs: 300, maxTcpConnections: 2 });
+  /** Opens a TCP connection to the server, noting when it closes. */
+  function open(port: number, host = '127.0.0.1', localAddress?: string) {
+    const s = net.connect({ port, host, localAddress });
+    const closed = new Promise<number>((r) => s.once('close', () => r(Date.now())));
+    const connected = new Promise<void>((r) => s.once('connect', () => r()));
+    s.on('error', () => undefined);
+    // Replies are discarded (`bytesRead` shows them): a paused socket would never see the close.
+    s.resume();
+    return { s, closed, connected };
+  }
+
+  it('closes a connection idle for the timeout since its accept or its last query', async () => {
+    const server = new DnsServer(zone, { port: 0, tcpIdleTimeoutMs: 300 });
     const { port } = await server.listen();
     try {
-      const open = () => {
-        const s = net.connect(port, '127.0.0.1');
-        const closed = new Promise<number>((r) => s.once('close', () => r(Date.now())));
-        s.on('error', () => undefined);
-        return { s, closed };
-      };
       const start = Date.now();
-      const first = open();
-      const second = open();
-      await Promise.all(
-        [first, second].map(({ s }) => new Promise<void>((r) => s.once('connect', () => r()))),
-      );
-      expect(await until(() => server.counters().tcpAccepted === 2, 2_000)).toBe(true);
-      const third = open();
-      const thirdClosed = await third.closed;
-      expect(thirdClosed - start).toBeLessThan(250);
-      expect(await until(() => server.counters().tcpRefused === 1, 2_000)).toBe(true);
-      const idleClosed = await first.closed;
-      expect(idleClosed - start).toBeGreaterThanOrEqual(250);
-      await second.closed;
+      const silent = open(port);
+      const asking = open(port);
+      await Promise.all([silent.connected, asking.connected]);
+      await new Promise((r) => setTimeout(r, 200));
+      asking.s.write(framed(query('web.default.svc.cluster.local')));
+      const silentClosed = await silent.closed;
+      expect(silentClosed - start).toBeGreaterThanOrEqual(280);
+      expect(silentClosed - start).toBeLessThan(1_000);
+      const askingClosed = await asking.closed;
+      expect(askingClosed - start).toBeGreaterThanOrEqual(480);
+      expect(server.counters().tcpIdleClosed).toBe(2);
     } finally {
       await server.close();
     }
+  });
+
+  it('does not extend the timeout for bytes that never complete a query (slowloris)', async () => {
+    const server = new DnsServer(zone, { port: 0, tcpIdleTimeoutMs: 300 });
+    const { port } = await server.listen();
+    try {
+      const start = Date.now();
+      const slow = open(port);
+      await slow.connected;
+      const bytes = framed(query('web.default.svc.cluster.local'));
+      let at = 0;
+      const trickle = setInterval(() => {
+        if (!slow.s.destroyed && at < bytes.length - 1) slow.s.write(bytes.subarray(at, ++at));
+      }, 50);
+      try {
+        const closed = await slow.closed;
+        expect(closed - start).toBeLessThan(1_000);
+        expect(at).toBeGreaterThan(3);
+      } finally {
+        clearInterval(trickle);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('over the total, closes the oldest idle connection to admit a new one', async () => {
+    const server = new DnsServer(zone, { port: 0, maxTcpConnections: 2 });
+    const { port } = await server.listen();
+    try {
+      const first = open(port);
+      await first.connected;
+      const second = open(port);
+      await second.connected;
+      expect(await until(() => server.counters().tcpAccepted === 2, 2_000)).toBe(true);
+      // The first asks a query later than the second was opened: the second is now the oldest.
+      first.s.write(framed(query('web.default.svc.cluster.local')));
+      expect(await until(() => first.s.bytesRead > 0, 2_000)).toBe(true);
+      const third = open(port);
+      await third.connected;
+      await second.closed;
+      expect(server.counters()).toMatchObject({ tcpAccepted: 3, tcpEvicted: 1, tcpRefused: 0 });
+      third.s.write(framed(query('web.default.svc.cluster.local')));
+      expect(await until(() => third.s.bytesRead > 0, 2_000)).toBe(true);
+      expect(first.s.destroyed).toBe(false);
+      first.s.destroy();
+      third.s.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('over the per-source limit, closes that source’s oldest idle connection, not another’s', async () => {
+    const server = new DnsServer(zone, { port: 0, maxTcpConnectionsPerSource: 2 });
+    const { port } = await server.listen();
+    try {
+      const other = open(port, '127.0.0.1', '127.0.0.2');
+      await other.connected;
+      const a1 = open(port);
+      await a1.connected;
+      const a2 = open(port);
+      await a2.connected;
+      const a3 = open(port);
+      await a3.connected;
+      await a1.closed;
+      expect(server.counters()).toMatchObject({ tcpAccepted: 4, tcpEvicted: 1 });
+      expect(other.s.destroyed).toBe(false);
+      expect(a2.s.destroyed).toBe(false);
+      for (const c of [other, a2, a3]) c.s.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('never closes a connection with a query in progress: refuses the new one instead', async () => {
+    const server = new DnsServer(zone, { port: 0, maxTcpConnections: 1 });
+    const { port } = await server.listen();
+    try {
+      const busy = open(port);
+      await busy.connected;
+      const bytes = framed(query('web.default.svc.cluster.local'));
+      busy.s.write(bytes.subarray(0, 5));
+      expect(await until(() => server.counters().tcpAccepted === 1, 2_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 50));
+      const late = open(port);
+      await late.closed;
+      expect(server.counters()).toMatchObject({ tcpRefused: 1, tcpEvicted: 0 });
+      busy.s.write(bytes.subarray(5));
+      expect(await until(() => busy.s.bytesRead > 0, 2_000)).toBe(true);
+      // Its query answered, it is idle again and makes room.
+      const next = open(port);
+      await next.connected;
+      await busy.closed;
+      expect(server.counters()).toMatchObject({ tcpAccepted: 2, tcpEvicted: 1 });
+      next.s.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses limits that are not positive integers, naming each', () => {
+    expect(
+      () => new DnsServer(zone, { port: 0, maxTcpConnections: 0, tcpIdleTimeoutMs: 1.5 }),
+    ).toThrow(/tcpIdleTimeoutMs 1\.5.*maxTcpConnections 0/);
   });
 
   it('refuses to listen on a non-loopback address', () => {

@@ -1,6 +1,8 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { DnsError } from './dns-error';
+import { TcpConnectionTable } from './tcp-connection-table';
 import { DnsZone, type DnsRcodeName, type DnsResult, type DnsTransport } from './dns-zone';
 import {
   defaultUdpWorkerFile,
@@ -21,10 +23,26 @@ export interface DnsServerOptions {
   host?: string;
   /** UDP and TCP port; 0 picks one free for both. Default 1053. */
   port?: number;
-  /** A TCP connection with no complete query for this long is closed. Default 10 s. */
+  /**
+   * A TCP connection with no complete query for this long since its last one (or its accept)
+   * is closed. Default `DNS_TCP_IDLE_TIMEOUT_MS`.
+   */
   tcpIdleTimeoutMs?: number;
-  /** Open TCP connections beyond this are refused. Default 128. */
+  /**
+   * The same while more than half of `maxTcpConnections` are open. Default
+   * `DNS_TCP_IDLE_TIMEOUT_UNDER_LOAD_MS`, or `tcpIdleTimeoutMs` when that is shorter.
+   */
+  tcpIdleTimeoutUnderLoadMs?: number;
+  /**
+   * Open TCP connections at most: a new one over it closes the connection idle the longest;
+   * refused only when every open one has a query in progress. Default `DNS_TCP_MAX_CONNECTIONS`.
+   */
   maxTcpConnections?: number;
+  /**
+   * Open TCP connections of one source address at most: over it, that source's connection idle
+   * the longest is closed. Default `DNS_TCP_MAX_CONNECTIONS_PER_SOURCE`.
+   */
+  maxTcpConnectionsPerSource?: number;
   /** SO_RCVBUF and SO_SNDBUF of the UDP socket, for bursts (capped by net.core.rmem_max and wmem_max). Default 1 MiB. */
   udpReceiveBufferBytes?: number;
   /**
@@ -55,9 +73,14 @@ export interface DnsCounters {
   notQueries: number;
   /** Packets whose handling threw (a bug; the packet is dropped, the server keeps running). */
   failed: number;
-  /** TCP connections accepted, and those refused over the limit. */
+  /** TCP connections accepted. */
   tcpAccepted: number;
+  /** TCP connections refused over a limit: each one that could make room had a query in progress. */
   tcpRefused: number;
+  /** Idle TCP connections closed to make room for a new one over a limit. */
+  tcpEvicted: number;
+  /** TCP connections closed by the idle timeout. */
+  tcpIdleClosed: number;
   /** Socket errors (send failures, resets). */
   socketErrors: number;
 }
@@ -70,6 +93,40 @@ export interface DnsServerAddress {
 
 const DEFAULT_PORT = 1053;
 const PORT_ATTEMPTS = 20;
+
+/**
+ * Open TCP connections at most. TCP is the fallback path here (one AAAA never needs TC; TCP
+ * is `dig +tcp`, a forwarder's retry, a client preferring it), so real use is a handful; 256
+ * leaves a wide margin for that and still bounds the descriptors and memory a flood can pin.
+ * Over it the connection idle the longest is closed (RFC 7766 §6.2.3), not the newcomer, so
+ * the cap no longer decides who is served.
+ */
+export const DNS_TCP_MAX_CONNECTIONS = 256;
+
+/**
+ * Open TCP connections of one source address at most: a quarter of the total, so one address
+ * flooding (a local user can bind any of 127.0.0.0/8) recycles only its own connections and
+ * leaves three quarters for the others, while 64 is still far above what one client needs.
+ */
+export const DNS_TCP_MAX_CONNECTIONS_PER_SOURCE = 64;
+
+/**
+ * Idle timeout of a TCP connection, from its last complete query or its accept. RFC 7766
+ * §6.2.3 suggests a few seconds; clients here are on loopback and write their query right after
+ * connecting, and a client reusing a connection must reopen one the server closed. 3 s (was
+ * 10 s) holds a connection between a forwarder's queries without letting idle ones pile up.
+ */
+export const DNS_TCP_IDLE_TIMEOUT_MS = 3_000;
+
+/**
+ * Idle timeout while more than half of `DNS_TCP_MAX_CONNECTIONS` are open: a flood is then
+ * likely, and 1 s is still about a thousand loopback round trips for a client to send its query
+ * after connecting, even on a busy node.
+ */
+export const DNS_TCP_IDLE_TIMEOUT_UNDER_LOAD_MS = 1_000;
+
+/** How often idle TCP connections are looked for, as a fraction of the shorter timeout. */
+const IDLE_SWEEPS_PER_TIMEOUT = 4;
 
 function emptyCounters(): DnsCounters {
   return {
@@ -89,6 +146,8 @@ function emptyCounters(): DnsCounters {
     failed: 0,
     tcpAccepted: 0,
     tcpRefused: 0,
+    tcpEvicted: 0,
+    tcpIdleClosed: 0,
     socketErrors: 0,
   };
 }
@@ -138,16 +197,25 @@ export class DnsServer {
   private fast: UdpFastPath | undefined;
   private udpMode: DnsUdpPath = { path: 'dgram', reason: 'not listening' };
   private tcp: net.Server | undefined;
-  private readonly connections = new Set<net.Socket>();
+  private readonly connections: TcpConnectionTable<net.Socket>;
+  /** Connections holding the first bytes of a query not yet complete. */
+  private readonly midQuery = new Set<net.Socket>();
+  private idleSweep: NodeJS.Timeout | undefined;
   private bound: DnsServerAddress | undefined;
 
   constructor(zone: DnsAnswerer, options: DnsServerOptions = {}) {
     this.zone = zone;
+    const tcpIdleTimeoutMs = options.tcpIdleTimeoutMs ?? DNS_TCP_IDLE_TIMEOUT_MS;
     this.options = {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? DEFAULT_PORT,
-      tcpIdleTimeoutMs: options.tcpIdleTimeoutMs ?? 10_000,
-      maxTcpConnections: options.maxTcpConnections ?? 128,
+      tcpIdleTimeoutMs,
+      tcpIdleTimeoutUnderLoadMs:
+        options.tcpIdleTimeoutUnderLoadMs ??
+        Math.min(DNS_TCP_IDLE_TIMEOUT_UNDER_LOAD_MS, tcpIdleTimeoutMs),
+      maxTcpConnections: options.maxTcpConnections ?? DNS_TCP_MAX_CONNECTIONS,
+      maxTcpConnectionsPerSource:
+        options.maxTcpConnectionsPerSource ?? DNS_TCP_MAX_CONNECTIONS_PER_SOURCE,
       udpReceiveBufferBytes: options.udpReceiveBufferBytes ?? 1024 * 1024,
       udpWorkerFile:
         options.udpWorkerFile === undefined ? defaultUdpWorkerFile() : options.udpWorkerFile,
@@ -158,6 +226,31 @@ export class DnsServer {
         `starting the Service DNS server: ${this.options.host} is not a loopback address`,
       );
     }
+    const bad = (
+      [
+        'tcpIdleTimeoutMs',
+        'tcpIdleTimeoutUnderLoadMs',
+        'maxTcpConnections',
+        'maxTcpConnectionsPerSource',
+      ] as const
+    ).filter((key) => !(Number.isSafeInteger(this.options[key]) && this.options[key] > 0));
+    if (bad.length > 0) {
+      throw new DnsError(
+        'INVALID_ARGUMENT',
+        `starting the Service DNS server: ${bad.map((key) => `${key} ${this.options[key]}`).join(', ')} ` +
+          'not a positive integer',
+      );
+    }
+    // A query in progress: bytes of an incomplete one, or replies the client has not taken yet.
+    this.connections = new TcpConnectionTable<net.Socket>(
+      {
+        maxConnections: this.options.maxTcpConnections,
+        maxPerSource: this.options.maxTcpConnectionsPerSource,
+        idleTimeoutMs: this.options.tcpIdleTimeoutMs,
+        idleTimeoutUnderLoadMs: this.options.tcpIdleTimeoutUnderLoadMs,
+      },
+      (socket) => this.midQuery.has(socket) || socket.writableLength > 0,
+    );
   }
 
   /** The zone currently answered. */
@@ -246,8 +339,12 @@ export class DnsServer {
     this.fast = undefined;
     this.tcp = undefined;
     this.bound = undefined;
-    for (const socket of this.connections) socket.destroy();
-    this.connections.clear();
+    this.stopIdleSweep();
+    for (const socket of this.connections.connections()) {
+      this.connections.remove(socket);
+      socket.destroy();
+    }
+    this.midQuery.clear();
     await Promise.all([
       udp ? closeUdp(udp) : undefined,
       // The worker's counts stay in the totals once it has stopped counting.
@@ -365,10 +462,6 @@ export class DnsServer {
   private bindTcp(host: string, port: number): Promise<net.Server> {
     return new Promise((resolve, reject) => {
       const server = net.createServer((socket) => this.serveConnection(socket));
-      server.maxConnections = this.options.maxTcpConnections;
-      server.on('drop', () => {
-        this.stats.tcpRefused++;
-      });
       server.once('error', reject);
       server.listen({ host, port, exclusive: true }, () => {
         server.off('error', reject);
@@ -382,14 +475,28 @@ export class DnsServer {
 
   /** RFC 7766 framing: 2-byte length prefix, any number of (pipelined) queries per connection. */
   private serveConnection(socket: net.Socket): void {
-    this.stats.tcpAccepted++;
-    this.connections.add(socket);
-    socket.setNoDelay(true);
-    socket.setTimeout(this.options.tcpIdleTimeoutMs, () => socket.destroy());
     socket.on('error', () => {
       this.stats.socketErrors++;
     });
-    socket.on('close', () => this.connections.delete(socket));
+    // A socket closed before it was handed over has no address: one source for all of them.
+    const admission = this.connections.add(socket, socket.remoteAddress ?? '', performance.now());
+    if (!admission.admitted) {
+      this.stats.tcpRefused++;
+      socket.destroy();
+      return;
+    }
+    for (const evicted of admission.evicted) {
+      this.stats.tcpEvicted++;
+      this.midQuery.delete(evicted);
+      evicted.destroy();
+    }
+    this.stats.tcpAccepted++;
+    this.startIdleSweep();
+    socket.setNoDelay(true);
+    socket.on('close', () => {
+      this.connections.remove(socket);
+      this.midQuery.delete(socket);
+    });
     let pending: Buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
@@ -410,7 +517,35 @@ export class DnsServer {
           socket.once('drain', () => socket.resume());
         }
       }
+      // Idle time counts from the last complete query: trickled bytes do not extend it.
+      if (offset > 0) this.connections.touch(socket, performance.now());
       pending = offset === pending.length ? Buffer.alloc(0) : pending.subarray(offset);
+      if (pending.length === 0) this.midQuery.delete(socket);
+      else this.midQuery.add(socket);
     });
+  }
+
+  /** Closes idle connections every fraction of the shorter timeout while any is open. */
+  private startIdleSweep(): void {
+    if (this.idleSweep !== undefined) return;
+    const shorter = Math.min(this.options.tcpIdleTimeoutMs, this.options.tcpIdleTimeoutUnderLoadMs);
+    this.idleSweep = setInterval(
+      () => {
+        for (const socket of this.connections.expire(performance.now())) {
+          this.stats.tcpIdleClosed++;
+          this.midQuery.delete(socket);
+          socket.destroy();
+        }
+        if (this.connections.size === 0) this.stopIdleSweep();
+      },
+      Math.ceil(shorter / IDLE_SWEEPS_PER_TIMEOUT),
+    );
+    // The sockets keep the process alive, not this timer.
+    this.idleSweep.unref();
+  }
+
+  private stopIdleSweep(): void {
+    clearInterval(this.idleSweep);
+    this.idleSweep = undefined;
   }
 }
