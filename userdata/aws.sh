@@ -489,22 +489,32 @@ ExecStop=-/usr/sbin/ip -6 rule del priority 1000
 WantedBy=multi-user.target
 EOF
 
-  # TimeoutStopSec covers podmin-agent's whole SIGTERM order (stopBoundMs in
-  # libs/agent/feature-supervisor): six services at most 10 s each to exit (the drain's 3 s
-  # bound is inside the coordinator's), plus the 5 s DNS TTL margin = 65 s, plus 10 s for the
-  # supervisor itself; systemd kills what is left only after that.
+  # KillMode=mixed: systemctl stop sends SIGTERM to the supervisor alone, which stops the
+  # service processes in the spec's order (reconciliation, drain, DNS TTL margin, dataplane
+  # last); SIGKILL goes to every process of the unit only after TimeoutStopSec. (The default,
+  # control-group, would SIGTERM all seven at once; the services ignore a signal while their
+  # supervisor lives, so the order would hold even then.) TimeoutStopSec covers the whole order
+  # (stopBoundMs in libs/agent/feature-supervisor): six services at most 10 s each to exit (the
+  # drain's 3 s bound is inside the coordinator's), plus the 5 s DNS TTL margin = 65 s, plus
+  # 10 s for the supervisor itself.
+  # The spec's startup order: the runtime tmpfs, kubelet, then podmin-agent and CoreDNS (the
+  # agent then restores Service DNS, finds the leader and reconciles). kubelet restarts the
+  # static Pods of the last boot at once; their identity and secret hostPaths (type Directory,
+  # on the tmpfs) are empty after a reboot, so kubelet holds those Pods until the agent's first
+  # pass has rewritten them, and the agent's Pods API watch finds kubelet already serving.
   write_file /etc/systemd/system/podmin-agent.service 0644 <<EOF
 [Unit]
 Description=podmin-agent (static Pods, registry, identities, Service DNS and dataplane)
 Requires=run-podmin.mount
-Wants=network-online.target
-After=network-online.target run-podmin.mount podmin-pod-network.service
+Wants=network-online.target kubelet.service
+After=network-online.target run-podmin.mount podmin-pod-network.service kubelet.service
 
 [Service]
 EnvironmentFile=/etc/podmin/node.env
 ExecStart=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs --provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \${POD_PREFIX}
 Restart=always
 RestartSec=2
+KillMode=mixed
 TimeoutStopSec=75
 
 [Install]
@@ -515,7 +525,7 @@ EOF
 [Unit]
 Description=CoreDNS on the node IPv6 address for Pods
 Wants=network-online.target
-After=network-online.target podmin-pod-network.service
+After=network-online.target podmin-pod-network.service kubelet.service
 
 [Service]
 User=coredns
@@ -533,9 +543,9 @@ EOF
   write_file /etc/systemd/system/kubelet.service 0644 <<'EOF'
 [Unit]
 Description=kubelet (standalone, static Pods only, Pods API enabled)
-Requires=containerd.service podmin-pod-network.service
+Requires=run-podmin.mount containerd.service podmin-pod-network.service
 Wants=podmin-agent.service coredns.service
-After=containerd.service podmin-pod-network.service podmin-agent.service coredns.service
+After=run-podmin.mount containerd.service podmin-pod-network.service
 
 [Service]
 ExecStart=/usr/local/bin/kubelet --config=/etc/podmin/kubelet/config.yaml --root-dir=/var/lib/kubelet
@@ -588,8 +598,8 @@ main() {
   sysctl --system >/dev/null
   systemctl daemon-reload
   systemctl enable --now run-podmin.mount containerd.service podmin-pod-network.service
-  systemctl enable --now podmin-agent.service coredns.service
   systemctl enable --now kubelet.service
+  systemctl enable --now podmin-agent.service coredns.service
   log 'bootstrap complete'
 }
 

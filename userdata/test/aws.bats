@@ -168,7 +168,12 @@ put_dependency() {
   grep -q 'from ${POD_PREFIX} lookup 180' "$etc/systemd/system/podmin-pod-network.service"
   grep -q -- '--provider aws --bucket podmin-example --region us-east-1 --cluster example --nodegroup default --ipv6-prefix ${POD_PREFIX}$' "$etc/systemd/system/podmin-agent.service"
   grep -q '^ExecStart=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs ' "$etc/systemd/system/podmin-agent.service"
-  grep -q '^After=containerd.service podmin-pod-network.service podmin-agent.service coredns.service$' "$etc/systemd/system/kubelet.service"
+  # The spec's startup order: tmpfs, kubelet, then podmin-agent and CoreDNS.
+  grep -q '^After=run-podmin.mount containerd.service podmin-pod-network.service$' "$etc/systemd/system/kubelet.service"
+  grep -q '^Requires=run-podmin.mount containerd.service podmin-pod-network.service$' "$etc/systemd/system/kubelet.service"
+  grep -q '^After=network-online.target run-podmin.mount podmin-pod-network.service kubelet.service$' "$etc/systemd/system/podmin-agent.service"
+  grep -q '^After=network-online.target podmin-pod-network.service kubelet.service$' "$etc/systemd/system/coredns.service"
+  grep -qx 'KillMode=mixed' "$etc/systemd/system/podmin-agent.service"
   grep -q '^Where=/run/podmin$' "$etc/systemd/system/run-podmin.mount"
   # No --workload-ca-publish: the agent's environment names no destination.
   ! grep -q 'PODMIN_WORKLOAD_CA_PUBLISH' "$etc/podmin/node.env"
@@ -281,4 +286,13 @@ agent_archive() {
   rm "$PODMIN_TEST_ROOT/usr/local/bin/coredns"
   run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/coredns.service
   [ "$status" -ne 0 ]
+}
+
+@test 'main starts the units in the spec order: tmpfs, kubelet, then podmin-agent and CoreDNS' {
+  local body starts
+  body="$(declare -f main)"
+  starts="$(grep -o 'systemctl enable --now .*' <<<"$body")"
+  [ "$(sed -n 1p <<<"$starts")" = 'systemctl enable --now run-podmin.mount containerd.service podmin-pod-network.service;' ]
+  [ "$(sed -n 2p <<<"$starts")" = 'systemctl enable --now kubelet.service;' ]
+  [ "$(sed -n 3p <<<"$starts")" = 'systemctl enable --now podmin-agent.service coredns.service;' ]
 }

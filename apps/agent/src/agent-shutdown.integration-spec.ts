@@ -1,11 +1,19 @@
 // The spec's SIGTERM order with real processes: two built agents on one local bucket (node-1
 // leads; node-2 follows and reports a Ready Pod from a stand-in Pods API), then SIGTERM to
-// node-2. Its log must show reconciliation stopped first, the drain acknowledged by the leader,
-// the DNS TTL margin, and the dataplane detached last; the leader must have written a snapshot
-// without node-2's endpoint before node-2's dataplane stopped.
+// node-2 as systemd would send it: to the supervisor's pid alone (`systemctl stop` with the
+// unit's KillMode=mixed), or to every process of node-2 at once (KillMode=control-group, or a
+// terminal's Ctrl-C to the foreground process group). Either way its log must show
+// reconciliation stopped first, the drain acknowledged by the leader, the DNS TTL margin, and
+// the dataplane detached last; the leader must have written a snapshot without node-2's
+// endpoint before node-2's dataplane stopped; and node-2's agent-dns, queried in a loop, must
+// answer every query until the supervisor stops it after the margin.
+import { spawn } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as dnsPacket from 'dns-packet';
+import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { readSnapshot } from '@podmin/agent-feature-coordinator';
@@ -16,7 +24,13 @@ import {
   generateWorkloadCaSecretValue,
   serializeClusterCaSecret,
 } from '@podmin/util-pki';
-import { spawnBuiltAgent, type AgentPorts, type BuiltAgent } from './__fixtures__/built-agent';
+import {
+  AGENT_BIN,
+  spawnBuiltAgent,
+  type AgentPorts,
+  type BuiltAgent,
+  type BuiltAgentOptions,
+} from './__fixtures__/built-agent';
 import { servePodsApi } from './__fixtures__/pods-api';
 
 const MANIFEST = `apiVersion: apps/v1
@@ -56,7 +70,108 @@ const linesOf = (agent: BuiltAgent): Line[] =>
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Line);
 
-describe('podmin-agent SIGTERM (built, two nodes)', () => {
+/**
+ * `spawnBuiltAgent`'s agent, as the leader of its own process group (as systemd starts a unit's
+ * main process, and a shell a foreground job), so the test can signal the whole group.
+ */
+function spawnGroupLeader(options: BuiltAgentOptions): BuiltAgent {
+  const { ports } = options;
+  const child = spawn(process.execPath, [options.program ?? AGENT_BIN, ...options.args], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${ports.health}`,
+      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${ports.registry}`,
+      PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${ports.dns}`,
+      PODMIN_AGENT_COORDINATION_PORT: String(ports.coordination),
+      PODMIN_NODE_ADDRESS: '::1',
+      PODMIN_NODE_ID: options.nodeId ?? 'node-1',
+      PODMIN_NODE_ROOT: options.nodeRoot,
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-(child.pid ?? 0), signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  return {
+    child,
+    output: () => output,
+    tail: (lines = 20) => output.split('\n').slice(-lines).join('\n'),
+    exited,
+    stop: async (graceMs = 15_000) => {
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      killGroup('SIGKILL');
+    },
+  };
+}
+
+/** One AAAA query to agent-dns and whether it answered with the Service's VIP. */
+interface Probe {
+  sentAt: number;
+  ok: boolean;
+  outcome: string;
+}
+
+/**
+ * Queries `name` on 127.0.0.1:`port` every `everyMs` (each with a 500 ms deadline) until
+ * stopped; a resolver in a Pod does the same while the node shuts down.
+ */
+function queryLoop(port: number, name: string, everyMs = 100) {
+  const probes: Probe[] = [];
+  let running = true;
+  const once = (id: number): Promise<Probe> =>
+    new Promise((resolve) => {
+      const sentAt = Date.now();
+      const socket = dgram.createSocket('udp4');
+      const done = (ok: boolean, outcome: string) => {
+        clearTimeout(timer);
+        socket.close();
+        resolve({ sentAt, ok, outcome });
+      };
+      const timer = setTimeout(() => done(false, 'timeout'), 500);
+      socket.on('error', (err) => done(false, err.message));
+      socket.on('message', (msg) => {
+        const reply = dnsPacket.decode(msg) as dnsPacket.DecodedPacket & { rcode?: string };
+        const answers = reply.answers ?? [];
+        done(
+          reply.id === id && reply.rcode === 'NOERROR' && answers.length === 1,
+          `${reply.rcode ?? '?'} ${answers.length} answers`,
+        );
+      });
+      socket.send(
+        dnsPacket.encode({ type: 'query', id, questions: [{ name, type: 'AAAA' }] }),
+        port,
+        '127.0.0.1',
+      );
+    });
+  const loop = (async () => {
+    for (let id = 1; running; id = (id % 65_535) + 1) {
+      probes.push(await once(id));
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    probes,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+describe('podmin-agent stop (built, two nodes)', () => {
   const dirs: string[] = [];
   const tmp = (prefix: string) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -74,147 +189,207 @@ describe('podmin-agent SIGTERM (built, two nodes)', () => {
     coordination: await freeLoopbackPort(),
   });
 
-  it('stops reconciling, drains to the leader, waits the DNS TTL margin, then detaches the dataplane', async () => {
-    const bucket = tmp('podmin-shutdown-bucket-');
-    const secretsFile = path.join(tmp('podmin-shutdown-secrets-'), 'demo.json');
-    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
-    const objects = new LocalDirectoryObjectStore(bucket);
-    await commitDesiredState(objects, {
-      deploy: [buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' })],
-    });
-    // A short lease, so node-1 leads soon; the drain must beat it by far all the same.
-    const env = {
-      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      PODMIN_ELECTION_LEASE_MS: '8000',
-      PODMIN_ELECTION_POLL_MS: '500',
-    };
-    const node1Root = tmp('podmin-shutdown-node1-');
-    const leader = spawnBuiltAgent({
-      args: localAgentArgs(bucket),
-      nodeRoot: node1Root,
-      ports: await ports(),
-      nodeId: 'node-1',
-      env,
-    });
-    const node2Root = tmp('podmin-shutdown-node2-');
-    const socket = path.join(node2Root, 'pods-api.sock');
-    const kubelet = await servePodsApi(socket, [
-      { name: 'web', namespace: 'product', labels: { app: 'web' }, ipv6: NODE2_POD },
-    ]);
-    let follower: BuiltAgent | undefined;
-    try {
-      await waitFor(
-        () =>
-          Promise.resolve(
-            fs.existsSync(path.join(bucket, 'dns/leader.json')) &&
-              fs.readFileSync(path.join(bucket, 'dns/leader.json'), 'utf8').includes('node-1')
-              ? true
-              : undefined,
-          ),
-        'node-1 to lead',
-        30_000,
+  it.each([
+    ['the supervisor alone (systemctl stop, KillMode=mixed)', 'supervisor'],
+    ['every process of the node (KillMode=control-group, Ctrl-C)', 'group'],
+  ] as const)(
+    'SIGTERM to %s: stops reconciling, drains to the leader, waits the DNS TTL margin with DNS answering, then detaches the dataplane',
+    async (_what, target) => {
+      const bucket = tmp('podmin-shutdown-bucket-');
+      const secretsFile = path.join(tmp('podmin-shutdown-secrets-'), 'demo.json');
+      const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
+      await secrets.create(
+        '/demo/_system/workload-ca-key',
+        Buffer.from(generateWorkloadCaSecretValue()),
       );
-      const args = localAgentArgs(bucket);
-      args[args.length - 1] = NODE2_PREFIX;
-      follower = spawnBuiltAgent({
-        args,
-        nodeRoot: node2Root,
-        ports: await ports(),
-        nodeId: 'node-2',
-        env: { ...env, PODMIN_KUBELET_PODS_SOCKET: socket },
+      await secrets.create(
+        '/demo/_system/cluster-ca',
+        Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
+      );
+      const objects = new LocalDirectoryObjectStore(bucket);
+      await commitDesiredState(objects, {
+        deploy: [buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' })],
       });
-      const backends = async () =>
-        (await readSnapshot(objects, { cluster: 'demo' }))?.snapshot.services.flatMap((s) =>
-          s.backends.map((b) => b.address),
-        ) ?? [];
-      await waitFor(
-        async () => ((await backends()).includes(NODE2_POD) ? true : undefined),
-        "node-2's Ready Pod in the leader's snapshot",
-        60_000,
-      );
-      const node2 = follower;
-      await waitFor(
-        () =>
-          Promise.resolve(linesOf(node2).some((l) => l.msg === 'take snapshot') ? true : undefined),
-        'node-2 to take the snapshot',
-        30_000,
-      );
-      const leaderFrom = linesOf(leader).length;
-
-      node2.child.kill('SIGTERM');
-      expect(await node2.exited).toBe(0);
-
-      const own = linesOf(node2);
-      const at = (what: string, pick: (l: Line) => boolean): number => {
-        const line = own.find(pick);
-        if (!line) throw new Error(`no ${what} in node-2's log:\n${node2.tail(60)}`);
-        return Date.parse(line.time);
+      // A short lease, so node-1 leads soon; the drain must beat it by far all the same.
+      const env = {
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+        PODMIN_ELECTION_LEASE_MS: '8000',
+        PODMIN_ELECTION_POLL_MS: '500',
       };
-      const stop = (name: string) =>
-        at(`stop service ${name}`, (l) => l.msg === 'stop service' && l['service'] === name);
-      const stopped = (name: string) =>
-        at(`service stopped ${name}`, (l) => l.msg === 'service stopped' && l['service'] === name);
-      const drained = own.find(
-        (l) => l.service === 'agent-coordinator' && l.msg === 'drain endpoints',
-      );
-      expect(drained).toMatchObject({ leader: 'node-1', acknowledged: true });
-      const steps = [
-        ['shut down', at('shut down', (l) => l.msg === 'shut down')],
-        ['stop staticpod', stop('staticpod')],
-        ['staticpod stopped', stopped('staticpod')],
-        ['stop coordinator', stop('coordinator')],
-        ['drain acknowledged', Date.parse(drained?.time ?? '')],
-        ['coordinator stopped', stopped('coordinator')],
-        ['wait DNS TTL margin', at('margin', (l) => l.msg === 'wait DNS TTL margin')],
-        ['stop dns', stop('dns')],
-        ['stop dataplane', stop('dataplane')],
-        ['dataplane stopped', stopped('dataplane')],
-        ['stopped', at('stopped', (l) => l.msg === 'stopped')],
-      ] as const;
-      for (let i = 1; i < steps.length; i++) {
-        const [before, t0] = steps[i - 1]!;
-        const [after, t1] = steps[i]!;
-        expect({ [`${before} ≤ ${after}`]: t0 <= t1 }).toEqual({ [`${before} ≤ ${after}`]: true });
-      }
-      // The margin is waited in full with the dataplane still up.
-      expect(
-        stop('dns') - at('margin', (l) => l.msg === 'wait DNS TTL margin'),
-      ).toBeGreaterThanOrEqual(4_900);
-      // The dataplane is the last service stopped.
-      const stops = own.filter((l) => l.msg === 'stop service').map((l) => l['service']);
-      expect(stops.at(-1)).toBe('dataplane');
-      expect(stops.slice(0, 2)).toEqual(['staticpod', 'coordinator']);
+      const node1Root = tmp('podmin-shutdown-node1-');
+      const leader = spawnBuiltAgent({
+        args: localAgentArgs(bucket),
+        nodeRoot: node1Root,
+        ports: await ports(),
+        nodeId: 'node-1',
+        env,
+      });
+      const node2Root = tmp('podmin-shutdown-node2-');
+      const socket = path.join(node2Root, 'pods-api.sock');
+      const kubelet = await servePodsApi(socket, [
+        { name: 'web', namespace: 'product', labels: { app: 'web' }, ipv6: NODE2_POD },
+      ]);
+      let follower: BuiltAgent | undefined;
+      try {
+        await waitFor(
+          () =>
+            Promise.resolve(
+              fs.existsSync(path.join(bucket, 'dns/leader.json')) &&
+                fs.readFileSync(path.join(bucket, 'dns/leader.json'), 'utf8').includes('node-1')
+                ? true
+                : undefined,
+            ),
+          'node-1 to lead',
+          30_000,
+        );
+        const args = localAgentArgs(bucket);
+        args[args.length - 1] = NODE2_PREFIX;
+        const node2Ports = await ports();
+        follower = spawnGroupLeader({
+          args,
+          nodeRoot: node2Root,
+          ports: node2Ports,
+          nodeId: 'node-2',
+          env: { ...env, PODMIN_KUBELET_PODS_SOCKET: socket },
+        });
+        const backends = async () =>
+          (await readSnapshot(objects, { cluster: 'demo' }))?.snapshot.services.flatMap((s) =>
+            s.backends.map((b) => b.address),
+          ) ?? [];
+        await waitFor(
+          async () => ((await backends()).includes(NODE2_POD) ? true : undefined),
+          "node-2's Ready Pod in the leader's snapshot",
+          60_000,
+        );
+        const node2 = follower;
+        await waitFor(
+          () =>
+            Promise.resolve(
+              linesOf(node2).some((l) => l.msg === 'take snapshot') ? true : undefined,
+            ),
+          'node-2 to take the snapshot',
+          30_000,
+        );
+        const leaderFrom = linesOf(leader).length;
 
-      // The leader dropped node-2 on its drain and wrote a snapshot without node-2's backend,
-      // both before node-2's dataplane stopped.
-      const fromLeader = linesOf(leader).slice(leaderFrom);
-      const dropped = fromLeader.find(
-        (l) => l.msg === 'drop leaving node endpoints' && l['node'] === 'node-2',
-      );
-      expect(dropped).toMatchObject({ endpoints: 1 });
-      const written = fromLeader.find(
-        (l) =>
-          l.msg === 'write snapshot' &&
-          l['backends'] === 0 &&
-          Date.parse(l.time) >= Date.parse(dropped?.time ?? ''),
-      );
-      expect(written).toBeDefined();
-      expect(Date.parse(written?.time ?? '')).toBeLessThan(stop('dataplane'));
-      expect(await backends()).toEqual([]);
-    } catch (err) {
-      console.error(`node-1:\n${leader.tail(40)}\nnode-2:\n${follower?.tail(60) ?? ''}`);
-      throw err;
-    } finally {
-      kubelet.close();
-      await Promise.all([leader.stop(), follower?.stop()]);
-    }
-  }, 180_000);
+        const queries = queryLoop(node2Ports.dns, 'web.product.svc.cluster.local');
+        await waitFor(
+          () => Promise.resolve(queries.probes.some((p) => p.ok) ? true : undefined),
+          "node-2's agent-dns to answer",
+          10_000,
+        );
+        const signalledAt = Date.now();
+        if (target === 'supervisor') node2.child.kill('SIGTERM');
+        else process.kill(-(node2.child.pid ?? 0), 'SIGTERM');
+        expect(await node2.exited).toBe(0);
+        await queries.stop();
+
+        const own = linesOf(node2);
+        const at = (what: string, pick: (l: Line) => boolean): number => {
+          const line = own.find(pick);
+          if (!line) throw new Error(`no ${what} in node-2's log:\n${node2.tail(60)}`);
+          return Date.parse(line.time);
+        };
+        const stop = (name: string) =>
+          at(`stop service ${name}`, (l) => l.msg === 'stop service' && l['service'] === name);
+        const stopped = (name: string) =>
+          at(
+            `service stopped ${name}`,
+            (l) => l.msg === 'service stopped' && l['service'] === name,
+          );
+        const drained = own.find(
+          (l) => l.service === 'agent-coordinator' && l.msg === 'drain endpoints',
+        );
+        expect(drained).toMatchObject({ leader: 'node-1', acknowledged: true });
+        const steps = [
+          ['shut down', at('shut down', (l) => l.msg === 'shut down')],
+          ['stop staticpod', stop('staticpod')],
+          ['staticpod stopped', stopped('staticpod')],
+          ['stop coordinator', stop('coordinator')],
+          ['drain acknowledged', Date.parse(drained?.time ?? '')],
+          ['coordinator stopped', stopped('coordinator')],
+          ['wait DNS TTL margin', at('margin', (l) => l.msg === 'wait DNS TTL margin')],
+          ['stop dns', stop('dns')],
+          ['stop dataplane', stop('dataplane')],
+          ['dataplane stopped', stopped('dataplane')],
+          ['stopped', at('stopped', (l) => l.msg === 'stopped')],
+        ] as const;
+        for (let i = 1; i < steps.length; i++) {
+          const [before, t0] = steps[i - 1]!;
+          const [after, t1] = steps[i]!;
+          expect({ [`${before} ≤ ${after}`]: t0 <= t1 }).toEqual({
+            [`${before} ≤ ${after}`]: true,
+          });
+        }
+        // The margin is waited in full with the dataplane still up.
+        const marginAt = at('margin', (l) => l.msg === 'wait DNS TTL margin');
+        expect(stop('dns') - marginAt).toBeGreaterThanOrEqual(DNS_TTL_SECONDS * 1000 - 100);
+        // Every service stopped on the supervisor's word, none on a signal. A group signal
+        // reached every service process still running, and each left the stop to the
+        // supervisor (staticpod, stopped first, may exit before it handles the signal); the
+        // supervisor's own signal reached none of them.
+        const services = (msg: string) =>
+          own
+            .filter((l) => l.msg === msg && l.service?.startsWith('agent-'))
+            .map((l) => l.service)
+            .sort();
+        expect(services('stop requested by the supervisor')).toEqual([
+          'agent-coordinator',
+          'agent-dataplane',
+          'agent-dns',
+          'agent-identity',
+          'agent-registry',
+          'agent-staticpod',
+        ]);
+        expect(services('signal')).toEqual([]);
+        const ignored = services('ignore signal; the supervisor stops this process');
+        if (target === 'group')
+          expect(ignored).toEqual(
+            expect.arrayContaining([
+              'agent-dataplane',
+              'agent-dns',
+              'agent-identity',
+              'agent-registry',
+            ]),
+          );
+        else expect(ignored).toEqual([]);
+        // Every query sent from the signal until agent-dns was told to stop was answered with the
+        // VIP, through the drain and the whole TTL margin (one in flight at the stop may be cut).
+        const beforeDnsStop = queries.probes.filter(
+          (p) => p.sentAt >= signalledAt && p.sentAt < stop('dns') - 500,
+        );
+        const inMargin = beforeDnsStop.filter((p) => p.sentAt >= marginAt);
+        expect(beforeDnsStop.filter((p) => !p.ok)).toEqual([]);
+        expect(inMargin.length).toBeGreaterThanOrEqual(20);
+        // The dataplane is the last service stopped.
+        const stops = own.filter((l) => l.msg === 'stop service').map((l) => l['service']);
+        expect(stops.at(-1)).toBe('dataplane');
+        expect(stops.slice(0, 2)).toEqual(['staticpod', 'coordinator']);
+
+        // The leader dropped node-2 on its drain and wrote a snapshot without node-2's backend,
+        // both before node-2's dataplane stopped.
+        const fromLeader = linesOf(leader).slice(leaderFrom);
+        const dropped = fromLeader.find(
+          (l) => l.msg === 'drop leaving node endpoints' && l['node'] === 'node-2',
+        );
+        expect(dropped).toMatchObject({ endpoints: 1 });
+        const written = fromLeader.find(
+          (l) =>
+            l.msg === 'write snapshot' &&
+            l['backends'] === 0 &&
+            Date.parse(l.time) >= Date.parse(dropped?.time ?? ''),
+        );
+        expect(written).toBeDefined();
+        expect(Date.parse(written?.time ?? '')).toBeLessThan(stop('dataplane'));
+        expect(await backends()).toEqual([]);
+      } catch (err) {
+        console.error(`node-1:\n${leader.tail(40)}\nnode-2:\n${follower?.tail(60) ?? ''}`);
+        throw err;
+      } finally {
+        kubelet.close();
+        await Promise.all([leader.stop(), follower?.stop()]);
+      }
+    },
+    180_000,
+  );
 });

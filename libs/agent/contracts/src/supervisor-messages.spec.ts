@@ -1,4 +1,4 @@
-import { isChildMessage } from './supervisor-messages';
+import { isChildMessage, isSupervisorMessage } from './supervisor-messages';
 
 describe('isChildMessage', () => {
   it('accepts exactly the typed messages', () => {
@@ -21,4 +21,17 @@ describe('isChildMessage', () => {
   ])('refuses %p', (message) => {
     expect(isChildMessage(message)).toBe(false);
   });
+});
+
+describe('isSupervisorMessage', () => {
+  it('accepts exactly the stop message', () => {
+    expect(isSupervisorMessage({ type: 'stop' })).toBe(true);
+  });
+
+  it.each([null, 'stop', { type: 'stop', now: true }, { type: 'ready' }, { type: 'exit' }])(
+    'refuses %p',
+    (message) => {
+      expect(isSupervisorMessage(message)).toBe(false);
+    },
+  );
 });

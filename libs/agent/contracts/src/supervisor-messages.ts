@@ -25,6 +25,26 @@ export function isChildMessage(value: unknown): value is ChildMessage {
 }
 
 /**
+ * The supervisor's word to stop: a supervised service process shuts down on this message, not
+ * on SIGTERM or SIGINT, which it ignores while its supervisor lives. A signal sent to the whole
+ * process group (a terminal's Ctrl-C, systemd's `KillMode=control-group`) thus cannot cut the
+ * shutdown order short: only the supervisor decides when each process stops.
+ */
+export interface StopMessage {
+  readonly type: 'stop';
+}
+
+/** Every message podmin-agent sends a service process over the IPC channel. */
+export type SupervisorMessage = StopMessage;
+
+/** Checks an IPC message received from the supervisor; anything else is ignored by the child. */
+export function isSupervisorMessage(value: unknown): value is SupervisorMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  return m['type'] === 'stop' && Object.keys(m).length === 1;
+}
+
+/**
  * What a service process's domain code may tell its supervisor, injected as a port so that no
  * domain service calls `process.send` or `process.exit` itself.
  */

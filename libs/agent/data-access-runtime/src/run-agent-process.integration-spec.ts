@@ -21,12 +21,16 @@ import {
 
 const HANG = Symbol('HANG');
 
+/** Whether the fake's next status call fails with a domain error. */
+const statusFails = { on: false };
+
 /** Fake StaticPod contract: reports the lifecycle through its calls. */
 @Controller()
 @staticpod.StaticPodControllerMethods()
 class FakeController implements staticpod.StaticPodController {
   constructor(@Inject(PROCESS_LIFECYCLE) private readonly lifecycle: ProcessLifecycle) {}
   getStatus(): staticpod.StaticPodStatus {
+    if (statusFails.on) throw new PodminError('OBJECT_NOT_FOUND', 'reading status: none');
     this.lifecycle.reportHealth(false, 'index unreachable');
     return {
       healthy: false,
@@ -35,9 +39,6 @@ class FakeController implements staticpod.StaticPodController {
       indexEtag: '',
       pods: [],
     };
-  }
-  getServices(): staticpod.ServiceDesiredState {
-    throw new PodminError('OBJECT_NOT_FOUND', 'reading services: none');
   }
 }
 
@@ -50,18 +51,20 @@ class Hanger implements OnApplicationShutdown {
   }
 }
 
-/** A recording harness around one in-process run. */
-function harness(root: string) {
+/** A recording harness around one in-process run; `supervised` gives its channel a stop word. */
+function harness(root: string, supervised = false) {
   const sent: ChildMessage[] = [];
   const lines: Array<Record<string, unknown>> = [];
   const exits: number[] = [];
   let disconnect: (() => void) | undefined;
+  let stop: (() => void) | undefined;
   let signal: ((s: NodeJS.Signals) => void) | undefined;
   let exited: (code: number) => void = () => undefined;
   const exitedOnce = new Promise<number>((resolve) => (exited = resolve));
   const channel: SupervisorChannel = {
     send: (m) => sent.push(m),
     onDisconnect: (l) => (disconnect = l),
+    ...(supervised ? { onStop: (l: () => void) => (stop = l) } : {}),
   };
   const options: RunAgentProcessOptions = {
     argv: localAgentArgs(path.join(root, 'bucket')),
@@ -84,6 +87,7 @@ function harness(root: string) {
     options,
     exitedOnce,
     disconnect: () => disconnect?.(),
+    stop: () => stop?.(),
     signal: (s: NodeJS.Signals) => signal?.(s),
   };
 }
@@ -151,8 +155,10 @@ describe('runAgentProcess', () => {
         healthy: false,
         detail: 'index unreachable',
       });
-      await expect(client.getServices({})).rejects.toMatchObject({ code: 'OBJECT_NOT_FOUND' });
+      statusFails.on = true;
+      await expect(client.getStatus({})).rejects.toMatchObject({ code: 'OBJECT_NOT_FOUND' });
     } finally {
+      statusFails.on = false;
       client.close();
     }
     h.signal('SIGTERM');
@@ -173,6 +179,32 @@ describe('runAgentProcess', () => {
     orphan.disconnect();
     expect(await orphan.exitedOnce).toBe(0);
     expect(orphan.lines.some((l) => l['msg'] === 'supervisor gone')).toBe(true);
+  });
+
+  it('under a supervisor ignores SIGTERM and SIGINT, still serving, and stops on its word', async () => {
+    const h = harness(root, true);
+    await runAgentProcess(definition, h.options);
+    const socket = serviceSocket(path.join(root, 'run/podmin/agent'), 'staticpod');
+    // What a group signal (Ctrl-C, KillMode=control-group) delivers to every process.
+    h.signal('SIGTERM');
+    h.signal('SIGINT');
+    const client = agentClient('staticpod', socket);
+    try {
+      await expect(client.getStatus({})).resolves.toMatchObject({ healthy: false });
+    } finally {
+      client.close();
+    }
+    expect(h.exits).toEqual([]);
+    expect(
+      h.lines.filter((l) => l['msg'] === 'ignore signal; the supervisor stops this process'),
+    ).toEqual([
+      expect.objectContaining({ signal: 'SIGTERM' }),
+      expect.objectContaining({ signal: 'SIGINT' }),
+    ]);
+    h.stop();
+    expect(await h.exitedOnce).toBe(0);
+    expect(h.lines.some((l) => l['msg'] === 'stop requested by the supervisor')).toBe(true);
+    expect(fs.existsSync(socket)).toBe(false);
   });
 
   it('exits after the grace when shutdown hangs', async () => {

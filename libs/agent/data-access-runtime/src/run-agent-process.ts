@@ -1,6 +1,7 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import {
   AGENT_SERVICES,
+  isSupervisorMessage,
   type AgentServiceName,
   type ChildMessage,
   type ProcessLifecycle,
@@ -60,6 +61,12 @@ export interface SupervisorChannel {
   send(message: ChildMessage): void;
   /** Calls `listener` once when the supervisor goes away (even by SIGKILL). */
   onDisconnect(listener: () => void): void;
+  /**
+   * Calls `listener` when the supervisor says stop (`{ type: "stop" }`). Present only when a
+   * supervisor is: the process then ignores SIGTERM and SIGINT and stops on this word, so a
+   * signal to its whole process group cannot cut podmin-agent's shutdown order short.
+   */
+  onStop?: (listener: () => void) => void;
 }
 
 /** What a test may replace; a real process uses the defaults. */
@@ -69,7 +76,7 @@ export interface RunAgentProcessOptions {
   channel?: SupervisorChannel;
   /** Ends the process (default `process.exit`). */
   exit?: (code: number) => void;
-  /** Registers the termination signals (default SIGTERM and SIGINT on `process`). */
+  /** Registers the termination signals (default SIGTERM and SIGINT on `process`, every time). */
   onSignal?: (listener: (signal: NodeJS.Signals) => void) => void;
   /** Longest a graceful shutdown may take before the process exits anyway (default 8 s). */
   shutdownGraceMs?: number;
@@ -94,6 +101,15 @@ export const processChannel: SupervisorChannel = {
   onDisconnect: (listener) => {
     if (process.send) process.once('disconnect', listener);
   },
+  ...(process.send
+    ? {
+        onStop: (listener: () => void) => {
+          process.on('message', (message: unknown) => {
+            if (isSupervisorMessage(message)) listener();
+          });
+        },
+      }
+    : {}),
 };
 
 const DEFAULT_GRACE_MS = 8_000;
@@ -102,8 +118,10 @@ const DEFAULT_GRACE_MS = 8_000;
  * The one entry of every agent service process: parses flags and environment once into a
  * frozen config (exit 2 listing every bad value), builds the module, serves its gRPC contract
  * and the standard health service on its Unix socket (and HTTP when the definition asks),
- * reports ready to the supervisor, and shuts down within a bounded grace on SIGTERM, SIGINT,
- * a fatal loop failure, or when the supervisor goes.
+ * reports ready to the supervisor, and shuts down within a bounded grace on the supervisor's
+ * stop message, a fatal loop failure, or when the supervisor goes. Run by hand (no
+ * supervisor) it shuts down on SIGTERM or SIGINT; under a supervisor it logs and ignores them
+ * (they reached the whole process group: the supervisor got them too and stops it in order).
  */
 export async function runAgentProcess(
   definition: AgentProcessDefinition,
@@ -198,11 +216,21 @@ export async function runAgentProcess(
   const onSignal =
     options.onSignal ??
     ((listener: (signal: NodeJS.Signals) => void) => {
-      process.once('SIGTERM', listener);
-      process.once('SIGINT', listener);
+      // `on`, not `once`: a second Ctrl-C must not fall back to Node's default (terminate).
+      process.on('SIGTERM', listener);
+      process.on('SIGINT', listener);
     });
+  const onStop = channel.onStop;
   onSignal((signal) => {
+    if (onStop) {
+      logger.event('info', 'ignore signal; the supervisor stops this process', { signal });
+      return;
+    }
     logger.event('info', 'signal', { signal });
+    void shutdown(0);
+  });
+  onStop?.(() => {
+    logger.event('info', 'stop requested by the supervisor');
     void shutdown(0);
   });
   channel.onDisconnect(() => {

@@ -1,5 +1,6 @@
 import * as dnsPacket from 'dns-packet';
 import type { Answer, OptAnswer, Packet, RecordClass, RecordType, SoaAnswer } from 'dns-packet';
+import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { serviceVip } from '@podmin/util-desired-state';
 import { hasCode } from '@podmin/util-errors';
 import { DnsZone, encodeReply, udpReplyLimit, type ReplyParts } from './dns-zone';
@@ -90,6 +91,25 @@ describe('DnsZone answers', () => {
       { name: 'web.default.svc.cluster.local', type: 'AAAA', class: 'IN' },
     ]);
     expect(reply.authorities).toEqual([]);
+  });
+
+  it("carries the agent's one DNS TTL constant in answers, NS and the SOA's negative TTL", () => {
+    // podmin-agent's shutdown margin is derived from the same constant (agent.spec.ts in
+    // feature-supervisor): changing it changes both.
+    const aaaa = ask(query('web.default.svc.cluster.local'));
+    const nodata = ask(query('web.default.svc.cluster.local', { type: 'TXT' }));
+    const ns = ask(query('svc.cluster.local', { type: 'NS' }));
+    expect({
+      aaaa: aaaa.answers?.map((a) => (a.type === 'OPT' ? undefined : a.ttl)),
+      ns: ns.answers?.map((a) => (a.type === 'OPT' ? undefined : a.ttl)),
+      soaTtl: soaOf(nodata).ttl,
+      soaMinimum: soaOf(nodata).data.minimum,
+    }).toEqual({
+      aaaa: [DNS_TTL_SECONDS],
+      ns: [DNS_TTL_SECONDS],
+      soaTtl: DNS_TTL_SECONDS,
+      soaMinimum: DNS_TTL_SECONDS,
+    });
   });
 
   it('keeps each ID, question and EDNS apart when the same reply is served again', () => {

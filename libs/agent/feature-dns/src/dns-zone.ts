@@ -3,11 +3,12 @@ import type { Answer } from 'dns-packet';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { serviceVip } from '@podmin/util-desired-state';
 import { isDns1123Label } from '@podmin/util-manifest';
+// TTL of every record and the SOA minimum (negative TTL): one constant, from which podmin-agent's
+// shutdown derives its DNS TTL margin too.
+import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 
 /** The zone the agent is authoritative for. */
 export const DNS_ZONE_APEX = 'svc.cluster.local';
-/** TTL of every record, and the SOA minimum (negative TTL): a new Service is visible within 5 s. */
-export const DNS_TTL_SECONDS = 5;
 /** The EDNS(0) UDP payload size this server advertises and caps clients at (DNS flag day 2020). */
 export const DNS_SERVER_UDP_PAYLOAD = 1232;
 /** The UDP limit without EDNS, and the floor of an advertised size (RFC 6891 §6.2.5). */

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { localAgentFlags } from '@podmin/testing';
 import { DNS_TTL_MARGIN_MS, parseAgentArgs, runAgent, serviceSpecs } from './agent';
@@ -189,15 +190,32 @@ describe('the shutdown order', () => {
     expect(paused.map((s) => [s.name, s.pauseAfterStop])).toEqual([
       ['coordinator', { ms: DNS_TTL_MARGIN_MS, why: 'wait DNS TTL margin' }],
     ]);
-    expect(DNS_TTL_MARGIN_MS).toBe(5_000);
     expect(ordered.at(-1)?.name).toBe('dataplane');
   });
 
-  it("fits in the systemd unit's TimeoutStopSec with room for the supervisor itself", () => {
+  it("derives the margin from agent-dns's one TTL constant, so changing it changes both", () => {
+    // dns-zone.spec.ts in feature-dns shows the answers carry the same DNS_TTL_SECONDS.
+    expect(DNS_TTL_MARGIN_MS).toBe(DNS_TTL_SECONDS * 1000);
+    expect(DNS_TTL_SECONDS).toBe(5);
+  });
+
+  /** The `[Service]` section of podmin-agent.service as userdata/aws.sh writes it. */
+  const agentUnit = (): string => {
     const script = fs.readFileSync(path.resolve(__dirname, '../../../../userdata/aws.sh'), 'utf8');
-    const unit = script.slice(script.indexOf('/etc/systemd/system/podmin-agent.service'));
-    const seconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
+    const from = script.indexOf('/etc/systemd/system/podmin-agent.service');
+    return script.slice(from, script.indexOf('\nEOF\n', from));
+  };
+
+  it("fits in the systemd unit's TimeoutStopSec with room for the supervisor itself", () => {
+    const seconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(agentUnit())?.[1]);
     expect(stopBoundMs(specs)).toBe(6 * STOP_GRACE_MS + DNS_TTL_MARGIN_MS);
     expect(seconds * 1000).toBeGreaterThanOrEqual(stopBoundMs(specs) + 10_000);
+  });
+
+  it('has systemd signal the supervisor alone on stop (KillMode=mixed), SIGKILL to all only after the timeout', () => {
+    // control-group (the default) would SIGTERM every service at once; process would leave the
+    // services running after a hung supervisor, never SIGKILLed.
+    expect(agentUnit().match(/^KillMode=.*$/gm)).toEqual(['KillMode=mixed']);
+    expect(agentUnit()).not.toMatch(/^(KillSignal|SendSIGKILL|ExecStop)=/m);
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   DEFAULT_HEALTH_ADDRESS,
+  DNS_TTL_SECONDS,
   agentFlagArgs,
   formatAddress,
   parseAgentInvocation,
@@ -38,11 +39,12 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
 export const COORDINATOR_NICE = 10;
 
 /**
- * The DNS TTL margin of the shutdown: Service answers carry TTL 5 s (DESIGN.md §6.9), so after
- * the drain the agent waits that long, with the dataplane still forwarding, before detaching
- * it: an answer a Pod cached just before the drain still reaches a forwarding node.
+ * The DNS TTL margin of the shutdown: Service answers carry the TTL `DNS_TTL_SECONDS` (one
+ * constant, agent-dns answers with it), so after the drain the agent waits that long, with the
+ * dataplane still forwarding, before detaching it: an answer a Pod cached just before the drain
+ * still reaches a forwarding node.
  */
-export const DNS_TTL_MARGIN_MS = 5_000;
+export const DNS_TTL_MARGIN_MS = DNS_TTL_SECONDS * 1000;
 
 /**
  * The service processes the agent supervises, with their shutdown order; each gets the same flags

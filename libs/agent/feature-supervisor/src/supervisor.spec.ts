@@ -36,7 +36,9 @@ function capture() {
     for (const line of d.toString().split('\n').filter(Boolean))
       lines.push(JSON.parse(line) as Record<string, unknown>);
   });
-  return { log: new JsonLogger({ service: 'test', write: (l) => out.write(l) }), lines };
+  // Every line, repeats too: these tests read each restart's warning (JsonLogger folds them).
+  const log = new JsonLogger({ service: 'test', write: (l) => out.write(l), repeatWindowMs: 0 });
+  return { log, lines };
 }
 
 describe('Supervisor', () => {
@@ -128,6 +130,38 @@ describe('Supervisor', () => {
     } finally {
       await supervisor.stop();
       await server.close();
+    }
+  });
+
+  it('stops a service that ignores SIGTERM and SIGINT by its stop word, in order and at once', async () => {
+    const { log, lines } = capture();
+    const supervisor = new Supervisor(
+      [spec('first', 'supervised', 1), spec('second', 'supervised', 2)],
+      log,
+    );
+    supervisor.start();
+    try {
+      await until(() => supervisor.ready(), 'readiness');
+      // What a group signal delivers to every process: it must stop none of them.
+      for (const s of supervisor.statuses()) {
+        process.kill(s.pid ?? 0, 'SIGTERM');
+        process.kill(s.pid ?? 0, 'SIGINT');
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(supervisor.statuses().map((s) => s.state)).toEqual(['running', 'running']);
+      const started = Date.now();
+      await supervisor.stop();
+      // Far below STOP_GRACE_MS: the word stopped them, not the SIGKILL after the grace.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(
+        lines.filter((l) => l['msg'] === 'service stopped').map((l) => [l['service'], l['exit']]),
+      ).toEqual([
+        ['first', 'code 0'],
+        ['second', 'code 0'],
+      ]);
+      expect(lines.some((l) => l['msg'] === 'service did not stop; killing')).toBe(false);
+    } finally {
+      await supervisor.stop();
     }
   });
 

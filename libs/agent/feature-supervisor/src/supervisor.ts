@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import readline from 'node:readline';
-import { isChildMessage } from '@podmin/agent-contracts';
+import { isChildMessage, type SupervisorMessage } from '@podmin/agent-contracts';
 import type { JsonLogger } from '@podmin/agent-util-logging';
 
 /** One supervised service process. */
@@ -149,7 +149,7 @@ interface Slot {
 }
 
 /**
- * How long a service has to exit after SIGTERM before it is killed. Each service process bounds
+ * How long a service has to exit after the stop word (SIGTERM without IPC) before it is killed. Each service process bounds
  * its own shutdown at 8 s (data-access-runtime), so this kill is for a process that hangs.
  */
 export const STOP_GRACE_MS = 10_000;
@@ -226,8 +226,10 @@ export class Supervisor {
   }
 
   /**
-   * Stops services one by one in stop order (SIGTERM, then SIGKILL after a grace period), with
-   * each spec's pause after it; at most {@link stopBoundMs} of the specs.
+   * Stops services one by one in stop order (the IPC stop word, or SIGTERM to a process without
+   * IPC; SIGKILL after a grace period), with each spec's pause after it; at most
+   * {@link stopBoundMs} of the specs. Service processes ignore SIGTERM and SIGINT while their
+   * supervisor lives, so a signal to the whole process group stops them only through this.
    */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -333,9 +335,12 @@ export class Supervisor {
     slot.status.state = 'stopping';
     this.log.event('info', 'stop service', { service: slot.spec.name });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
+    const stop: SupervisorMessage = { type: 'stop' };
+    // A channel that closed meanwhile: the child exits on its own, SIGTERM only makes sure.
+    if (child.connected) child.send(stop, (err) => err && child.kill('SIGTERM'));
+    else child.kill('SIGTERM');
     const timer = setTimeout(() => {
-      this.log.event('warn', 'service ignored SIGTERM; killing', { service: slot.spec.name });
+      this.log.event('warn', 'service did not stop; killing', { service: slot.spec.name });
       child.kill('SIGKILL');
     }, STOP_GRACE_MS);
     await exited;

@@ -1,3 +1,4 @@
 export * from './agent-config';
 export * from './process-config';
 export * from './provider-rules';
+export * from './agent-constants';
