@@ -14,7 +14,7 @@ const STATE = Symbol('STATE');
 
 const state: { healthy: boolean; fail?: PodminErrorCode } = { healthy: true };
 
-/** Test controller: status from a mutable object, services always failing with a domain error. */
+/** Test controller: status from a mutable object, or a domain error when `fail` is set. */
 @Controller()
 @staticpod.StaticPodControllerMethods()
 class FakeStaticPodController implements staticpod.StaticPodController {
@@ -32,9 +32,6 @@ class FakeStaticPodController implements staticpod.StaticPodController {
       indexEtag: '"e"',
       pods: ['web'],
     };
-  }
-  getServices(): staticpod.ServiceDesiredState {
-    throw new PodminError('PRECONDITION_FAILED', 'staging: index changed');
   }
 }
 
@@ -80,11 +77,13 @@ describe('startGrpcService over a Unix socket', () => {
         indexEtag: '"e"',
         pods: ['web'],
       });
-      await expect(client.getServices({})).rejects.toMatchObject({
+      state.fail = 'PRECONDITION_FAILED';
+      await expect(client.getStatus({})).rejects.toMatchObject({
         code: 'PRECONDITION_FAILED',
-        message: expect.stringContaining('staging: index changed') as unknown,
+        message: expect.stringContaining('reading status: PRECONDITION_FAILED') as unknown,
       });
     } finally {
+      delete state.fail;
       client.close();
     }
   });

@@ -74,14 +74,18 @@ class FakeSecrets implements SecretSource {
   }
 }
 
-/** Identity fake: a stable fingerprint per Pod, with an optional hook run during staging. */
+/**
+ * Identity fake: a stable fingerprint per Pod and certificate generation (bump `generation` to
+ * model a renewed or reissued certificate), with an optional hook run during staging.
+ */
 class FakeIdentity implements IdentityIssuer {
   removed: string[] = [];
+  generation = 0;
   duringEnsure: (() => Promise<void>) | undefined;
   ensure(request: IdentityRequest): Promise<{ fingerprint: string }> {
     const fingerprint = crypto
       .createHash('sha256')
-      .update(`${request.namespace}/${request.pod}/${request.service ?? ''}`)
+      .update(`${request.namespace}/${request.pod}/${request.service ?? ''}/${this.generation}`)
       .digest('hex');
     return (this.duringEnsure?.() ?? Promise.resolve()).then(() => ({ fingerprint }));
   }
@@ -248,6 +252,35 @@ describe('StaticPodReconciler on a real filesystem and local bucket', () => {
     expect(fs.readdirSync(path.join(paths().workloads, 'web', 'secrets'))).toHaveLength(1);
     await make().reconcileOnce();
     expect(secrets.fetched).toHaveLength(6);
+  });
+
+  it('republishes a Pod whose certificate alone changed, with only its identity annotation new', async () => {
+    await deploy(store, 'web', 'workers', { secrets: 'db-url', service: true });
+    await reconciler.reconcileOnce();
+    const file = path.join(paths().manifests, 'web.yaml');
+    const before = parseYaml(fs.readFileSync(file, 'utf8')) as Record<string, any>;
+    const indexBefore = (await store.get(INDEX_KEY)).etag;
+    // Same index, same payloads, same secrets: nothing to publish.
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
+
+    // agent-identity renewed the workload certificate: a new fingerprint, nothing else.
+    identity.generation++;
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({
+      status: 'published',
+      changedFiles: 1,
+      removedFiles: 0,
+    });
+    expect((await store.get(INDEX_KEY)).etag).toBe(indexBefore);
+    const after = parseYaml(fs.readFileSync(file, 'utf8')) as Record<string, any>;
+    const annotation = 'podmin.dev/identity-revision';
+    expect(after['metadata']['annotations'][annotation]).not.toBe(
+      before['metadata']['annotations'][annotation],
+    );
+    // kubelet restarts the Pod for the annotation alone: everything else is as it was.
+    delete before['metadata']['annotations'][annotation];
+    delete after['metadata']['annotations'][annotation];
+    expect(after).toEqual(before);
+    await expect(reconciler.reconcileOnce()).resolves.toEqual({ status: 'unchanged' });
   });
 
   it('removes deleted deployments, their workload files and stale manifests', async () => {

@@ -18,8 +18,4 @@ export class StaticPodGrpcController implements staticpod.StaticPodController {
       pods: s.pods,
     };
   }
-
-  getServices(): staticpod.ServiceDesiredState {
-    return this.service.desiredServices();
-  }
 }

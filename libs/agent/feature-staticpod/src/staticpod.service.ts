@@ -7,7 +7,6 @@ import {
 } from '@nestjs/common';
 import { PROCESS_LIFECYCLE, type ProcessLifecycle } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { stringifyCanonical } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
 import { runReconcileLoop, DEFAULT_TIMING, type LoopTiming } from './reconcile-loop';
 import { StaticPodReconciler, type RolloutCoordination } from './reconciler';
@@ -44,16 +43,12 @@ export const STATICPOD_RECEIPTS = Symbol('STATICPOD_RECEIPTS');
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** Runs the reconcile loop for the process's lifetime and keeps the handed-on Service state. */
+/** Runs the reconcile loop for the process's lifetime. */
 @Injectable()
 export class StaticPodService
   implements OnApplicationBootstrap, OnApplicationShutdown, ServiceSink
 {
   readonly reconciler: StaticPodReconciler;
-  private services: { services: DesiredService[]; indexEtag: string } = {
-    services: [],
-    indexEtag: '',
-  };
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private receiptLoop: Promise<void> | undefined;
@@ -94,30 +89,14 @@ export class StaticPodService
     );
   }
 
-  /** ServiceSink: keeps the latest Service desired state for the coordinator. */
+  /**
+   * ServiceSink: the NodeGroup's verified Services, after the Pod commit (the spec's order). No
+   * process consumes them: the leader's coordinator reads every Service payload of the cluster
+   * from the index itself (DESIGN.md §6.20), so this only logs the count.
+   */
   publish(services: readonly DesiredService[]): Promise<void> {
-    this.services = {
-      services: [...services],
-      indexEtag: this.reconciler.status().indexEtag ?? '',
-    };
-    this.log.event('info', 'hand on services', { count: services.length });
+    this.log.event('info', 'staged services', { count: services.length });
     return Promise.resolve();
-  }
-
-  /** The Service desired state as the contract returns it. */
-  desiredServices(): {
-    services: Array<{ namespace: string; name: string; owner: string; yaml: string }>;
-    indexEtag: string;
-  } {
-    return {
-      indexEtag: this.services.indexEtag,
-      services: this.services.services.map((s) => ({
-        namespace: s.namespace,
-        name: s.name,
-        owner: s.owner,
-        yaml: stringifyCanonical(s.object),
-      })),
-    };
   }
 
   onApplicationBootstrap(): void {

@@ -22,33 +22,12 @@ export interface StaticPodStatus {
   pods: string[];
 }
 
-export interface GetServicesRequest {}
-
-export interface DesiredService {
-  namespace: string;
-  name: string;
-  /** Index key of the owning deployment, <nodegroup>/<name>. */
-  owner: string;
-  /** Canonical Service YAML. */
-  yaml: string;
-}
-
-export interface ServiceDesiredState {
-  services: DesiredService[];
-  /** Index ETag the state was staged from. */
-  indexEtag: string;
-}
-
 export const PODMIN_AGENT_V1_PACKAGE_NAME = 'podmin.agent.v1';
 
 export interface StaticPodClient {
   /** Health of the last reconciliation pass. */
 
   getStatus(request: GetStatusRequest): Observable<StaticPodStatus>;
-
-  /** The Service desired state published after the last successful Pod commit. */
-
-  getServices(request: GetServicesRequest): Observable<ServiceDesiredState>;
 }
 
 export interface StaticPodController {
@@ -57,17 +36,11 @@ export interface StaticPodController {
   getStatus(
     request: GetStatusRequest,
   ): Promise<StaticPodStatus> | Observable<StaticPodStatus> | StaticPodStatus;
-
-  /** The Service desired state published after the last successful Pod commit. */
-
-  getServices(
-    request: GetServicesRequest,
-  ): Promise<ServiceDesiredState> | Observable<ServiceDesiredState> | ServiceDesiredState;
 }
 
 export function StaticPodControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ['getStatus', 'getServices'];
+    const grpcMethods: string[] = ['getStatus'];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod('StaticPod', method)(constructor.prototype[method], method, descriptor);
