@@ -591,7 +591,7 @@ process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n
  * back to Node's dgram socket.
  */
 async function buildDnsUdpWorker(bin) {
-  await build({
+  const worker = await build({
     entryPoints: [path.join(root, 'libs/agent/feature-dns/src/udp-worker.ts')],
     outfile: path.join(bin, 'agent-dns-udp.cjs'),
     bundle: true,
@@ -604,8 +604,11 @@ async function buildDnsUdpWorker(bin) {
     minifySyntax: true,
     minifyWhitespace: true,
     keepNames: true,
+    metafile: true,
     logLevel: 'warning',
   });
+  // What it bundled, for the release's SBOM (tools/release/agent-sbom.mjs); not packed.
+  fs.writeFileSync(path.join(bin, 'agent-dns-udp.cjs.meta.json'), JSON.stringify(worker.metafile));
 }
 
 /**
@@ -635,8 +638,11 @@ async function embedAwsClients(file) {
     minifySyntax: true,
     minifyWhitespace: true,
     keepNames: true,
+    metafile: true,
     logLevel: 'warning',
   });
+  // What the embedded clients bundled, for the release's SBOM (tools/release/agent-sbom.mjs).
+  fs.writeFileSync(`${file}.aws-sdk.meta.json`, JSON.stringify(sdk.metafile));
   // Brotli and base64: the literal stays in every process's heap as part of the bundle's source,
   // and compressed it is a fifth of the program's size.
   const { brotliCompressSync, constants } = require('node:zlib');
