@@ -370,15 +370,15 @@ describe('buildDeployment', () => {
     it.each<[string, Edit[], string, string]>([
       [
         'unknown top-level field',
-        [['status', {}]],
-        'DaemonSet status',
+        [['replicas', 3]],
+        'DaemonSet replicas',
         'allowed fields here are: apiVersion, kind, metadata, spec',
       ],
       ['missing metadata', [['metadata', undefined]], 'DaemonSet metadata', 'is required'],
       [
         'unknown metadata field',
-        [['metadata.uid', 'x']],
-        'DaemonSet metadata.uid',
+        [['metadata.finalizers', ['x']]],
+        'DaemonSet metadata.finalizers',
         'name, namespace, labels, annotations',
       ],
       ['missing name', [['metadata.name', undefined]], 'DaemonSet metadata.name', 'is required'],
@@ -1352,7 +1352,18 @@ describe('buildDeployment', () => {
     });
 
     it.each<[string, Edit[], string, string]>([
-      ['status', [['status', {}]], 'Service status', 'podmin supports only Service metadata.name'],
+      [
+        'a real status',
+        [['status', { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } }]],
+        'Service status',
+        'is written by the Kubernetes API server',
+      ],
+      [
+        'an unknown top-level field',
+        [['extra', {}]],
+        'Service extra',
+        'podmin supports only Service metadata.name',
+      ],
       ['labels', [['metadata.labels', { a: 'b' }]], 'Service metadata.labels', 'is not supported'],
       ['missing name', [['metadata.name', undefined]], 'Service metadata.name', 'is required'],
       ['invalid name', [['metadata.name', 'My_Svc']], 'Service metadata.name', 'DNS-1123 label'],
@@ -1533,5 +1544,40 @@ describe('buildDeployment refuses what kubelet would refuse', () => {
     expect(err.problems[0]?.message).toMatch(
       /^deployment workers\/app has a Pod payload of \d+ bytes, over the 1048576-byte limit/,
     );
+  });
+});
+
+describe('messages name only what is allowed (issue 31)', () => {
+  it('lists labels and annotations, never name or namespace, for an unknown template metadata field', () => {
+    const err = expectInvalid(edit(MINIMAL, [['spec.template.metadata.generateName', 'x']]));
+    const message = messageFor(err, 'DaemonSet spec.template.metadata.generateName');
+    expect(message).toBe('is not supported; allowed fields here are: labels, annotations');
+  });
+
+  it('still refuses the template name and namespace with their own reason, once each', () => {
+    const err = expectInvalid(
+      edit(MINIMAL, [
+        ['spec.template.metadata.name', 'x'],
+        ['spec.template.metadata.namespace', 'y'],
+      ]),
+    );
+    for (const field of ['name', 'namespace']) {
+      const path = `DaemonSet spec.template.metadata.${field}`;
+      expect(err.problems.filter((p) => p.field === path)).toHaveLength(1);
+      expect(messageFor(err, path)).toContain(`from the DaemonSet metadata.${field}`);
+    }
+  });
+
+  it('refuses appProtocol without an aside about named ports', () => {
+    const text = `${MINIMAL}---\n${edit(MINIMAL_SERVICE, [['spec.ports', [{ port: 80, appProtocol: 'http' }]]])}`;
+    const message = messageFor(expectInvalid(text), 'Service spec.ports[0].appProtocol');
+    expect(message).toBe('is not supported; a Service port has only port, targetPort and protocol');
+  });
+
+  it('refuses a port name once, saying podmin has no named ports', () => {
+    const text = `${MINIMAL}---\n${edit(MINIMAL_SERVICE, [['spec.ports', [{ port: 80, name: 'web' }]]])}`;
+    const err = expectInvalid(text);
+    expect(err.problems.filter((p) => p.field === 'Service spec.ports[0].name')).toHaveLength(1);
+    expect(messageFor(err, 'Service spec.ports[0].name')).toContain('podmin has no named ports');
   });
 });

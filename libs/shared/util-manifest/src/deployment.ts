@@ -31,6 +31,7 @@ import {
 import { checkImageOverrides } from './flags';
 import type { ImageOverrides } from './flags';
 import { checkPodSpec } from './pod-spec';
+import { dropServerPopulatedFields } from './server-fields';
 import { checkNamespace, checkSelectorSubset, checkService } from './service';
 import type { CheckedService } from './service';
 import { parseYamlDocuments, stringifyCanonical, yamlSizeBound } from './yaml';
@@ -139,6 +140,13 @@ export function buildDeployment(text: string, opts: BuildOptions): Deployment {
     });
   }
 
+  // kubectl's empty server-populated fields are dropped before the field checks (DESIGN §6.14).
+  if (daemonSet !== undefined) {
+    dropServerPopulatedFields(daemonSet, 'DaemonSet', new ProblemSink(problems, 'DaemonSet'));
+  }
+  if (service !== undefined) {
+    dropServerPopulatedFields(service, 'Service', new ProblemSink(problems, 'Service'));
+  }
   const images = opts.images ?? { named: new Map<string, string>() };
   problems.push(...checkImageOverrides(images));
   const checked =
@@ -455,11 +463,14 @@ function checkTemplateMetadata(
       );
     }
   }
+  // name and namespace have their own message above; the list of what is allowed names only
+  // what is allowed.
   checkKeys(
     metadata,
     ['labels', 'annotations', 'name', 'namespace'],
     'spec.template.metadata',
     sink,
+    'is not supported; allowed fields here are: labels, annotations',
   );
   result.labels =
     metadata.labels === undefined

@@ -31,3 +31,6 @@ export {
   WORKLOAD_IDENTITY_VOLUME,
   workloadIdentityHostPath,
 } from './constants';
+export { SERVER_POPULATED_FIELDS, isEmptyServerValue } from './server-fields';
+export { STATIC_POD_REFUSALS, checkStaticPodFields } from './static-pod-fields';
+export type { StaticPodRefusal } from './static-pod-fields';

@@ -23,6 +23,7 @@ import {
 import { checkContainerDetails, checkResources } from './container-checks';
 import { checkClusterImage } from './image-reference';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
+import { checkStaticPodFields } from './static-pod-fields';
 
 const SPEC_PATH = 'spec.template.spec';
 const SCHEDULING_FIELDS = ['nodeName', 'affinity', 'schedulerName', 'topologySpreadConstraints'];
@@ -70,6 +71,7 @@ export function checkPodSpec(
     sink,
     'is not a Kubernetes v1 PodSpec field; check its spelling against the v1 PodSpec reference',
   );
+  checkStaticPodFields(spec, SPEC_PATH, sink);
   for (const field of SCHEDULING_FIELDS) {
     if (spec[field] !== undefined) {
       sink.add(

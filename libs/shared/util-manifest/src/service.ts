@@ -200,12 +200,18 @@ function checkPorts(value: unknown, sink: ProblemSink): Record<string, unknown>[
       valid = false;
       return;
     }
+    if (port.name !== undefined) {
+      sink.add(
+        childPath(itemPath, 'name'),
+        'is not supported: podmin has no named ports; remove name and refer to the port by number',
+      );
+    }
     checkKeys(
       port,
-      ['port', 'targetPort', 'protocol'],
+      ['port', 'targetPort', 'protocol', 'name'],
       itemPath,
       sink,
-      'is not supported; a Service port has only port, targetPort and protocol (podmin has no named ports)',
+      'is not supported; a Service port has only port, targetPort and protocol',
     );
     const number = expectInteger(port.port, childPath(itemPath, 'port'), sink, 1, 65535);
     let targetPort: number | undefined = number;
