@@ -3,7 +3,8 @@ import { LocalImageStore } from '@podmin/cli-data-access-image-store';
 import { InMemoryObjectStore, makeTempDir } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
-import { REF_NAME_ANNOTATION, parseImageIndex } from '@podmin/util-oci';
+import { REF_NAME_ANNOTATION, formatReference, parseImageIndex } from '@podmin/util-oci';
+import { resolveClusterImage } from '@podmin/util-manifest';
 import { QuietReporter } from './__fixtures__/quiet-reporter';
 import { buildImage } from './build/build-image';
 import type { ImageDeps } from './image-deps';
@@ -141,6 +142,14 @@ describe('pushImage', () => {
         backoff: () => Promise.resolve(),
       }),
     ).rejects.toMatchObject({ code: 'CONFLICT_RETRIES_EXHAUSTED' });
+  });
+
+  it('publishes a tagless destination as :latest, which is what --image resolves it to (issue 31)', async () => {
+    const bucket = new InMemoryObjectStore();
+    const pushed = await pushImage(deps, bucket, { source: 'hello:v1', destination: 'web' });
+    expect(formatReference(pushed)).toBe('registry.podmin.internal/apps/web:latest');
+    expect(formatReference(pushed)).toBe(resolveClusterImage('web', '--image'));
+    expect(await tagsIn(bucket, 'apps/web')).toEqual(['latest']);
   });
 
   it('refuses a mirror/ destination and an unknown local image', async () => {

@@ -1,5 +1,6 @@
 import { PodminError } from '@podmin/util-errors';
 import {
+  DEFAULT_TAG,
   LAYOUT_INDEX_FILE,
   clusterDestination,
   formatReference,
@@ -18,7 +19,10 @@ import { ensureImage } from './source';
 export interface PushOptions extends IndexMergeOptions {
   /** Image to publish: a local build (`hello:v1`) or a source registry reference. */
   source: string;
-  /** Cluster destination (`hello:v2`, `registry.podmin.internal/apps/x:y`); derived from the source when absent. */
+  /**
+   * Cluster destination (`hello:v2`, `registry.podmin.internal/apps/x:y`), resolved exactly as
+   * `--image` resolves it (no tag means `:latest`); derived from the source when absent.
+   */
   destination?: string;
   /** Pull the source again even when it is in the store. */
   pull?: boolean;
@@ -54,8 +58,10 @@ export async function pushImage(
       `pushing to ${formatReference(destination)}: the image is ${image.descriptor.digest}`,
     );
   }
+  // The destination is what `--image` resolves it to (DESIGN §6.16): without a tag or digest it
+  // is :latest, never the source's tag.
   if (destination.tag === undefined && destination.digest === undefined) {
-    destination = { ...destination, tag: image.reference.tag ?? 'latest' };
+    destination = { ...destination, tag: DEFAULT_TAG };
   }
   const name = formatReference(destination);
   const prefix = repositoryPrefix(destination.repository);

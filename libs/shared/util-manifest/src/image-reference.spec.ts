@@ -1,4 +1,5 @@
 import { ValidationError } from '@podmin/util-errors';
+import { clusterDestination, formatReference } from '@podmin/util-oci';
 import { CLUSTER_REGISTRY, checkClusterImage, resolveClusterImage } from './image-reference';
 
 function captureError(fn: () => unknown): ValidationError {
@@ -22,13 +23,13 @@ describe('resolveClusterImage', () => {
   });
 
   it.each([
-    ['hello', 'registry.podmin.internal/apps/hello'],
+    ['hello', 'registry.podmin.internal/apps/hello:latest'],
     ['hello:v1', 'registry.podmin.internal/apps/hello:v1'],
     ['example/web:v1', 'registry.podmin.internal/apps/example/web:v1'],
     ['ab/c-d/e_f.g:V1.0_rc-1', 'registry.podmin.internal/apps/ab/c-d/e_f.g:V1.0_rc-1'],
     [`hello@sha256:${SHA256}`, `registry.podmin.internal/apps/hello@sha256:${SHA256}`],
     [`hello:v1@sha512:${SHA512}`, `registry.podmin.internal/apps/hello:v1@sha512:${SHA512}`],
-    ['localhost', 'registry.podmin.internal/apps/localhost'],
+    ['localhost', 'registry.podmin.internal/apps/localhost:latest'],
     [
       'registry.podmin.internal/apps/example/web:v1',
       'registry.podmin.internal/apps/example/web:v1',
@@ -94,11 +95,51 @@ describe('resolveClusterImage', () => {
   it('checkClusterImage reports instead of throwing', () => {
     expect(checkClusterImage('hello', 'f')).toEqual({
       ok: true,
-      image: 'registry.podmin.internal/apps/hello',
+      image: 'registry.podmin.internal/apps/hello:latest',
     });
     expect(checkClusterImage('ghcr.io/x/y', 'f')).toMatchObject({
       ok: false,
       problem: { field: 'f' },
     });
+  });
+});
+
+// Issue 31: one resolution rule for push destinations, --image and manifests. The examples are
+// the spec's ("A shorthand destination such as hello or hello:v1 can be used unchanged with
+// --image"; "Without a destination, the source registry hostname is replaced") and the CLI's.
+describe('one shorthand rule for push, --image and manifests (issue 31)', () => {
+  it.each<[string, string | undefined, string]>([
+    ['hello:v1', 'hello', 'registry.podmin.internal/apps/hello:latest'],
+    ['hello:v1', 'hello:v1', 'registry.podmin.internal/apps/hello:v1'],
+    ['hello:v1', 'web', 'registry.podmin.internal/apps/web:latest'],
+    ['nginx:1.27', 'web:prod', 'registry.podmin.internal/apps/web:prod'],
+    ['ghcr.io/acme/web:v1', 'hello:v2', 'registry.podmin.internal/apps/hello:v2'],
+    [
+      'hello:v1',
+      'registry.podmin.internal/apps/example/web:v1',
+      'registry.podmin.internal/apps/example/web:v1',
+    ],
+    ['ghcr.io/acme/web:v1', undefined, 'registry.podmin.internal/apps/acme/web:v1'],
+    ['nginx:1.27', undefined, 'registry.podmin.internal/apps/library/nginx:1.27'],
+    ['registry.podmin.internal/apps/hello:v1', undefined, 'registry.podmin.internal/apps/hello:v1'],
+  ])('push %s %s prints %s, which --image resolves to itself', (source, destination, printed) => {
+    const pushed = formatReference(clusterDestination(source, destination));
+    expect(pushed).toBe(printed);
+    // The printed reference, used unchanged with --image or in a manifest, is the same image.
+    expect(resolveClusterImage(printed, '--image')).toBe(printed);
+    // A shorthand destination, used unchanged with --image, is the same image as well.
+    if (destination !== undefined) {
+      expect(resolveClusterImage(destination, '--image')).toBe(printed);
+    }
+  });
+
+  it('keeps a digest without adding a tag, and a tag with a digest', () => {
+    const digest = `sha256:${SHA256}`;
+    expect(resolveClusterImage(`hello@${digest}`, 'f')).toBe(
+      `registry.podmin.internal/apps/hello@${digest}`,
+    );
+    expect(formatReference(clusterDestination('hello:v1', `hello@${digest}`))).toBe(
+      `registry.podmin.internal/apps/hello@${digest}`,
+    );
   });
 });

@@ -1,8 +1,13 @@
 import { ValidationError } from '@podmin/util-errors';
 import type { FieldProblem } from '@podmin/util-errors';
+import {
+  CLUSTER_REGISTRY as OCI_CLUSTER_REGISTRY,
+  formatReference,
+  resolveClusterImageReference,
+} from '@podmin/util-oci';
 
 /** Host of the cluster's loopback-only registry; every Pod image must live under it. */
-export const CLUSTER_REGISTRY = 'registry.podmin.internal';
+export const CLUSTER_REGISTRY: string = OCI_CLUSTER_REGISTRY;
 
 const APPS_PREFIX = `${CLUSTER_REGISTRY}/apps/`;
 const MIRROR_PREFIX = `${CLUSTER_REGISTRY}/mirror/`;
@@ -21,7 +26,8 @@ function pushHint(ref: string): string {
 
 /**
  * Checks an image reference against the cluster registry rules without throwing; shorthand
- * (`hello:v1`, `example/web`) resolves under `registry.podmin.internal/apps/`.
+ * (`hello:v1`, `example/web`) resolves under `registry.podmin.internal/apps/`, and no tag and no
+ * digest means `:latest`, written out (`hello` → `registry.podmin.internal/apps/hello:latest`).
  */
 export function checkClusterImage(ref: string, field: string): ImageCheck {
   const fail = (message: string): ImageCheck => ({ ok: false, problem: { field, message } });
@@ -87,8 +93,14 @@ export function checkClusterImage(ref: string, field: string): ImageCheck {
       `"${ref}" has an invalid digest "${digest}"; use sha256: with 64 or sha512: with 128 lowercase hex digits`,
     );
   }
-  const image = `${repository}${tag === undefined ? '' : `:${tag}`}${digest === undefined ? '' : `@${digest}`}`;
-  return { ok: true, image };
+  const written = `${repository}${tag === undefined ? '' : `:${tag}`}${digest === undefined ? '' : `@${digest}`}`;
+  // The checks above name what is wrong; the resolution itself is util-oci's one rule (DESIGN
+  // §6.16), the same `push` uses for its destination, so both print the same reference.
+  try {
+    return { ok: true, image: formatReference(resolveClusterImageReference(written)) };
+  } catch (err) {
+    return fail(`"${ref}" ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /**

@@ -173,6 +173,22 @@ export function parseClusterReference(value: string): QualifiedReference {
   return checkedCluster(value, { ...ref, registry: CLUSTER_REGISTRY });
 }
 
+/** The tag a reference with neither tag nor digest means, as in Docker. */
+export const DEFAULT_TAG = 'latest';
+
+/**
+ * The one resolution rule for the image references Pods use (DESIGN §6.16), shared by `push`
+ * destinations, `--image`, manifest `image` fields and what `push` prints: a shorthand without
+ * a registry host resolves beneath `registry.podmin.internal/apps/` (an explicit cluster
+ * reference must name `apps/` or `mirror/`), and a reference with neither tag nor digest means
+ * `:latest`, written out. `hello` → `registry.podmin.internal/apps/hello:latest`, `hello:v1`
+ * → `registry.podmin.internal/apps/hello:v1`, `acme/web@sha256:…` keeps its digest alone.
+ */
+export function resolveClusterImageReference(value: string): QualifiedReference {
+  const ref = parseClusterReference(value);
+  return ref.tag === undefined && ref.digest === undefined ? { ...ref, tag: DEFAULT_TAG } : ref;
+}
+
 function checkedCluster(value: string, ref: QualifiedReference): QualifiedReference {
   const problem = clusterRepositoryProblem(ref.repository);
   if (problem !== undefined) {
@@ -185,8 +201,8 @@ function checkedCluster(value: string, ref: QualifiedReference): QualifiedRefere
 
 /**
  * The cluster reference a `push SOURCE [DESTINATION]` publishes to. With a destination, it is
- * resolved by {@link parseClusterReference} and must be beneath `apps/` (`mirror/` is reserved
- * for setup). Without one, the source registry host is replaced by the cluster registry and
+ * resolved by {@link resolveClusterImageReference} (so `web` is `web:latest`, as `--image web`
+ * resolves it) and must be beneath `apps/` (`mirror/` is reserved for setup). Without one, the source registry host is replaced by the cluster registry and
  * its repository, tag and digest are kept beneath `apps/`:
  * `ghcr.io/acme/web:v1` → `registry.podmin.internal/apps/acme/web:v1`. Docker Hub sources are
  * taken with Docker's defaults first, so `nginx:1` (= `docker.io/library/nginx:1`) maps to
@@ -195,7 +211,9 @@ function checkedCluster(value: string, ref: QualifiedReference): QualifiedRefere
  */
 export function clusterDestination(source: string, destination?: string): QualifiedReference {
   if (destination !== undefined) {
-    const resolved = parseClusterReference(destination);
+    // Exactly what `--image <destination>` resolves to: a destination without a tag is :latest,
+    // never the source's tag.
+    const resolved = resolveClusterImageReference(destination);
     if (!resolved.repository.startsWith(`${APPS_NAMESPACE}/`)) {
       throw new OciFormatError(
         `resolving push destination ${JSON.stringify(destination)}: ${MIRROR_NAMESPACE}/ is reserved for setup-managed dependency images; push beneath ${APPS_NAMESPACE}/`,

@@ -23,7 +23,8 @@ export function pushCommand(ctx: CliContext): CommandModule<object, PushArgs> {
         })
         .positional('destination', {
           type: 'string',
-          describe: 'Cluster name, e.g. hello:v2 (default: the source beneath apps/)',
+          describe:
+            'Cluster name, e.g. hello:v2, resolved exactly as --image resolves it: without a tag it is :latest (default: the source beneath apps/)',
         })
         .option('pull', { type: 'boolean', describe: 'Pull the source again even when stored' })
         .option('plain-http', {
@@ -35,7 +36,11 @@ export function pushCommand(ctx: CliContext): CommandModule<object, PushArgs> {
           '$0 push ghcr.io/acme/web:v1',
           'Pull and publish as registry.podmin.internal/apps/acme/web:v1',
         )
-        .example('$0 push nginx:1.27 web:prod', 'Publish under another name'),
+        .example('$0 push nginx:1.27 web:prod', 'Publish under another name')
+        .example(
+          '$0 push hello:v1 web',
+          'Publish as registry.podmin.internal/apps/web:latest, what --image web deploys',
+        ),
     handler: async (args) => {
       const { store: bucket } = await ctx.currentBucket();
       const { pushImage, RegistryClient } = await import('@podmin/cli-feature-image');
