@@ -120,7 +120,7 @@ async function reconcile(nodeRoot) {
   const latencies = [];
   for (let i = 0; i < deploys; i++) {
     const before = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';
-    podmin('deploy', 'web', '-g', 'default', '--image', `hello:v${i}`);
+    podmin('deploy', '--no-preflight', 'web', '-g', 'default', '--image', `hello:v${i}`);
     const committed = Date.now();
     for (;;) {
       const now = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';

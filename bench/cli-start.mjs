@@ -93,6 +93,7 @@ try {
       args: () => [
         bin,
         'deploy',
+        '--no-preflight',
         'web',
         '-g',
         'default',

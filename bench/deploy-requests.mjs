@@ -72,7 +72,16 @@ const podmin = async (...args) => {
 };
 const bucket = `podmin-bench-${process.pid}`;
 await podmin('connect', 'bench', '--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket);
-const deployArgs = ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--service'];
+const deployArgs = [
+  'deploy',
+  '--no-preflight',
+  'web',
+  '-g',
+  'default',
+  '--image',
+  'hello:v1',
+  '--service',
+];
 await podmin(...deployArgs);
 await podmin('delete', 'web', '-g', 'default');
 requests = [];
@@ -82,7 +91,16 @@ requests = [];
 await podmin(...deployArgs);
 const unchanged = requests;
 requests = [];
-await podmin('deploy', 'web', '-g', 'default', '--image', 'hello:v2', '--service');
+await podmin(
+  'deploy',
+  '--no-preflight',
+  'web',
+  '-g',
+  'default',
+  '--image',
+  'hello:v2',
+  '--service',
+);
 const newPod = requests;
 proxy.close();
 if (started) spawnSync('bash', [path.join(root, 'tools/emulator/stop.sh'), state]);

@@ -296,7 +296,17 @@ try {
         const name = `bench-deploy-${++deploys}`;
         const file = path.join(state, `${name}.yaml`);
         fs.writeFileSync(file, daemonSet(name, groupName(0)));
-        deploy.push(await runCli(provider, env, ['deploy', name, '-g', groupName(0), '-f', file]));
+        deploy.push(
+          await runCli(provider, env, [
+            'deploy',
+            '--no-preflight',
+            name,
+            '-g',
+            groupName(0),
+            '-f',
+            file,
+          ]),
+        );
       }
       for (const [what, list] of [
         ['list cold', cold],

@@ -152,6 +152,7 @@ async function nodeBench() {
       [
         path.join(root, 'dist/bin/podmin.cjs'),
         'deploy',
+        '--no-preflight',
         'web',
         '-g',
         'default',

@@ -25,7 +25,9 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(fs.existsSync(path.join(home, 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
     expect(JSON.parse(reporter.results[1] as string)).toEqual([
@@ -36,8 +38,12 @@ describe('run (in process)', () => {
   it('lists history and rolls back through the handlers', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v2'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v2'], ctx),
+    ).toBe(0);
     reporter.results.length = 0;
     expect(await run(['history', 'web', '-g', 'default'], ctx)).toBe(0);
     const lines = (reporter.results[0] as string).trimEnd().split('\n');
@@ -61,7 +67,9 @@ describe('run (in process)', () => {
   it('shows status from receipts and checks the --wait flags', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
     expect(await run(['status'], ctx)).toBe(0);
     expect(reporter.results[1]).toMatch(/^NAME\s+NODEGROUP\s+NODE\s+DESIRED\s+APPLIED/);
     expect(reporter.results[1]).toContain('no node receipts');
@@ -70,14 +78,34 @@ describe('run (in process)', () => {
     expect(reporter.infos.join('\n')).toContain('no such deployment');
     expect(
       await run(
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--rollback-on-failure'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '--rollback-on-failure',
+        ],
         ctx,
       ),
     ).toBe(1);
     expect(reporter.infos.join('\n')).toContain('--rollback-on-failure needs --wait');
     expect(
       await run(
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--wait', '--timeout', 'soon'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '--wait',
+          '--timeout',
+          'soon',
+        ],
         ctx,
       ),
     ).toBe(1);

@@ -611,7 +611,15 @@ spec:
       containers: [{ name: web, image: registry.podmin.internal/apps/web:v1 }]
 `,
     );
-    const deployed = await sandbox.run(['deploy', 'web', '-g', 'default', '-f', 'web.yaml']);
+    const deployed = await sandbox.run([
+      'deploy',
+      '--no-preflight',
+      'web',
+      '-g',
+      'default',
+      '-f',
+      'web.yaml',
+    ]);
     expect({ code: deployed.code, stderr: deployed.code === 0 ? '' : deployed.stderr }).toEqual({
       code: 0,
       stderr: '',

@@ -53,7 +53,7 @@ describe('podmin basics', () => {
       ['delete', 'web', '-g', 'default'],
       ['history', 'web', '-g', 'default'],
       ['rollback', 'web', '-g', 'default', '--to', 'abcd'],
-      ['deploy', 'web', '-g', 'default', '--image', 'hello:v1'],
+      ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'],
       ['install', 'cloudflared', '-g', 'default'],
     ]) {
       const result = await sandbox.run(args);
@@ -160,7 +160,7 @@ describe('podmin basics', () => {
     for (const args of [
       ['validate', '-f', 'lazy.yaml'],
       ['--help'],
-      ['deploy', 'lazy', '-g', 'default', '-f', 'lazy.yaml'],
+      ['deploy', '--no-preflight', 'lazy', '-g', 'default', '-f', 'lazy.yaml'],
     ]) {
       const result = await sandbox.run(args, env);
       expect(result.code).toBe(0);

@@ -54,7 +54,15 @@ export function describeCliFlows(
         'valid: DaemonSet default/web for NodeGroup default, Service web (443→8443/TCP)\n',
       );
 
-      const deploy = await podmin('deploy', 'web', '-g', 'default', '-f', 'daemonset.yaml');
+      const deploy = await podmin(
+        'deploy',
+        '--no-preflight',
+        'web',
+        '-g',
+        'default',
+        '-f',
+        'daemonset.yaml',
+      );
       expect(deploy.code).toBe(0);
       expect(deploy.stdout).toBe('default/web\n');
       expect(deploy.stderr).toMatch(/Committed: default\/web .*does not mean the Pod is running/s);
@@ -79,7 +87,15 @@ export function describeCliFlows(
         imagePullPolicy: 'Always',
       });
 
-      const again = await podmin('deploy', 'web', '-g', 'default', '-f', 'daemonset.yaml');
+      const again = await podmin(
+        'deploy',
+        '--no-preflight',
+        'web',
+        '-g',
+        'default',
+        '-f',
+        'daemonset.yaml',
+      );
       expect(again.stderr).toContain('unchanged');
 
       const list = await podmin('list');
@@ -114,6 +130,7 @@ export function describeCliFlows(
       fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
       const deploy = await podmin(
         'deploy',
+        '--no-preflight',
         'web',
         '-g',
         'default',
@@ -141,7 +158,15 @@ export function describeCliFlows(
         DAEMONSET_WITH_SERVICE.replace(/name: web$/m, 'name: thief'),
       );
       const before = await store.snapshot();
-      const steal = await podmin('deploy', 'thief', '-g', 'default', '-f', 'steal.yaml');
+      const steal = await podmin(
+        'deploy',
+        '--no-preflight',
+        'thief',
+        '-g',
+        'default',
+        '-f',
+        'steal.yaml',
+      );
       expect(steal.code).toBe(1);
       expect(steal.stderr).toContain('already owned by deployment default/web');
       expect(await store.snapshot()).toEqual(before);
@@ -149,67 +174,134 @@ export function describeCliFlows(
     });
 
     const rejections: Array<[string, string[], RegExp]> = [
-      ['no image for the built-in manifest', ['deploy', 'web', '-g', 'default'], /--image/],
+      [
+        'no image for the built-in manifest',
+        ['deploy', '--no-preflight', 'web', '-g', 'default'],
+        /--image/,
+      ],
       [
         'an external image',
-        ['deploy', 'web', '-g', 'default', '--image', 'docker.io/library/nginx:1.27'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'docker.io/library/nginx:1.27',
+        ],
         /podmin push/,
       ],
       [
         'a zero CPU limit',
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--cpu', '0'],
+        ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1', '--cpu', '0'],
         /--cpu/,
       ],
       [
         'a malformed memory limit',
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--memory', 'lots'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '--memory',
+          'lots',
+        ],
         /--memory/,
       ],
       [
         'bare and named images mixed',
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--image', 'side=hello:v2'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '--image',
+          'side=hello:v2',
+        ],
         /--image/,
       ],
       [
         'a bad port mapping',
-        ['deploy', 'web', '-g', 'default', '--image', 'hello:v1', '--service', '--port', '80:0'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+          '--service',
+          '--port',
+          '80:0',
+        ],
         /--port/,
       ],
       [
         '--port with --file',
-        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--port', '80:8080'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '-f',
+          'product.yaml',
+          '--port',
+          '80:8080',
+        ],
         /--port/,
       ],
       [
         '--cpu with --file',
-        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--cpu', '1'],
+        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'product.yaml', '--cpu', '1'],
         /--cpu/,
       ],
       [
         'a NodeGroup mismatch',
-        ['deploy', 'web', '-g', 'workers', '-f', 'product.yaml'],
+        ['deploy', '--no-preflight', 'web', '-g', 'workers', '-f', 'product.yaml'],
         /nodegroup|nodeSelector/i,
       ],
       [
         'a name mismatch',
-        ['deploy', 'other', '-g', 'default', '-f', 'product.yaml'],
+        ['deploy', '--no-preflight', 'other', '-g', 'default', '-f', 'product.yaml'],
         /metadata\.name/,
       ],
       [
         'an unknown container override',
-        ['deploy', 'web', '-g', 'default', '-f', 'product.yaml', '--image', 'nope=hello:v2'],
+        [
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '-f',
+          'product.yaml',
+          '--image',
+          'nope=hello:v2',
+        ],
         /nope/,
       ],
-      ['a missing file', ['deploy', 'web', '-g', 'default', '-f', 'absent.yaml'], /absent\.yaml/],
+      [
+        'a missing file',
+        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'absent.yaml'],
+        /absent\.yaml/,
+      ],
       [
         '--service without a Service',
-        ['deploy', 'web', '-g', 'default', '-f', 'no-service.yaml', '--service'],
+        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'no-service.yaml', '--service'],
         /--service/,
       ],
       ...Object.entries(BAD_MANIFESTS).map(
         ([file, { expect: pattern }]): [string, string[], RegExp] => [
           file,
-          ['deploy', 'web', '-g', 'default', '-f', file],
+          ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', file],
           pattern,
         ],
       ),
@@ -255,12 +347,22 @@ export function describeCliFlows(
     }>;
 
     it('records history on deploy and delete, lists it and rolls back byte for byte', async () => {
-      const deployV1 = await podmin('deploy', 'app', '-g', 'hist', '--image', 'hello:v1');
+      const deployV1 = await podmin(
+        'deploy',
+        '--no-preflight',
+        'app',
+        '-g',
+        'hist',
+        '--image',
+        'hello:v1',
+      );
       expect(deployV1.code).toBe(0);
       const indexWithV1 = (await store.read('deployments/index.json')).toString();
       const v1 = (await indexOf())['hist/app'] as IndexEntry;
       expect(await historyKeys('history/hist/app/')).toEqual([]);
-      expect((await podmin('deploy', 'app', '-g', 'hist', '--image', 'hello:v2')).code).toBe(0);
+      expect(
+        (await podmin('deploy', '--no-preflight', 'app', '-g', 'hist', '--image', 'hello:v2')).code,
+      ).toBe(0);
       const v2 = (await indexOf())['hist/app'] as IndexEntry;
       const [recordKey] = await historyKeys('history/hist/app/');
       expect(recordKey).toMatch(/^history\/hist\/app\/\d{8}T\d{9}Z-[0-9a-f]{16}\.json$/);
@@ -328,8 +430,12 @@ export function describeCliFlows(
     });
 
     it('refuses bad history and rollback input with a clear error and leaves the bucket untouched', async () => {
-      expect((await podmin('deploy', 'bad', '-g', 'hist', '--image', 'hello:v1')).code).toBe(0);
-      expect((await podmin('deploy', 'bad', '-g', 'hist', '--image', 'hello:v2')).code).toBe(0);
+      expect(
+        (await podmin('deploy', '--no-preflight', 'bad', '-g', 'hist', '--image', 'hello:v1')).code,
+      ).toBe(0);
+      expect(
+        (await podmin('deploy', '--no-preflight', 'bad', '-g', 'hist', '--image', 'hello:v2')).code,
+      ).toBe(0);
       const cases: Array<[string, string[], RegExp]> = [
         [
           'an unknown revision',
@@ -389,13 +495,16 @@ export function describeCliFlows(
     });
 
     it('keeps all twenty history records when twenty deploys of one deployment run at once', async () => {
-      expect((await podmin('deploy', 'conc', '-g', 'hist', '--image', 'hello:c-first')).code).toBe(
-        0,
-      );
+      expect(
+        (await podmin('deploy', '--no-preflight', 'conc', '-g', 'hist', '--image', 'hello:c-first'))
+          .code,
+      ).toBe(0);
       const first = (await indexOf())['hist/conc'] as IndexEntry;
       const tags = Array.from({ length: 20 }, (_, i) => `c${i}`);
       const results = await Promise.all(
-        tags.map((t) => podmin('deploy', 'conc', '-g', 'hist', '--image', `hello:${t}`)),
+        tags.map((t) =>
+          podmin('deploy', '--no-preflight', 'conc', '-g', 'hist', '--image', `hello:${t}`),
+        ),
       );
       for (const r of results) expect(r).toMatchObject({ code: 0 });
       const keys = await historyKeys('history/hist/conc/');
@@ -428,7 +537,9 @@ export function describeCliFlows(
     it('keeps all twenty entries when twenty deploys run at once', async () => {
       const names = Array.from({ length: 20 }, (_, i) => `app-${i}`);
       const results = await Promise.all(
-        names.map((n) => podmin('deploy', n, '-g', 'race', '--image', `hello:${n}`)),
+        names.map((n) =>
+          podmin('deploy', '--no-preflight', n, '-g', 'race', '--image', `hello:${n}`),
+        ),
       );
       for (const r of results) expect(r).toMatchObject({ code: 0 });
       const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<

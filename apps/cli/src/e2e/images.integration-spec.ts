@@ -78,6 +78,19 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
     expect(renamed.stdout).toBe('registry.podmin.internal/apps/web:prod\n');
   });
 
+  it('push prints exactly what --image resolves the same shorthand to (issue 31)', async () => {
+    const push = await sandbox.run(['push', 'hello:v1', 'web']);
+    expect(push.stdout).toBe('registry.podmin.internal/apps/web:latest\n');
+    expect(push.code).toBe(0);
+    const deploy = await sandbox.run(['deploy', 'web', '-g', 'default', '--image', 'web']);
+    expect(deploy.code).toBe(0);
+    const index = JSON.parse(
+      fs.readFileSync(path.join(bucket, 'deployments/index.json'), 'utf8'),
+    ) as Record<string, { pod: string }>;
+    const pod = fs.readFileSync(path.join(bucket, index['default/web']!.pod), 'utf8');
+    expect(pod).toContain(`image: ${push.stdout.trim()}\n`);
+  });
+
   it('draws a progress bar on a terminal (a pseudo-terminal from util-linux script)', async () => {
     // The push before left the blobs in the bucket; a new repository uploads them again.
     const { stdout } = await promisify(execFile)(

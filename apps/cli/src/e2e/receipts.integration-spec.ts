@@ -108,6 +108,7 @@ async function receiptsWithoutNodeStack(
 ): Promise<void> {
   const deploy = await sandbox.run([
     'deploy',
+    '--no-preflight',
     'web',
     '-g',
     'default',

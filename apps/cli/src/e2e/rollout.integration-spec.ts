@@ -60,7 +60,17 @@ describe('rollouts on the local provider', () => {
     bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
     expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
     expect(
-      (await sandbox.run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'])).code,
+      (
+        await sandbox.run([
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '--image',
+          'hello:v1',
+        ])
+      ).code,
     ).toBe(0);
   });
   afterAll(() => sandbox.cleanup());
@@ -159,6 +169,7 @@ describe('rollouts on the local provider', () => {
     const started = Date.now();
     const deploy = await sandbox.run([
       'deploy',
+      '--no-preflight',
       'web',
       '-g',
       'default',

@@ -97,7 +97,9 @@ describe('the CLI provider seam', () => {
       region: 'memory',
       bucket: 'mem-demo',
     });
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
     expect(JSON.parse(reporter.results[1] as string)).toEqual([

@@ -51,6 +51,12 @@ export interface CommitResult {
 export interface CommitOptions extends HistoryClock {
   maxAttempts?: number;
   backoff?: Backoff;
+  /**
+   * Awaited before the first write (and before an unchanged entry's payloads are verified):
+   * deploy's preflight, started beside the index read so it costs no round of its own there.
+   * When it throws, nothing is written.
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 /**
@@ -148,12 +154,19 @@ export async function commitDeployment(
         repaired.push(entry.service);
     }
   };
+  const { beforeWrite, ...commitOptions } = options;
   const commit = await commitEntryWithHistory(store, key, entry, 'deploy', {
-    ...options,
-    beforeFirstWrite: ensurePayloads,
+    ...commitOptions,
+    beforeFirstWrite: async () => {
+      await beforeWrite?.();
+      await ensurePayloads();
+    },
   });
   // The entry was already committed: what it points at must still be intact.
-  if (!commit.changed) await ensurePayloads();
+  if (!commit.changed) {
+    await beforeWrite?.();
+    await ensurePayloads();
+  }
   return { key, entry, repaired, ...commit };
 }
 

@@ -17,6 +17,14 @@ export interface DeployDeps {
   openBucket(): Promise<{ context: { cluster: string }; store: DesiredStateStore }>;
   /** Where warnings, the outcome and the committed key go. */
   reporter: Pick<Reporter, 'info' | 'warn' | 'result'>;
+  /**
+   * Deploy's preflight against the opened bucket (`assertPreflight`), returning its warnings;
+   * absent with `--no-preflight`. It runs beside the commit's index read and is awaited before
+   * the first write, so a refusal writes nothing.
+   */
+  preflight?(deployment: Deployment, store: DesiredStateStore): Promise<string[]>;
+  /** Loads what the preflight will use (`preparePreflight`), before any request is sent. */
+  preparePreflight?(deployment: Deployment): Promise<void>;
 }
 
 /** The payloads {@link commitDeployment} stores for a validated deployment. */
@@ -42,8 +50,27 @@ export function deploymentPayloads(
 export async function deploy(deps: DeployDeps, options: CommitOptions = {}): Promise<CommitResult> {
   const deployment = await deps.prepare();
   for (const warning of deployment.warnings) deps.reporter.warn(warning);
+  if (deps.preflight !== undefined) await deps.preparePreflight?.(deployment);
   const { context, store } = await deps.openBucket();
-  const result = await commitDeployment(store, deploymentPayloads(deployment), options);
+  const checking = deps.preflight?.(deployment, store);
+  // Observed at once, so a refusal that arrives while the index is read is not unhandled.
+  checking?.catch(() => undefined);
+  const beforeWrite = async (): Promise<void> => {
+    for (const warning of (await checking) ?? []) deps.reporter.warn(warning);
+  };
+  let reported = false;
+  const result = await commitDeployment(store, deploymentPayloads(deployment), {
+    ...options,
+    ...(checking === undefined
+      ? {}
+      : {
+          beforeWrite: async () => {
+            if (reported) return;
+            reported = true;
+            await beforeWrite();
+          },
+        }),
+  });
   for (const key of result.repaired)
     deps.reporter.warn(
       `Repaired ${key}: the object stored there did not match the digest its key names, so deploy rewrote it with the right bytes`,

@@ -9,3 +9,4 @@ export * from './wait';
 export * from './rollout';
 export * from './rollout-state';
 export * from './restart';
+export * from './preflight';

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { withManifestFlags, type ManifestFlagArgs } from '../manifest-options';
+import { preflightDeps, preflightSources } from '../preflight-deps';
 
 type DeployArgs = ManifestFlagArgs & {
   name: string;
@@ -9,6 +10,7 @@ type DeployArgs = ManifestFlagArgs & {
   timeout: string;
   rollbackOnFailure?: boolean;
   output: string;
+  preflight: boolean;
 };
 
 /** `90s`, `5m`, `1h` or plain seconds → milliseconds; undefined when it is none of those. */
@@ -54,6 +56,12 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           describe:
             'With --wait: when the wait fails, re-commit the entry this deploy replaced (or delete the deployment if it was new), then wait for that',
         })
+        .option('preflight', {
+          type: 'boolean',
+          default: true,
+          describe:
+            "Before committing, check that every image is published for the NodeGroup's architectures and every annotated secret exists (and warn when the Service selects no Pod); --no-preflight skips it",
+        })
         .option('output', {
           alias: 'o',
           type: 'string',
@@ -79,13 +87,24 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           'A manifest file with an image override',
         )
         .example(
+          '$0 deploy web -g default --image hello:v2 --no-preflight',
+          'Commit without checking the bucket and secret store first',
+        )
+        .example(
           '$0 deploy web -g default --image hello:v2 --wait --timeout 3m --rollback-on-failure',
           'Wait until every live node runs it Ready; put the previous revision back if not',
         ),
     handler: async (args) => {
       const { prepareDeployment } = await import('@podmin/cli-feature-manifest');
-      const { deploy, deployAndWait, recommitPrevious } =
-        await import('@podmin/cli-feature-deploy');
+      const {
+        deploy,
+        deployAndWait,
+        recommitPrevious,
+        assertPreflight,
+        payloadCacheIn,
+        preparePreflight,
+      } = await import('@podmin/cli-feature-deploy');
+      let opened: Awaited<ReturnType<CliContext['currentBucket']>> | undefined;
       const json = args.output === 'json';
       // In json mode stdout carries one JSON document and stderr only warnings and errors.
       const reporter = json
@@ -108,8 +127,20 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
             ...(args.cpu !== undefined ? { cpu: args.cpu } : {}),
             ...(args.memory !== undefined ? { memory: args.memory } : {}),
           }),
-        openBucket: () => ctx.currentBucket(),
+        openBucket: async () => (opened = await ctx.currentBucket()),
         reporter,
+        ...(args.preflight
+          ? {
+              preflight: (deployment: Parameters<typeof assertPreflight>[1]) => {
+                if (opened === undefined) throw new Error('preflight before the bucket is open');
+                const { context, store } = opened;
+                const cache = payloadCacheIn(ctx.dirs.cache);
+                return assertPreflight(preflightDeps(ctx, context, store, cache), deployment);
+              },
+              preparePreflight: async (deployment: Parameters<typeof assertPreflight>[1]) =>
+                preparePreflight(preflightSources(ctx, await ctx.contexts.current()), deployment),
+            }
+          : {}),
       };
       if (!args.wait) {
         const result = await deploy(deps);

@@ -24,7 +24,9 @@ describe('podmin rollout (in process)', () => {
   it('pauses, resumes and restarts through the registered commands', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
     expect(await run(['rollout', 'pause', 'web', '-g', 'default'], ctx)).toBe(0);
     expect(reporter.infos.at(-1)).toBe(
       'rollout of web paused: nodes already moving finish; no new node moves until `podmin rollout resume web -g default`',
@@ -76,7 +78,9 @@ describe('podmin rollout (in process)', () => {
   it('restarts the deployment after secret update --restart', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(await run(['deploy', 'web', '-g', 'default', '--image', 'hello:v1'], ctx)).toBe(0);
+    expect(
+      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+    ).toBe(0);
     const file = path.join(home, 'value');
     fs.writeFileSync(file, 'one');
     expect(await run(['secret', 'create', 'k', '--for', 'web', '--from-file', file], ctx)).toBe(0);

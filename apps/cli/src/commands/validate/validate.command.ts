@@ -1,10 +1,12 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { preflightDeps } from '../preflight-deps';
 
 interface ValidateArgs {
   file: string;
   image: string[];
   service?: boolean;
+  preflight?: boolean;
 }
 
 /** `podmin validate --file F`: structural validation without writing anything. */
@@ -31,7 +33,16 @@ export function validateCommand(ctx: CliContext): CommandModule<object, Validate
           type: 'boolean',
           describe: 'Require the manifest to contain a Service',
         })
+        .option('preflight', {
+          type: 'boolean',
+          describe:
+            "Also run deploy's preflight against the current context (published images and their architectures, annotated secrets, Service selection), committing nothing",
+        })
         .example('$0 validate -f daemonset.yaml', 'Check a manifest')
+        .example(
+          '$0 validate -f daemonset.yaml --preflight',
+          'Also check the current cluster has what the nodes will need',
+        )
         .example(
           '$0 validate -f daemonset.yaml --image web=hello:v2 --service',
           'Check with an override and require a Service',
@@ -44,6 +55,16 @@ export function validateCommand(ctx: CliContext): CommandModule<object, Validate
         ...(args.service ? { service: true } : {}),
       });
       for (const warning of deployment.warnings) ctx.reporter.warn(warning);
+      if (args.preflight === true) {
+        const { assertPreflight, payloadCacheIn } = await import('@podmin/cli-feature-deploy');
+        const { context, store } = await ctx.currentBucket();
+        const deps = preflightDeps(ctx, context, store, payloadCacheIn(ctx.dirs.cache));
+        for (const warning of await assertPreflight(deps, deployment)) ctx.reporter.warn(warning);
+        ctx.reporter.result(
+          `valid: ${describeDeployment(deployment)}; preflight passed against cluster ${context.cluster}`,
+        );
+        return;
+      }
       ctx.reporter.result(`valid: ${describeDeployment(deployment)}`);
     },
   };
