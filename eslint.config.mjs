@@ -98,6 +98,7 @@ export default tseslint.config(
       '**/*.spec.ts',
       '**/*.integration-spec.ts',
       '**/*.node-spec.ts',
+      '**/*.chaos-spec.ts',
       'bench/**/*.ts',
       'tools/**/*.ts',
       '**/e2e/**/*.ts',

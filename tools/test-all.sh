@@ -52,6 +52,9 @@ fi
 step "netns tier (three agents as nodes in network namespaces, one bucket; root)"
 run bash tools/netns-tier.sh
 
+step "chaos tier (bucket outages, leader failures, clock skew, a DNS TCP flood, a deleted index; root)"
+run bash tools/chaos-tier.sh
+
 step "infra tier"
 # OpenTofu and the AWS provider are built from their Go modules and cached (the provider once
 # takes tens of minutes; see tools/infra-stack/versions.env); the tier prints SKIPPED infra when

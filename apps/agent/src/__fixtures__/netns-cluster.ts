@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
+import { LocalSecretStore, type SecretStore } from '@podmin/data-access-secrets';
 import { formatIpv6 } from '@podmin/util-names';
 import {
   createClusterCa,
@@ -104,6 +104,11 @@ export class NetnsCluster {
     readonly prefix: string,
     readonly bridgeNs: string,
     readonly nodes: readonly NetnsNode[],
+    /**
+     * The bridge namespace as a host on the shared /64 (`fd00:R::fffe`, on its bridge), for a
+     * server every node must reach (an S3 emulator); not a node, so no agent runs there.
+     */
+    readonly bridge: NetnsNode,
   ) {}
 
   /**
@@ -123,7 +128,14 @@ export class NetnsCluster {
         address: formatIpv6([0xfd00, r, 0, 0, 0, 0, 0, n]),
         prefix: `${formatIpv6([0xfd00, r, 0, n, 0, 0, 0, 0])}/80`,
       });
-    const cluster = new NetnsCluster(prefix, `${prefix}br`, nodes);
+    const bridge: NetnsNode = {
+      n: 0,
+      ns: `${prefix}br`,
+      id: 'bridge',
+      address: formatIpv6([0xfd00, r, 0, 0, 0, 0, 0, 0xfffe]),
+      prefix: '',
+    };
+    const cluster = new NetnsCluster(prefix, bridge.ns, nodes, bridge);
     try {
       cluster.build();
     } catch (err) {
@@ -139,6 +151,7 @@ export class NetnsCluster {
     sh('ip', ['-n', br, 'link', 'set', 'lo', 'up']);
     sh('ip', ['-n', br, 'link', 'add', 'br0', 'type', 'bridge']);
     sh('ip', ['-n', br, 'link', 'set', 'br0', 'up']);
+    sh('ip', ['-n', br, 'addr', 'add', `${this.bridge.address}/64`, 'dev', 'br0', 'nodad']);
     for (const node of this.nodes) {
       sh('ip', ['netns', 'add', node.ns]);
       sh('ip', ['-n', node.ns, 'link', 'set', 'lo', 'up']);
@@ -228,7 +241,10 @@ export interface LogLine {
 /** A process running in a node's namespace as its own process group, with its output kept. */
 export class NodeProcess {
   private text = '';
+  private byteCount = 0;
   private readonly parsed: LogLine[] = [];
+  /** When this test process received each of {@link parsed} (its clock, not the node's). */
+  private readonly arrivals: number[] = [];
   private partial = '';
   /** Resolves with the exit code (or -1 on a signal) once the process is gone. */
   readonly exited: Promise<number>;
@@ -249,12 +265,15 @@ export class NodeProcess {
     const take = (d: Buffer): void => {
       const s = d.toString();
       this.text += s;
+      this.byteCount += d.length;
       const lines = (this.partial + s).split('\n');
       this.partial = lines.pop() ?? '';
+      const now = Date.now();
       for (const l of lines) {
         if (!l.startsWith('{')) continue;
         try {
           this.parsed.push(JSON.parse(l) as LogLine);
+          this.arrivals.push(now);
         } catch {
           // A non-JSON line stays in output() only.
         }
@@ -287,6 +306,22 @@ export class NodeProcess {
     return this.parsed.filter((l) => l.msg === msg && Date.parse(l.time) >= sinceMs);
   }
 
+  /**
+   * JSON lines this test received at or after `sinceMs` on its own clock, each with that time:
+   * unlike {@link find}, right for a node whose clock is skewed.
+   */
+  received(sinceMs = 0): { line: LogLine; at: number }[] {
+    return this.parsed.flatMap((line, i) => {
+      const at = this.arrivals[i] ?? 0;
+      return at >= sinceMs ? [{ line, at }] : [];
+    });
+  }
+
+  /** Bytes written so far to stdout and stderr together (the log volume). */
+  bytes(): number {
+    return this.byteCount;
+  }
+
   /** All output as text (for a failure's explanation). */
   output(): string {
     return this.text;
@@ -311,10 +346,23 @@ export interface NodeAgentSetup {
   /** The built podmin-agent bundle. */
   readonly bin: string;
   readonly cluster: string;
-  /** The shared local-directory bucket. */
+  /**
+   * `local` (the default): `bucket` is the shared directory and secrets are in `secretsFile`;
+   * `aws`: `bucket` is an S3 bucket in `region`, reached (with SSM) through the AWS endpoint
+   * variables in `env`.
+   */
+  readonly provider?: 'local' | 'aws';
+  /** The provider's region (default `local`). */
+  readonly region?: string;
+  /**
+   * The node's Pod /80 (default: its unique-local one, {@link NetnsNode.prefix}); the aws
+   * provider accepts only a global-unicast /80.
+   */
+  readonly podPrefix?: (node: NetnsNode) => string;
+  /** The shared local-directory bucket, or the S3 bucket's name. */
   readonly bucket: string;
-  /** The shared local secret store (see {@link storeClusterSecrets}). */
-  readonly secretsFile: string;
+  /** The shared local secret store (see {@link storeClusterSecrets}); local provider only. */
+  readonly secretsFile?: string;
   /** Each node's root is `<work>/<node id>`. */
   readonly work: string;
   /** Added to the agent's environment (election timings, a kubelet Pods API socket). */
@@ -322,9 +370,9 @@ export interface NodeAgentSetup {
 }
 
 /**
- * Starts podmin-agent for `node` inside its namespace: the local provider, NodeGroup `default`,
- * the node's address and /80, and the default loopback addresses (each namespace has its own
- * loopback, so every node can use the same ports).
+ * Starts podmin-agent for `node` inside its namespace: the local provider unless `setup` names
+ * another, NodeGroup `default`, the node's address and /80, and the default loopback addresses
+ * (each namespace has its own loopback, so every node can use the same ports).
  */
 export function startNodeAgent(node: NetnsNode, setup: NodeAgentSetup): NodeProcess {
   const root = path.join(setup.work, node.id);
@@ -335,24 +383,24 @@ export function startNodeAgent(node: NetnsNode, setup: NodeAgentSetup): NodeProc
       process.execPath,
       setup.bin,
       '--provider',
-      'local',
+      setup.provider ?? 'local',
       '--bucket',
       setup.bucket,
       '--region',
-      'local',
+      setup.region ?? 'local',
       '--cluster',
       setup.cluster,
       '--nodegroup',
       'default',
       '--ipv6-prefix',
-      node.prefix,
+      setup.podPrefix?.(node) ?? node.prefix,
     ],
     {
       PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
       PODMIN_NODE_ID: node.id,
       PODMIN_NODE_ADDRESS: node.address,
       PODMIN_NODE_ROOT: root,
-      PODMIN_LOCAL_SECRETS_FILE: setup.secretsFile,
+      ...(setup.secretsFile === undefined ? {} : { PODMIN_LOCAL_SECRETS_FILE: setup.secretsFile }),
       PODMIN_AGENT_HEALTH_ADDRESS: '127.0.0.1:9440',
       PODMIN_AGENT_REGISTRY_LISTEN: '127.0.0.1:5000',
       PODMIN_AGENT_DNS_LISTEN: '127.0.0.1:1053',
@@ -361,14 +409,23 @@ export function startNodeAgent(node: NetnsNode, setup: NodeAgentSetup): NodeProc
   );
 }
 
-/** What `podmin setup` stores create-only before any agent starts: the workload CA key and the cluster CA. */
-export async function storeClusterSecrets(secretsFile: string, cluster: string): Promise<void> {
-  const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-  await secrets.create(
+/**
+ * What `podmin setup` stores create-only before any agent starts: the workload CA key and the
+ * cluster CA, in the local secret store file `secrets` or in the given store (SSM for aws).
+ */
+export async function storeClusterSecrets(
+  secrets: string | SecretStore,
+  cluster: string,
+): Promise<void> {
+  const store =
+    typeof secrets === 'string'
+      ? new LocalSecretStore({ file: secrets, provider: 'aws-parameter-store' })
+      : secrets;
+  await store.create(
     `/${cluster}/_system/workload-ca-key`,
     Buffer.from(generateWorkloadCaSecretValue()),
   );
-  await secrets.create(
+  await store.create(
     `/${cluster}/_system/cluster-ca`,
     Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
   );
