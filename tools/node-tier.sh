@@ -9,8 +9,10 @@
 # kubelet Pods API client), with identity and secret files readable inside the container and
 # HTTP answering on the Pod's IPv6 address; CoreDNS on the node address answers the Service's
 # VIP with TTL 5 (NXDOMAIN for an unknown name) and the Pod resolves the short names through its
-# search list; a static Pod with an exec readiness probe is a backend of a Service in the
-# agent's snapshot exactly while Ready (readiness.node-spec.ts); a new tag rolls out with surge
+# search list, its resolv.conf carrying the manifest's dnsConfig option ndots:2 beside the
+# node's nameserver and search list (DESIGN §6.26); a static Pod with an exec readiness probe
+# is a backend of a Service in the agent's snapshot exactly while Ready
+# (readiness.node-spec.ts); a new tag rolls out with surge
 # while requests through the Service every 50 ms keep being answered, and a revision whose
 # readiness never passes halts at its progress deadline with the old Pod still serving;
 # node receipts: `deploy --wait` returns once the Pod is Ready, a tag that cannot be pulled makes
@@ -100,7 +102,9 @@ node_address=$(json .nodeAddress <"$node_root/run/podmin/stack.json")
 # What an operator does: a secret, a manifest with a Service and readiness probe, a deploy.
 printf 'hello, node' | podmin secret create greeting --for hello --from-stdin >/dev/null 2>&1
 (cd "$work" && podmin init hello -g default --image hello:v1 --service --port 80:8080 >/dev/null 2>&1)
-sed -i 's#^    metadata:#    metadata:\n      annotations:\n        podmin.dev/aws-parameter-store: greeting#' "$work/daemonset.yaml"
+# A resolver option of the Pod's own (DESIGN §6.26): the node keeps it beside its cluster DNS.
+sed -i -e 's#^    metadata:#    metadata:\n      annotations:\n        podmin.dev/aws-parameter-store: greeting#' \
+  -e 's#^      nodeSelector:#      dnsConfig:\n        options:\n          - name: ndots\n            value: "2"\n      nodeSelector:#' "$work/daemonset.yaml"
 podmin deploy hello -g default -f "$work/daemonset.yaml" >/dev/null 2>&1
 deployed_at=$(date +%s%3N)
 hello_vip=$(podmin list -o json 2>/dev/null | json '.find((r) => r.name === "hello").vip')
@@ -187,6 +191,18 @@ certificate_names_pod() {
 }
 secret_readable() { [[ $(in_container /var/run/podmin/aws-parameter-store/greeting) == "hello, node" ]]; }
 resolver_is_coredns() { grep -q "^nameserver ${node_address}$" <<<"$(in_container /etc/resolv.conf)"; }
+# The manifest's dnsConfig.options kept next to the node's nameserver and search list.
+resolver_keeps_options() {
+  local conf
+  conf=$(in_container /etc/resolv.conf)
+  if grep -Eq '^options(.* )?ndots:2( |$)' <<<"$conf" &&
+    grep -q '^search default.svc.cluster.local svc.cluster.local cluster.local$' <<<"$conf"; then
+    return 0
+  fi
+  echo "  /etc/resolv.conf of the hello Pod:" >&2
+  sed 's/^/    /' <<<"$conf" >&2
+  return 1
+}
 # dns NAME: "<status>" then the answer records as "name ttl class type data", through CoreDNS.
 dns() {
   dig +time=2 +tries=1 +noall +comments +answer @"${node_address}" "$1" AAAA |
@@ -196,7 +212,8 @@ coredns_answers() {
   [[ -n $hello_vip && $(dns hello.default.svc.cluster.local) == "NOERROR"$'\n'"hello.default.svc.cluster.local. 5 IN AAAA ${hello_vip}" ]]
 }
 coredns_nxdomain() { [[ $(dns nope.default.svc.cluster.local) == NXDOMAIN ]]; }
-# Inside the Pod, through its resolv.conf search list (hello.c's stub resolver, ndots 1).
+# Inside the Pod, through its resolv.conf search list (hello.c's stub resolver, which reads the
+# Pod's ndots:2: both names are tried with the search list first).
 pod_resolves() {
   local got
   got=$("$stack/crictl" --runtime-endpoint "unix://${socket}" exec "$cid" /hello resolve "$1" 2>"$work/resolve.err")
@@ -213,6 +230,7 @@ check identity_readable
 check certificate_names_pod
 check secret_readable
 check resolver_is_coredns
+check resolver_keeps_options
 check coredns_answers
 check coredns_nxdomain
 check pod_resolves hello

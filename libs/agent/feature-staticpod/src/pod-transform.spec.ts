@@ -87,6 +87,77 @@ describe('transformPod', () => {
     });
   });
 
+  const transform = (spec: Record<string, unknown>, namespace?: string): PodObject => {
+    const input = pod();
+    Object.assign(input.spec, spec);
+    if (namespace !== undefined) input.metadata.namespace = namespace;
+    return transformPod({
+      pod: input,
+      revision: 'r1',
+      identityFingerprint: 'f1',
+      root: '/',
+      workloads: '/run/podmin/workloads',
+      nodeAddress: '2600::1',
+      secretProviders: [],
+    });
+  };
+
+  it('keeps dnsConfig.options ndots "2" next to the node DNS server and search list', () => {
+    const out = transform({ dnsConfig: { options: [{ name: 'ndots', value: '2' }] } }, 'product');
+    expect(out.spec['dnsPolicy']).toBe('None');
+    expect(out.spec['dnsConfig']).toEqual({
+      nameservers: ['2600::1'],
+      searches: ['product.svc.cluster.local', 'svc.cluster.local', 'cluster.local'],
+      options: [{ name: 'ndots', value: '2' }],
+    });
+  });
+
+  it('merges every option and appends searches after the cluster ones', () => {
+    const out = transform({
+      dnsPolicy: 'ClusterFirst',
+      dnsConfig: {
+        options: [
+          { name: 'ndots', value: '2' },
+          { name: 'timeout', value: '1' },
+          { name: 'edns0' },
+        ],
+        searches: ['corp.example.com', 'cluster.local'],
+      },
+    });
+    expect(out.spec['dnsPolicy']).toBe('None');
+    expect(out.spec['dnsConfig']).toEqual({
+      nameservers: ['2600::1'],
+      searches: [
+        'default.svc.cluster.local',
+        'svc.cluster.local',
+        'cluster.local',
+        'corp.example.com',
+      ],
+      options: [{ name: 'ndots', value: '2' }, { name: 'timeout', value: '1' }, { name: 'edns0' }],
+    });
+  });
+
+  it("writes no options for a Pod without them, so existing Pods' manifests do not change", () => {
+    expect(
+      transform({ dnsPolicy: 'ClusterFirstWithHostNet', hostNetwork: true }).spec['dnsConfig'],
+    ).toEqual({
+      nameservers: ['2600::1'],
+      searches: ['default.svc.cluster.local', 'svc.cluster.local', 'cluster.local'],
+    });
+  });
+
+  it("replaces an older payload's dnsPolicy and nameservers, which validate now refuses", () => {
+    const out = transform({
+      dnsPolicy: 'Default',
+      dnsConfig: { nameservers: ['1.1.1.1'], options: [{ name: 'ndots', value: '3' }] },
+    });
+    expect(out.spec['dnsPolicy']).toBe('None');
+    expect(out.spec['dnsConfig']).toMatchObject({
+      nameservers: ['2600::1'],
+      options: [{ name: 'ndots', value: '3' }],
+    });
+  });
+
   it('derives the revision from both payload paths', () => {
     expect(deploymentRevision('p', 's')).not.toBe(deploymentRevision('p', undefined));
     expect(deploymentRevision('p', 's')).toBe(deploymentRevision('p', 's'));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
+import { nodePodDns } from '@podmin/util-manifest';
 import type { SecretProviderName } from './staticpod.ports';
 
 /** Annotation carrying the revision derived from a deployment's indexed payload paths. */
@@ -109,7 +110,8 @@ export interface TransformInput {
 /**
  * Produces the static Pod kubelet runs: revision and identity annotations, the identity
  * volume under the node root, read-only secret volumes per provider, and DNS pointing at
- * the node with the Service search list.
+ * the node with the Service search list, to which the Pod's own `dnsConfig.searches` and
+ * `dnsConfig.options` are added (util-manifest's `nodePodDns`, the rule `validate` checks).
  */
 export function transformPod(input: TransformInput): PodObject {
   const pod = structuredClone(input.pod);
@@ -164,10 +166,8 @@ export function transformPod(input: TransformInput): PodObject {
   });
   pod.spec.containers = pod.spec.containers.map(mount);
   if (pod.spec.initContainers) pod.spec.initContainers = pod.spec.initContainers.map(mount);
-  pod.spec['dnsPolicy'] = 'None';
-  pod.spec['dnsConfig'] = {
-    nameservers: [input.nodeAddress],
-    searches: [`${namespace}.svc.cluster.local`, 'svc.cluster.local', 'cluster.local'],
-  };
+  const dns = nodePodDns(pod.spec, namespace, input.nodeAddress);
+  pod.spec['dnsPolicy'] = dns.dnsPolicy;
+  pod.spec['dnsConfig'] = dns.dnsConfig;
   return pod;
 }

@@ -439,6 +439,7 @@ function checkTemplate(
   if (spec !== undefined) {
     const checked = checkPodSpec(spec, {
       podName: result.name,
+      namespace: result.namespace,
       nodegroup: opts.nodegroup,
       images,
       sink,

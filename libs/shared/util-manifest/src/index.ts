@@ -33,4 +33,13 @@ export {
 } from './constants';
 export { SERVER_POPULATED_FIELDS, isEmptyServerValue } from './server-fields';
 export { STATIC_POD_REFUSALS, checkStaticPodFields } from './static-pod-fields';
+export {
+  CLUSTER_DOMAIN,
+  HONOURED_DNS_POLICIES,
+  MAX_DNS_SEARCHES,
+  MAX_DNS_SEARCH_CHARS,
+  clusterSearches,
+  nodePodDns,
+} from './pod-dns';
+export type { NodePodDns, PodDnsOption } from './pod-dns';
 export type { StaticPodRefusal } from './static-pod-fields';

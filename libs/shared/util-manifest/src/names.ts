@@ -11,7 +11,8 @@ export function isDns1123Label(value: string): boolean {
   return value.length <= 63 && DNS1123_LABEL.test(value);
 }
 
-function isDns1123Subdomain(value: string): boolean {
+/** True when `value` is a DNS-1123 subdomain (dot-separated DNS-1123 labels, at most 253 characters). */
+export function isDns1123Subdomain(value: string): boolean {
   return value.length <= 253 && value.split('.').every((part) => DNS1123_SUBDOMAIN_PART.test(part));
 }
 

@@ -23,6 +23,7 @@ import {
 import { checkContainerDetails, checkResources } from './container-checks';
 import { checkClusterImage } from './image-reference';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
+import { checkPodDns } from './pod-dns';
 import { checkStaticPodFields } from './static-pod-fields';
 
 const SPEC_PATH = 'spec.template.spec';
@@ -33,6 +34,8 @@ const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 export interface PodSpecContext {
   /** Pod name (the DaemonSet name) when valid; used for the identity hostPath. */
   podName: string | undefined;
+  /** The Pod's namespace when valid; its cluster search domain bounds `dnsConfig.searches`. */
+  namespace: string | undefined;
   /** Required NodeGroup (`-g`), if the caller gave one. */
   nodegroup: string | undefined;
   images: ImageOverrides;
@@ -72,6 +75,7 @@ export function checkPodSpec(
     'is not a Kubernetes v1 PodSpec field; check its spelling against the v1 PodSpec reference',
   );
   checkStaticPodFields(spec, SPEC_PATH, sink);
+  checkPodDns(spec, SPEC_PATH, ctx.namespace, sink);
   for (const field of SCHEDULING_FIELDS) {
     if (spec[field] !== undefined) {
       sink.add(

@@ -124,6 +124,11 @@ const SAMPLES: Record<string, [Record<string, unknown>, string]> = {
     { containers: container({ resources: { claims: [{ name: 'gpu' }] } }) },
     'containers[0].resources.claims',
   ],
+  dnsPolicy: [{ dnsPolicy: 'Default' }, 'dnsPolicy'],
+  'dnsConfig.nameservers': [
+    { dnsConfig: { nameservers: ['2001:db8::53'] } },
+    'dnsConfig.nameservers',
+  ],
   readinessGates: [{ readinessGates: [{ conditionType: 'example.com/ready' }] }, 'readinessGates'],
 };
 
@@ -151,7 +156,10 @@ describe('Pod fields a static Pod cannot honour (issue 31)', () => {
   it('says why in the words of the issue and always names a podmin way', () => {
     for (const row of STATIC_POD_REFUSALS) {
       expect(row.instead.length).toBeGreaterThan(20);
-      if (row.field !== 'volumes[].csi') {
+      if (row.field.startsWith('dns')) {
+        // The node's DNS (DESIGN §6.26): the spec's cluster DNS, which the value would bypass.
+        expect(row.why).toMatch(/^every podmin Pod resolves through the cluster DNS/);
+      } else if (row.field !== 'volumes[].csi') {
         expect(row.why).toMatch(/^static Pods cannot refer to API objects/);
       }
     }

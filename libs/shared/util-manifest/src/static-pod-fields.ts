@@ -6,6 +6,7 @@ import {
   SECRET_MOUNT_ROOT,
   WORKLOAD_IDENTITY_MOUNT_PATH,
 } from './constants';
+import { CLUSTER_DOMAIN, HONOURED_DNS_POLICIES, clusterSearches } from './pod-dns';
 
 /** One Pod field kubelet cannot honour in a static Pod, why, and what to use instead. */
 export interface StaticPodRefusal {
@@ -30,11 +31,14 @@ const SECRET_ENV = `podmin delivers secrets as files, not environment variables:
 const CONFIG_ENV = `podmin delivers configuration as files, not environment variables: store the value with \`podmin secret create <key> --for <pod>\` (Parameter Store), list the key in the Pod template annotation ${AWS_PARAMETER_STORE_ANNOTATION} and read ${SECRET_MOUNT_ROOT}/aws-parameter-store/<key>, or set env[].value directly`;
 const LOCAL_VOLUME =
   'use a hostPath volume for data that must outlive the Pod, or an emptyDir (with sizeLimit) for scratch space';
+const CLUSTER_DNS = `every podmin Pod resolves through the cluster DNS its node sets up (the spec): CoreDNS on the node's address as its only nameserver (it answers Service names under svc.${CLUSTER_DOMAIN} and forwards every other name to the provider's resolver) and the search list ${clusterSearches('<namespace>').join(', ')}`;
+const CLUSTER_DNS_KEEPS = `names outside ${CLUSTER_DOMAIN} still reach the provider's resolver through CoreDNS, and dnsConfig.searches (after the cluster's) and dnsConfig.options (ndots, timeout, attempts, ...) are kept`;
 
 /**
- * The Pod fields a static Pod cannot honour (DESIGN §6.15), one row each. `validate` and
- * `deploy` refuse them, naming the field, why, and the podmin way; kubelet would otherwise reject
- * or hang such a Pod on every node, far from the person who deployed it.
+ * The Pod fields a static Pod on a podmin node cannot honour (DESIGN §6.23, and §6.26 for DNS),
+ * one row each. `validate` and `deploy` refuse them, naming the field, why, and the podmin way;
+ * kubelet would otherwise reject or hang such a Pod on every node, or the node would silently
+ * replace the value, far from the person who deployed it.
  */
 export const STATIC_POD_REFUSALS: readonly StaticPodRefusal[] = [
   {
@@ -139,6 +143,19 @@ export const STATIC_POD_REFUSALS: readonly StaticPodRefusal[] = [
     field: 'containers[].resources.claims',
     why: `${NO_API}: ResourceClaims are allocated through the API server and its scheduler`,
     instead: 'podmin has no dynamic resource allocation; remove resources.claims',
+  },
+  {
+    field: 'dnsPolicy',
+    why: `${CLUSTER_DNS}; that is dnsPolicy ClusterFirst (ClusterFirstWithHostNet for a hostNetwork Pod); Default (the node's own resolver) or None (only dnsConfig) would replace it, and Service names would not resolve`,
+    instead: `omit dnsPolicy or set ${HONOURED_DNS_POLICIES.join(' or ')}: ${CLUSTER_DNS_KEEPS}`,
+    refuses: (value) => typeof value !== 'string' || !HONOURED_DNS_POLICIES.includes(value),
+  },
+  {
+    field: 'dnsConfig.nameservers',
+    why: `${CLUSTER_DNS}; another nameserver would bypass it: glibc asks the next one whenever CoreDNS is slow (and in turn with options rotate), musl asks all at once and takes the first answer, and a nameserver outside the cluster answers Service names with NXDOMAIN`,
+    instead: `remove dnsConfig.nameservers: ${CLUSTER_DNS_KEEPS}`,
+    // An empty list adds nothing, as in Kubernetes.
+    refuses: (value) => !(Array.isArray(value) && value.length === 0),
   },
   {
     field: 'readinessGates',
