@@ -8,6 +8,7 @@ import {
   resolveDirs,
   type CliEnvironment,
   type ClusterContext,
+  type ContextChoice,
   type PodminDirs,
 } from '@podmin/cli-util-config';
 import {
@@ -26,6 +27,16 @@ export interface CliContext {
   dirs: PodminDirs;
   env: CliEnvironment;
   contexts: ContextStore;
+  /**
+   * The context `--context` or `PODMIN_CONTEXT` chose for this invocation (set by `run` once
+   * the flags are parsed); undefined means the saved current context. Never saved.
+   */
+  contextChoice?: ContextChoice;
+  /**
+   * The context this invocation uses: the chosen one, else the saved current one;
+   * CONTEXT_NOT_FOUND for an unknown chosen name, NO_CONTEXT when none is selected.
+   */
+  currentContext(): Promise<ClusterContext>;
   /** The providers a context may name, each built once for this run. */
   providers: ProviderRegistry<CliProvider>;
   /** The provider of a context; INVALID_ARGUMENT naming the known ones for an unknown name. */
@@ -36,7 +47,7 @@ export interface CliContext {
   secretStores(context: ClusterContext): SecretStoreOpener;
   /** The local OCI image store in the cache directory (`<cache>/oci`). */
   imageStore(): Promise<LocalImageStore>;
-  /** The current context and its opened bucket; NO_CONTEXT when none is selected. */
+  /** The invocation's context (see `currentContext`) and its opened bucket. */
   currentBucket(): Promise<{ context: ClusterContext; store: ObjectStore }>;
 }
 
@@ -85,8 +96,9 @@ export function createCliContext(
       const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
       return LocalImageStore.inCache(dirs.cache);
     },
+    currentContext: () => contexts.current(ctx.contextChoice),
     async currentBucket() {
-      const context = await contexts.current();
+      const context = await ctx.currentContext();
       return { context, store: await ctx.openBucket(context) };
     },
   };

@@ -90,7 +90,7 @@ describe('run (in process)', () => {
         ],
         ctx,
       ),
-    ).toBe(1);
+    ).toBe(2);
     expect(reporter.infos.join('\n')).toContain('--rollback-on-failure needs --wait');
     expect(
       await run(
@@ -108,7 +108,7 @@ describe('run (in process)', () => {
         ],
         ctx,
       ),
-    ).toBe(1);
+    ).toBe(2);
     expect(reporter.infos.join('\n')).toContain('is not a duration');
   });
 
@@ -171,11 +171,71 @@ describe('run (in process)', () => {
     expect(reporter.infos.join('\n')).toMatch(/^\s+at /m);
   });
 
-  it('shows usage for an invocation error', async () => {
+  it('shows usage for an invocation error and exits 2', async () => {
     const ctx = createCliContext(reporter, env());
-    expect(await run(['deploy', 'web'], ctx)).toBe(1);
+    expect(await run(['deploy', 'web'], ctx)).toBe(2);
     const text = reporter.infos.join('\n');
     expect(text).toContain('Missing required argument: nodegroup');
     expect(text).toContain('--image');
+  });
+
+  it('names an unknown command and the closest one, without the usage, and exits 2', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['stauts'], ctx)).toBe(2);
+    expect(reporter.infos.join('\n')).toBe(
+      'Error: Unknown command "stauts"; did you mean "status"?\nHint: run `podmin --help` for the list of commands',
+    );
+    reporter.infos.length = 0;
+    expect(await run(['trust'], ctx)).toBe(2);
+    expect(reporter.infos.join('\n')).toContain('Error: Unknown command "trust"\n');
+    expect(reporter.infos.join('\n')).not.toContain('did you mean');
+  });
+
+  it('exits 2 for an unknown flag, a bad value or a flag without its value', async () => {
+    const ctx = createCliContext(reporter, env());
+    for (const [args, message] of [
+      [['list', '--bogus'], 'Unknown argument: bogus'],
+      [['connect', 'demo', '--provider', 'gcp'], 'Invalid values'],
+      [['list', '--context'], 'Not enough arguments following: context'],
+      [['list', '--context='], '--context needs a context name'],
+    ] as const) {
+      reporter.infos.length = 0;
+      expect({ args, code: await run([...args], ctx) }).toEqual({ args, code: 2 });
+      expect(reporter.infos.join('\n')).toContain(message);
+    }
+  });
+
+  it('uses --context over PODMIN_CONTEXT over the saved context, never saving the choice', async () => {
+    const ctx = createCliContext(reporter, env());
+    for (const cluster of ['one', 'two', 'three']) {
+      const bucket = path.join(home, `bucket-${cluster}`);
+      expect(await run(['connect', cluster, '--provider', 'local', '--bucket', bucket], ctx)).toBe(
+        0,
+      );
+    }
+    expect(await run(['use', 'one'], ctx)).toBe(0);
+    const config = path.join(home, 'c', 'podmin', 'config.json');
+    const saved = fs.readFileSync(config);
+    const deploy = ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'];
+    const withVariable = createCliContext(reporter, { ...env(), PODMIN_CONTEXT: 'two' });
+    expect(await run(deploy, withVariable)).toBe(0);
+    expect(await run([...deploy, '--context', 'three'], withVariable)).toBe(0);
+    const committed = (cluster: string): boolean =>
+      fs.existsSync(path.join(home, `bucket-${cluster}`, 'deployments', 'index.json'));
+    expect(['one', 'two', 'three'].map(committed)).toEqual([false, true, true]);
+    // Each run chooses afresh: the variable's context, then the flag's, which has nothing.
+    expect(await run(['list'], withVariable)).toBe(0);
+    expect(reporter.results.at(-1)).toMatch(/^web\s+default\s+default/m);
+    expect(await run(['list', '--context', 'one'], withVariable)).toBe(0);
+    expect(reporter.results.at(-1)).not.toContain('web');
+    expect(fs.readFileSync(config).equals(saved)).toBe(true);
+    reporter.infos.length = 0;
+    expect(await run(['list', '--context', 'nope'], ctx)).toBe(1);
+    expect(reporter.infos.join('\n')).toContain(
+      'using context "nope" (from --context): no such context; known contexts: one, three, two',
+    );
+    // Commands that need no context accept and ignore it.
+    expect(await run(['use', '--context', 'nope'], ctx)).toBe(0);
+    expect(fs.readFileSync(config).equals(saved)).toBe(true);
   });
 });

@@ -1,6 +1,15 @@
+import fs from 'node:fs';
+import type { CommandModule, FallbackCompletionFunction } from 'yargs';
 import yargs from 'yargs/yargs';
-import { formatError } from '@podmin/cli-util-io';
-import { PodminError } from '@podmin/util-errors';
+import { chooseContext, parseConfig } from '@podmin/cli-util-config';
+import {
+  EXIT_OK,
+  UsageError,
+  closestName,
+  exitCodeFor,
+  formatError,
+  type ExitCode,
+} from '@podmin/cli-util-io';
 import { createCliContext, type CliContext } from './cli-context';
 import { buildCommand } from './commands/build/build.command';
 import { connectCommand } from './commands/connect/connect.command';
@@ -29,11 +38,57 @@ declare const __PODMIN_VERSION__: string | undefined;
 /** The CLI version, injected by the bundler. */
 export const VERSION = typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION__ : '0.0.0-dev';
 
-/** An invocation error from yargs (bad flags): shown with usage. */
-class UsageError extends PodminError {
-  constructor(message: string) {
-    super('INVALID_ARGUMENT', message);
+/** What `podmin --help` ends with: which commands need a context, how to pick one, exit codes. */
+const EPILOGUE = [
+  'init, validate, build, pull, fetch, use, connect, disconnect and completion work without a current context; every other command needs one.',
+  '',
+  'Context: --context NAME (or PODMIN_CONTEXT=NAME) uses the saved context NAME for this one invocation instead of the current one, and never changes the current one; --context wins over PODMIN_CONTEXT. Commands that need no context ignore both.',
+  '',
+  'Exit codes: 0 success; 1 the operation failed; 2 usage error (unknown command or flag, bad value, missing argument).',
+].join('\n');
+
+/** The name a command module is invoked by: the first word of its command string. */
+function commandName(module: CommandModule<object, never>): string {
+  const command: string | readonly string[] | undefined = module.command;
+  const first = typeof command === 'string' ? command : command?.[0];
+  return (first ?? '').split(' ')[0] ?? '';
+}
+
+/**
+ * The usage error for a yargs failure message. An unknown command names itself and, when one
+ * is a near miss, the command it was probably meant to be; it is shown without the usage.
+ */
+function usageError(message: string, commandNames: readonly string[]): UsageError {
+  const unknown = /^Unknown commands?: (.+)$/.exec(message)?.[1]?.split(', ')[0];
+  if (unknown === undefined) return new UsageError(message);
+  const suggestion = closestName(unknown, commandNames);
+  return new UsageError(
+    `Unknown command ${JSON.stringify(unknown)}${suggestion === undefined ? '' : `; did you mean ${JSON.stringify(suggestion)}?`}`,
+    { hint: 'run `podmin --help` for the list of commands', showUsage: false },
+  );
+}
+
+/**
+ * Shell completion: the saved context names after `--context` (or `--context=`), undefined
+ * (yargs' own completions of commands and flags) everywhere else. `argv` is the raw
+ * invocation, which ends with the word being completed. The config is read synchronously:
+ * yargs validates the command line as soon as a completion callback returns, so an answer
+ * given later would come after a usage error. A config that cannot be read completes nothing.
+ */
+function completeContexts(argv: readonly string[], ctx: CliContext): string[] | undefined {
+  const current = argv.at(-1) ?? '';
+  const inline = current.startsWith('--context=');
+  if (!inline && argv.at(-2) !== '--context') return undefined;
+  let names: string[];
+  try {
+    const file = ctx.contexts.file;
+    const config = parseConfig(fs.readFileSync(file, 'utf8'), file, ctx.providers.names);
+    names = Object.keys(config.contexts).sort();
+  } catch {
+    return [];
   }
+  const typed = inline ? current.slice('--context='.length) : current;
+  return names.filter((n) => n.startsWith(typed)).map((n) => (inline ? `--context=${n}` : n));
 }
 
 /**
@@ -46,61 +101,98 @@ function helpWidth(argv: readonly string[]): number {
   return Math.min(120, (asksHelp ? process.stdout.columns : undefined) || 100);
 }
 
-/** Runs the CLI with `argv`; resolves to the process exit code. */
-export async function run(argv: string[], ctx: CliContext = createCliContext()): Promise<number> {
+/**
+ * Runs the CLI with `argv`; resolves to the process exit code: 0 success, 1 the operation
+ * failed, 2 usage error.
+ */
+export async function run(argv: string[], ctx: CliContext = createCliContext()): Promise<ExitCode> {
   const debug = argv.includes('--debug');
-  const parser = yargs(argv)
+  // Until the flags are parsed, only the variable can have chosen a context.
+  ctx.contextChoice = chooseContext(undefined, ctx.env.context);
+  const commands = [
+    connectCommand(ctx),
+    useCommand(ctx),
+    disconnectCommand(ctx),
+    initCommand(ctx),
+    validateCommand(ctx),
+    deployCommand(ctx),
+    listCommand(ctx),
+    statusCommand(ctx),
+    deleteCommand(ctx),
+    historyCommand(ctx),
+    rollbackCommand(ctx),
+    rolloutCommand(ctx),
+    installCommand(ctx),
+    secretCommand(ctx),
+    fetchCommand(ctx),
+    buildCommand(ctx),
+    pullCommand(ctx),
+    pushCommand(ctx),
+    setupCommand(ctx),
+    teardownCommand(ctx),
+    destroyCommand(ctx),
+  ] as CommandModule<object, never>[];
+  const commandNames = [...commands.map(commandName), 'completion'];
+  let parser = yargs(argv)
     .scriptName('podmin')
     .usage(
       '$0 <command> [options]\n\nRun Kubernetes static Pods on VMs with an unmodified kubelet and no control plane.',
-    )
-    .command(connectCommand(ctx))
-    .command(useCommand(ctx))
-    .command(disconnectCommand(ctx))
-    .command(initCommand(ctx))
-    .command(validateCommand(ctx))
-    .command(deployCommand(ctx))
-    .command(listCommand(ctx))
-    .command(statusCommand(ctx))
-    .command(deleteCommand(ctx))
-    .command(historyCommand(ctx))
-    .command(rollbackCommand(ctx))
-    .command(rolloutCommand(ctx))
-    .command(installCommand(ctx))
-    .command(secretCommand(ctx))
-    .command(fetchCommand(ctx))
-    .command(buildCommand(ctx))
-    .command(pullCommand(ctx))
-    .command(pushCommand(ctx))
-    .command(setupCommand(ctx))
-    .command(teardownCommand(ctx))
-    .command(destroyCommand(ctx))
-    .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")')
+    );
+  for (const command of commands) parser = parser.command(command);
+  parser = parser
+    .completion('completion', 'Print a bash/zsh completion script (eval "$(podmin completion)")', ((
+      _current,
+      _argv,
+      defaultCompletions,
+      done,
+    ) => {
+      const contexts = completeContexts(argv, ctx);
+      if (contexts === undefined) defaultCompletions();
+      else done(contexts);
+    }) satisfies FallbackCompletionFunction)
     .option('debug', { type: 'boolean', describe: 'Show stack traces of errors', global: true })
+    .option('context', {
+      type: 'string',
+      requiresArg: true,
+      global: true,
+      describe:
+        'Use this saved context for this invocation only, instead of the current one (env: PODMIN_CONTEXT); never saved',
+    })
+    .check((args) => {
+      if (args['context'] === '') throw new UsageError('--context needs a context name');
+      return true;
+    }, true)
+    .middleware((args) => {
+      ctx.contextChoice = chooseContext(
+        typeof args['context'] === 'string' ? args['context'] : undefined,
+        ctx.env.context,
+      );
+    })
     .demandCommand(1, 'Choose a command; see the list above')
-    .recommendCommands()
     .strict()
+    .strictCommands()
     .version(VERSION)
     .alias('h', 'help')
     .alias('v', 'version')
     .wrap(helpWidth(argv))
-    .epilogue(
-      'init, validate, build, pull, fetch, use, connect, disconnect and completion work without a current context; every other command needs one.',
-    )
-    .fail((msg, err) => {
-      if (err) throw err;
-      throw new UsageError(msg);
+    .epilogue(EPILOGUE)
+    .fail((msg: string | null, err: Error | undefined) => {
+      // A handler's failure arrives without a message; everything else that reaches here is
+      // about the invocation: yargs' validation and parse errors, and the commands' checks.
+      if (err instanceof UsageError) throw err;
+      if (msg === null) throw err ?? new Error('the command failed');
+      throw usageError(msg, commandNames);
     })
     .exitProcess(false);
   try {
     await parser.parseAsync();
-    return 0;
+    return EXIT_OK;
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError && err.showUsage) {
       ctx.reporter.info(await parser.getHelp());
       ctx.reporter.info('');
     }
     ctx.reporter.info(formatError(err, debug).trimEnd());
-    return 1;
+    return exitCodeFor(err);
   }
 }

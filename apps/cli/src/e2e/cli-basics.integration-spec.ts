@@ -84,13 +84,13 @@ describe('podmin basics', () => {
     expect(init.stderr).toContain('already exists');
     expect(fs.readFileSync(file, 'utf8')).toBe('mine\n');
     const validate = await sandbox.run(['validate']);
-    expect(validate.code).toBe(1);
+    expect(validate.code).toBe(2);
     expect(validate.stderr).toContain('Missing required argument: file');
   });
 
-  it('reports usage errors with the usage and without a stack', async () => {
+  it('reports usage errors with the usage and without a stack, exiting 2', async () => {
     const result = await sandbox.run(['connect', 'demo', '--provider', 'gcp']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain('Invalid values');
     expect(result.stderr).toContain('--provider');
     expect(result.stderr).not.toMatch(/^\s+at /m);

@@ -195,7 +195,7 @@ describe('rollouts on the local provider', () => {
     );
     expect(unknown.stderr).toContain('podmin list');
     const noGroup = await sandbox.run(['rollout', 'pause', 'web']);
-    expect(noGroup.code).toBe(1);
+    expect(noGroup.code).toBe(2);
     expect(noGroup.stderr).toContain('Missing required argument: nodegroup');
     const noTarget = await sandbox.run([
       'secret',
@@ -206,7 +206,7 @@ describe('rollouts on the local provider', () => {
       '--from-stdin',
       '--restart',
     ]);
-    expect(noTarget.code).toBe(1);
+    expect(noTarget.code).toBe(2);
     expect(noTarget.stderr).toContain('--restart needs the deployment whose Pod reads the secret');
   });
 });

@@ -126,7 +126,7 @@ describe('the CLI provider seam', () => {
     expect(() => ctx.provider(context)).toThrow(
       'using cluster demo: unknown provider "gcp"; known providers: aws, local',
     );
-    expect(await run(['connect', 'demo', '--provider', 'gcp'], ctx)).toBe(1);
+    expect(await run(['connect', 'demo', '--provider', 'gcp'], ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toMatch(/Choices: "aws", "local"/);
   });
 });

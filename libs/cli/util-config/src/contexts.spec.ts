@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hasCode } from '@podmin/util-errors';
-import { ContextStore, parseConfig, type ClusterContext } from './contexts';
+import {
+  ContextStore,
+  chooseContext,
+  parseConfig,
+  resolveContext,
+  type ClusterContext,
+  type PodminConfig,
+} from './contexts';
+import { readCliEnvironment } from './env';
 
 /** The CLI's built-in provider names, as its registry lists them. */
 const PROVIDER_NAMES = ['aws', 'local'];
@@ -84,5 +92,78 @@ describe('ContextStore', () => {
       expect(message).toContain(`${field}:`);
     }
     expect(() => parseConfig('{', 'config.json', PROVIDER_NAMES)).toThrow(/not valid JSON/);
+  });
+});
+
+describe('choosing the context of one invocation', () => {
+  const config: PodminConfig = {
+    current: 'saved',
+    contexts: { flagged: ctx('flagged'), saved: ctx('saved'), variable: ctx('variable') },
+  };
+
+  it('takes --context over PODMIN_CONTEXT over the saved current context', () => {
+    expect(resolveContext(config, chooseContext('flagged', 'variable')).cluster).toBe('flagged');
+    expect(resolveContext(config, chooseContext(undefined, 'variable')).cluster).toBe('variable');
+    expect(resolveContext(config, chooseContext(undefined, undefined)).cluster).toBe('saved');
+    // An empty flag or variable counts as unset.
+    expect(resolveContext(config, chooseContext('', '')).cluster).toBe('saved');
+    expect(chooseContext('a', 'b')).toEqual({ name: 'a', source: '--context' });
+    expect(chooseContext(undefined, 'b')).toEqual({ name: 'b', source: 'PODMIN_CONTEXT' });
+  });
+
+  it('reads PODMIN_CONTEXT from the environment, ignoring an empty value', () => {
+    expect(readCliEnvironment({ PODMIN_CONTEXT: 'variable' }).context).toBe('variable');
+    expect(readCliEnvironment({ PODMIN_CONTEXT: '' }).context).toBeUndefined();
+  });
+
+  it('names an unknown chosen context, where it came from and the known ones', () => {
+    let caught: unknown;
+    try {
+      resolveContext(config, chooseContext(undefined, 'nope'));
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'CONTEXT_NOT_FOUND')).toBe(true);
+    expect((caught as Error).message).toBe(
+      'using context "nope" (from PODMIN_CONTEXT): no such context; known contexts: flagged, saved, variable',
+    );
+    // Inherited properties are no contexts.
+    expect(() => resolveContext(config, chooseContext('toString', undefined))).toThrow(
+      /"toString" \(from --context\): no such context/,
+    );
+    expect(() => resolveContext({ contexts: {} }, chooseContext('x', undefined))).toThrow(
+      /known contexts: none/,
+    );
+  });
+
+  it('uses a chosen context without a saved current one, and says how to pick one otherwise', () => {
+    const unselected: PodminConfig = { contexts: { a: ctx('a') } };
+    expect(resolveContext(unselected, chooseContext('a', undefined)).cluster).toBe('a');
+    expect(() => resolveContext(unselected)).toThrow(/needs a current cluster context/);
+  });
+
+  describe('ContextStore.current', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-config-'));
+    });
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it('resolves a choice without ever writing the config file', async () => {
+      const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
+      await store.update(() => config);
+      const before = fs.readFileSync(store.file);
+      const statBefore = fs.statSync(store.file);
+      expect((await store.current(chooseContext('flagged', 'variable'))).cluster).toBe('flagged');
+      expect((await store.current(chooseContext(undefined, 'variable'))).cluster).toBe('variable');
+      await expect(store.current(chooseContext('nope', undefined))).rejects.toMatchObject({
+        code: 'CONTEXT_NOT_FOUND',
+      });
+      expect((await store.current()).cluster).toBe('saved');
+      expect(fs.readFileSync(store.file).equals(before)).toBe(true);
+      const statAfter = fs.statSync(store.file);
+      expect([statAfter.ino, statAfter.mtimeMs]).toEqual([statBefore.ino, statBefore.mtimeMs]);
+      expect(fs.readdirSync(path.join(dir, 'config')).sort()).toEqual(['config.json']);
+    });
   });
 });

@@ -83,21 +83,70 @@ export class ContextStore {
     });
   }
 
-  /** The current context, or NO_CONTEXT with a hint to connect. */
-  async current(): Promise<ClusterContext> {
-    const config = await this.read();
-    const ctx = config.current ? config.contexts[config.current] : undefined;
-    if (!ctx) {
-      throw new PodminError(
-        'NO_CONTEXT',
-        'this command needs a current cluster context: none is selected',
-        {
-          hint: 'run `podmin connect <cluster> --provider local` (or aws), or `podmin use <cluster>`',
-        },
-      );
-    }
-    return ctx;
+  /**
+   * The context this invocation uses: `choice` when given (from `--context` or
+   * `PODMIN_CONTEXT`), else the saved current one. Only reads the file: a choice is never saved.
+   * CONTEXT_NOT_FOUND naming the choice and the known contexts; NO_CONTEXT with a hint to
+   * connect when nothing is chosen or saved.
+   */
+  async current(choice?: ContextChoice): Promise<ClusterContext> {
+    return resolveContext(await this.read(), choice);
   }
+}
+
+/** Where a one-invocation choice of context came from, for messages. */
+export type ContextChoiceSource = '--context' | 'PODMIN_CONTEXT';
+
+/** A context chosen for one invocation instead of the saved current one. */
+export interface ContextChoice {
+  name: string;
+  source: ContextChoiceSource;
+}
+
+/**
+ * The context one invocation chose, if any: the `--context` flag wins over the
+ * `PODMIN_CONTEXT` variable; an empty value counts as unset.
+ */
+export function chooseContext(
+  flag: string | undefined,
+  variable: string | undefined,
+): ContextChoice | undefined {
+  if (flag) return { name: flag, source: '--context' };
+  if (variable) return { name: variable, source: 'PODMIN_CONTEXT' };
+  return undefined;
+}
+
+/**
+ * Resolves the context of one invocation from the config: the chosen one when given, else the
+ * saved current one. CONTEXT_NOT_FOUND names a chosen context that is not saved and lists the
+ * known ones; NO_CONTEXT says how to select one.
+ */
+export function resolveContext(config: PodminConfig, choice?: ContextChoice): ClusterContext {
+  if (choice !== undefined) {
+    const chosen = Object.hasOwn(config.contexts, choice.name)
+      ? config.contexts[choice.name]
+      : undefined;
+    if (chosen) return chosen;
+    const known = Object.keys(config.contexts).sort();
+    throw new PodminError(
+      'CONTEXT_NOT_FOUND',
+      `using context ${JSON.stringify(choice.name)} (from ${choice.source}): no such context; known contexts: ${known.join(', ') || 'none'}`,
+      {
+        hint: `pass one of the known contexts, or run \`podmin connect ${choice.name} --provider …\` to add it`,
+      },
+    );
+  }
+  const ctx = config.current ? config.contexts[config.current] : undefined;
+  if (!ctx) {
+    throw new PodminError(
+      'NO_CONTEXT',
+      'this command needs a current cluster context: none is selected',
+      {
+        hint: 'run `podmin connect <cluster> --provider local` (or aws), or `podmin use <cluster>`, or pass --context <cluster>',
+      },
+    );
+  }
+  return ctx;
 }
 
 function sortConfig(config: PodminConfig): PodminConfig {

@@ -47,6 +47,11 @@ export interface CliEnvironment {
    * (PODMIN_TEST_CLOUDFLARED_PIN); the real upstream digest cannot be served here.
    */
   testCloudflaredPin?: string;
+  /**
+   * The context this invocation uses instead of the saved current one (PODMIN_CONTEXT);
+   * `--context` wins over it. Never saved.
+   */
+  context?: string;
   /** The whole environment, handed to child processes such as OpenTofu/Terraform. */
   processEnv?: Readonly<Record<string, string | undefined>>;
 }
@@ -99,6 +104,8 @@ export function readCliEnvironment(
   if (dependencyBase) out.testDependencyBaseUrl = dependencyBase;
   const upstreamRegistry = pick('PODMIN_TEST_UPSTREAM_REGISTRY_URL');
   if (upstreamRegistry) out.testUpstreamRegistryUrl = upstreamRegistry;
+  const context = pick('PODMIN_CONTEXT');
+  if (context) out.context = context;
   const cloudflaredPin = pick('PODMIN_TEST_CLOUDFLARED_PIN');
   if (cloudflaredPin) out.testCloudflaredPin = cloudflaredPin;
   return out;

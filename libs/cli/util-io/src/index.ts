@@ -3,3 +3,5 @@ export * from './terminal-reporter';
 export * from './format';
 export * from './progress-format';
 export * from './fd-writer';
+export * from './exit-codes';
+export * from './suggest';

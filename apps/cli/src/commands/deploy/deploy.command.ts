@@ -138,7 +138,7 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
                 return assertPreflight(preflightDeps(ctx, context, store, cache), deployment);
               },
               preparePreflight: async (deployment: Parameters<typeof assertPreflight>[1]) =>
-                preparePreflight(preflightSources(ctx, await ctx.contexts.current()), deployment),
+                preparePreflight(preflightSources(ctx, await ctx.currentContext()), deployment),
             }
           : {}),
       };

@@ -20,7 +20,7 @@ export function destroyCommand(ctx: CliContext): CommandModule<object, { yes?: b
           'To hand the bucket to another owner instead, use `podmin teardown` and `podmin disconnect`; destroy deletes it.',
         ),
     handler: async (args) => {
-      const context = await ctx.contexts.current();
+      const context = await ctx.currentContext();
       await ctx
         .provider(context)
         .lifecycle(context)

@@ -44,7 +44,7 @@ describe('podmin rollout (in process)', () => {
     expect(reporter.infos.at(-1)).toMatch(/^Restarted default\/web: revision [0-9a-f]{12} → /);
   });
 
-  it('refuses an unknown deployment and a missing -g', async () => {
+  it('refuses an unknown deployment (1) and a missing -g (2)', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     for (const sub of ['pause', 'resume', 'restart']) {
@@ -52,24 +52,24 @@ describe('podmin rollout (in process)', () => {
       expect(reporter.infos.join('\n')).toContain(
         'default/nope: no such deployment in the desired-state index',
       );
-      expect(await run(['rollout', sub, 'web'], ctx)).toBe(1);
+      expect(await run(['rollout', sub, 'web'], ctx)).toBe(2);
       expect(reporter.infos.join('\n')).toContain('Missing required argument: nodegroup');
     }
     expect(fs.existsSync(stateFile())).toBe(false);
   });
 
-  it('refuses secret update --restart without the deployment, before any change', async () => {
+  it('refuses secret update --restart without the deployment (2), before any change', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     const file = path.join(home, 'value');
     fs.writeFileSync(file, 'v');
     const update = ['secret', 'update', 'k', '--from-file', file, '--restart'];
-    expect(await run([...update, '--for', 'web'], ctx)).toBe(1);
+    expect(await run([...update, '--for', 'web'], ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toContain(
       '--restart needs the deployment whose Pod reads the secret: --for NAME -g NODEGROUP',
     );
-    expect(await run([...update, '-g', 'default'], ctx)).toBe(1);
-    expect(await run([...update, '--system'], ctx)).toBe(1);
+    expect(await run([...update, '-g', 'default'], ctx)).toBe(2);
+    expect(await run([...update, '--system'], ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toContain('it cannot be used with --system');
     expect(await run([...update, '--for', 'nope', '-g', 'default'], ctx)).toBe(1);
     expect(reporter.infos.join('\n')).toContain('default/nope: no such deployment');

@@ -86,7 +86,7 @@ export function toValueSource(args: SecretValueArgs) {
  * when none is selected). `input` replaces the terminal in tests.
  */
 export async function loadSecrets(ctx: CliContext, input?: SecretValueInput) {
-  const context = await ctx.contexts.current();
+  const context = await ctx.currentContext();
   const lib = await import('@podmin/cli-feature-secrets');
   const deps: SecretsDeps = {
     reporter: ctx.reporter,

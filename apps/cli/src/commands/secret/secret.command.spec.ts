@@ -45,14 +45,14 @@ describe('podmin secret (in process)', () => {
     expect([...reporter.infos, reporter.stdout].join('\n')).not.toContain('hidden-value');
   });
 
-  it('shows usage for conflicting value sources and an unknown provider', async () => {
+  it('shows usage for conflicting value sources and an unknown provider, exiting 2', async () => {
     const ctx = createCliContext(reporter, env());
     expect(
       await run(['secret', 'create', 'k', '--for', 'web', '--from-file', 'f', '--from-stdin'], ctx),
-    ).toBe(1);
+    ).toBe(2);
     expect(reporter.infos.join('\n')).toContain('mutually exclusive');
     expect(await run(['secret', 'create', 'k', '--for', 'web', '--provider', 'vault'], ctx)).toBe(
-      1,
+      2,
     );
     expect(reporter.infos.join('\n')).toContain('Invalid values');
   });

@@ -68,7 +68,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           'On AWS, setup checks the flags and the provider first, publishes the node dependencies (the podmin-agent artifact of this CLI version, or with --agent-source one built from that checkout), writes the module and its inputs under <podmin cache>/infrastructure/<cluster> and to tfstate/podmin.auto.tfvars.json in the bucket, stores the workload and cluster CAs create-only, then runs OpenTofu/Terraform (PODMIN_TF_CMD, else tofu, else terraform; 1.11 or newer) init, plan and, after confirmation, apply. Providers are cached in <podmin cache>/tf-plugins unless TF_PLUGIN_CACHE_DIR is set.',
         ),
     handler: async (args) => {
-      const context = await ctx.contexts.current();
+      const context = await ctx.currentContext();
       await ctx
         .provider(context)
         .lifecycle(context)

@@ -22,7 +22,7 @@ export function teardownCommand(ctx: CliContext): CommandModule<object, { yes?: 
           'On AWS the module inputs are restored from tfstate/podmin.auto.tfvars.json in the bucket, so a teardown works after `podmin disconnect` and `podmin connect` too. `podmin setup` brings the cluster back with the same CAs.',
         ),
     handler: async (args) => {
-      const context = await ctx.contexts.current();
+      const context = await ctx.currentContext();
       await ctx
         .provider(context)
         .lifecycle(context)

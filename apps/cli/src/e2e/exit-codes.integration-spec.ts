@@ -1,0 +1,136 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeSandbox, type CliSandbox } from './cli-harness';
+
+// One test per exit code (0 success, 1 the operation failed, 2 usage error), run through the
+// built CLI as a script would see it.
+describe('podmin exit codes', () => {
+  let sandbox: CliSandbox;
+  let bucket: string;
+  beforeAll(async () => {
+    sandbox = makeSandbox();
+    bucket = path.join(sandbox.home, 'bucket');
+    const connected = await sandbox.run([
+      'connect',
+      'demo',
+      '--provider',
+      'local',
+      '--bucket',
+      bucket,
+    ]);
+    expect(connected.code).toBe(0);
+  });
+  afterAll(() => sandbox.cleanup());
+
+  it('documents the exit codes in --help', async () => {
+    const help = await sandbox.run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'Exit codes: 0 success; 1 the operation failed; 2 usage error (unknown command or flag, bad value, missing argument).',
+    );
+  });
+
+  it('exits 0 when the command succeeds', async () => {
+    const deploy = await sandbox.run([
+      'deploy',
+      '--no-preflight',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      'hello:v1',
+    ]);
+    expect(deploy.stderr).not.toMatch(/^Error:/m);
+    expect(deploy.code).toBe(0);
+    const status = await sandbox.run(['status', 'web', '-g', 'default']);
+    expect(status.code).toBe(0);
+  });
+
+  it('exits 1 when the operation fails: status of an unknown deployment', async () => {
+    const status = await sandbox.run(['status', 'nope', '-g', 'default']);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain(
+      'Error: reading the status of default/nope: no such deployment in the desired-state index',
+    );
+    // A failed operation does not print the usage.
+    expect(status.stderr).not.toContain('Options:');
+  });
+
+  it('exits 1 when the operation fails: deploy to a bucket that is gone', async () => {
+    const other = makeSandbox();
+    try {
+      const gone = path.join(other.home, 'gone');
+      expect(
+        (await other.run(['connect', 'gone', '--provider', 'local', '--bucket', gone])).code,
+      ).toBe(0);
+      fs.rmSync(gone, { recursive: true });
+      const deploy = await other.run([
+        'deploy',
+        '--no-preflight',
+        'web',
+        '-g',
+        'default',
+        '--image',
+        'hello:v1',
+      ]);
+      expect(deploy.code).toBe(1);
+      expect(deploy.stderr).toContain(`the bucket directory ${gone} does not exist`);
+      expect(fs.existsSync(gone)).toBe(false);
+    } finally {
+      other.cleanup();
+    }
+  });
+
+  it('exits 2 for an unknown command, naming it and the closest command', async () => {
+    const typo = await sandbox.run(['stauts']);
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toBe('');
+    expect(typo.stderr).toBe(
+      'Error: Unknown command "stauts"; did you mean "status"?\nHint: run `podmin --help` for the list of commands\n',
+    );
+    // A word that is no near miss gets no suggestion, and never the help with exit 0.
+    const unrelated = await sandbox.run(['trust']);
+    expect(unrelated.code).toBe(2);
+    expect(unrelated.stderr).toContain('Error: Unknown command "trust"\n');
+    expect(unrelated.stderr).not.toContain('did you mean');
+  });
+
+  it('exits 2 for an unknown flag', async () => {
+    const result = await sandbox.run(['list', '--bogus']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('Error: Unknown argument: bogus');
+    expect(result.stderr).toContain('podmin list');
+  });
+
+  it('exits 2 for a bad value', async () => {
+    const before = fs.readdirSync(bucket).sort();
+    const choice = await sandbox.run(['list', '-o', 'xml']);
+    expect(choice.code).toBe(2);
+    expect(choice.stderr).toContain('Invalid values');
+    const duration = await sandbox.run([
+      'deploy',
+      '--no-preflight',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      'hello:v2',
+      '--wait',
+      '--timeout',
+      'soon',
+    ]);
+    expect(duration.code).toBe(2);
+    expect(duration.stderr).toContain('--timeout: "soon" is not a duration');
+    expect(fs.readdirSync(bucket).sort()).toEqual(before);
+  });
+
+  it('exits 2 for a missing argument', async () => {
+    const result = await sandbox.run(['deploy', 'web', '--image', 'hello:v1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Error: Missing required argument: nodegroup');
+    const noValue = await sandbox.run(['list', '--context']);
+    expect(noValue.code).toBe(2);
+    expect(noValue.stderr).toContain('Not enough arguments following: context');
+  });
+});

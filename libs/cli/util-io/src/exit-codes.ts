@@ -1,0 +1,33 @@
+import { PodminError, type PodminErrorOptions } from '@podmin/util-errors';
+
+/** The command did what it was asked. */
+export const EXIT_OK = 0;
+/** The operation failed: the cluster, the bucket, the files or the state it read said no. */
+export const EXIT_FAILURE = 1;
+/**
+ * The invocation itself is wrong (unknown command or flag, bad value, missing argument), so
+ * running it again unchanged cannot succeed; the same code podmin-agent exits with for bad flags.
+ */
+export const EXIT_USAGE = 2;
+
+/** One of the CLI's exit codes. */
+export type ExitCode = typeof EXIT_OK | typeof EXIT_FAILURE | typeof EXIT_USAGE;
+
+/**
+ * An invocation error: a command, flag or value the CLI does not accept. The CLI shows it
+ * (with the usage when `showUsage`) and exits {@link EXIT_USAGE}.
+ */
+export class UsageError extends PodminError {
+  /** Whether the command's usage is worth printing with it (not for an unknown command). */
+  readonly showUsage: boolean;
+
+  constructor(message: string, options: PodminErrorOptions & { showUsage?: boolean } = {}) {
+    super('INVALID_ARGUMENT', message, options);
+    this.showUsage = options.showUsage ?? true;
+  }
+}
+
+/** The exit code for an error a command ended with: usage errors 2, everything else 1. */
+export function exitCodeFor(err: unknown): ExitCode {
+  return err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
+}
