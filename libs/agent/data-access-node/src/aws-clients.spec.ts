@@ -197,7 +197,7 @@ describe("the agent's AWS clients", () => {
           if (!['__fixtures__', 'generated', 'node_modules'].includes(entry.name)) walk(rel);
         } else if (
           /\.ts$/.test(entry.name) &&
-          !/\.(spec|integration-spec|node-spec)\.ts$/.test(entry.name)
+          !/\.(spec|integration-spec|node-spec|chaos-spec)\.ts$/.test(entry.name)
         ) {
           if (
             !rel.startsWith(allowed) &&
