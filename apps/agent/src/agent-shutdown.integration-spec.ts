@@ -7,7 +7,6 @@
 // the dataplane detached last; the leader must have written a snapshot without node-2's
 // endpoint before node-2's dataplane stopped; and node-2's agent-dns, queried in a loop, must
 // answer every query until the supervisor stops it after the margin.
-import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,13 +23,7 @@ import {
   generateWorkloadCaSecretValue,
   serializeClusterCaSecret,
 } from '@podmin/util-pki';
-import {
-  AGENT_BIN,
-  spawnBuiltAgent,
-  type AgentPorts,
-  type BuiltAgent,
-  type BuiltAgentOptions,
-} from './__fixtures__/built-agent';
+import { spawnBuiltAgent, type AgentPorts, type BuiltAgent } from './__fixtures__/built-agent';
 import { servePodsApi } from './__fixtures__/pods-api';
 
 const MANIFEST = `apiVersion: apps/v1
@@ -69,53 +62,6 @@ const linesOf = (agent: BuiltAgent): Line[] =>
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Line);
-
-/**
- * `spawnBuiltAgent`'s agent, as the leader of its own process group (as systemd starts a unit's
- * main process, and a shell a foreground job), so the test can signal the whole group.
- */
-function spawnGroupLeader(options: BuiltAgentOptions): BuiltAgent {
-  const { ports } = options;
-  const child = spawn(process.execPath, [options.program ?? AGENT_BIN, ...options.args], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${ports.health}`,
-      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${ports.registry}`,
-      PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${ports.dns}`,
-      PODMIN_AGENT_COORDINATION_PORT: String(ports.coordination),
-      PODMIN_NODE_ADDRESS: '::1',
-      PODMIN_NODE_ID: options.nodeId ?? 'node-1',
-      PODMIN_NODE_ROOT: options.nodeRoot,
-      ...options.env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-(child.pid ?? 0), signal);
-    } catch {
-      // The group is gone already.
-    }
-  };
-  return {
-    child,
-    output: () => output,
-    tail: (lines = 20) => output.split('\n').slice(-lines).join('\n'),
-    exited,
-    stop: async (graceMs = 15_000) => {
-      child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-      killGroup('SIGKILL');
-    },
-  };
-}
 
 /** One AAAA query to agent-dns and whether it answered with the Service's VIP. */
 interface Probe {
@@ -245,7 +191,8 @@ describe('podmin-agent stop (built, two nodes)', () => {
         const args = localAgentArgs(bucket);
         args[args.length - 1] = NODE2_PREFIX;
         const node2Ports = await ports();
-        follower = spawnGroupLeader({
+        follower = spawnBuiltAgent({
+          groupLeader: true,
           args,
           nodeRoot: node2Root,
           ports: node2Ports,

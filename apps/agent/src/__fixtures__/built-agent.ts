@@ -26,6 +26,12 @@ export interface BuiltAgentOptions {
   env?: Readonly<Record<string, string>>;
   /** The supervisor program; {@link AGENT_BIN} when omitted (an extracted artifact's, say). */
   program?: string;
+  /**
+   * Start it as the leader of its own process group (as systemd starts a unit's main process,
+   * and a shell a foreground job), so the test can signal the whole group; `stop`'s SIGKILL then
+   * reaches every service process too.
+   */
+  groupLeader?: boolean;
 }
 
 /** A running built agent. */
@@ -58,6 +64,7 @@ export function spawnBuiltAgent(options: BuiltAgentOptions): BuiltAgent {
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.groupLeader === true,
   });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -73,7 +80,13 @@ export function spawnBuiltAgent(options: BuiltAgentOptions): BuiltAgent {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
-      child.kill('SIGKILL');
+      if (options.groupLeader !== true) child.kill('SIGKILL');
+      else
+        try {
+          process.kill(-(child.pid ?? 0), 'SIGKILL');
+        } catch {
+          // The group is gone already.
+        }
     },
   };
 }
