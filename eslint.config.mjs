@@ -4,6 +4,17 @@ import tseslint from 'typescript-eslint';
 const depConstraints = [
   {
     sourceTag: 'type:app',
+    onlyDependOnLibsWithTags: [
+      'type:provider',
+      'type:feature',
+      'type:data-access',
+      'type:util',
+      'type:contract',
+    ],
+  },
+  {
+    // A provider composes the CLI's features for one cloud; only the app depends on it.
+    sourceTag: 'type:provider',
     onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util', 'type:contract'],
   },
   {

@@ -1,15 +1,11 @@
 import os from 'node:os';
-import type { SecretStoreOpener } from '@podmin/cli-feature-secrets';
-import type { LocalImageStore } from '@podmin/cli-data-access-image-store';
 import {
   ContextStore,
   ProviderRegistry,
   readCliEnvironment,
   resolveDirs,
-  type CliEnvironment,
   type ClusterContext,
   type ContextChoice,
-  type PodminDirs,
 } from '@podmin/cli-util-config';
 import {
   FdWriter,
@@ -18,15 +14,15 @@ import {
   type TerminalStreams,
 } from '@podmin/cli-util-io';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import type { CliProvider, CliProviderFactory } from './providers/cli-provider';
-import { BUILTIN_PROVIDERS } from './providers/registry';
+import {
+  BUILTIN_PROVIDERS,
+  type CliProvider,
+  type CliProviderFactory,
+  type ProviderShell,
+} from '@podmin/cli-providers';
 
 /** Everything a command handler gets from the shell, built once in main. */
-export interface CliContext {
-  reporter: Reporter;
-  dirs: PodminDirs;
-  env: CliEnvironment;
-  contexts: ContextStore;
+export interface CliContext extends ProviderShell {
   /**
    * The context `--context` or `PODMIN_CONTEXT` chose for this invocation (set by `run` once
    * the flags are parsed); undefined means the saved current context. Never saved.
@@ -41,12 +37,6 @@ export interface CliContext {
   providers: ProviderRegistry<CliProvider>;
   /** The provider of a context; INVALID_ARGUMENT naming the known ones for an unknown name. */
   provider(context: ClusterContext): CliProvider;
-  /** A context's bucket, opened by its provider. */
-  openBucket(context: ClusterContext): Promise<ObjectStore>;
-  /** A context's secret stores, opened by its provider. */
-  secretStores(context: ClusterContext): SecretStoreOpener;
-  /** The local OCI image store in the cache directory (`<cache>/oci`). */
-  imageStore(): Promise<LocalImageStore>;
   /** The invocation's context (see `currentContext`) and its opened bucket. */
   currentBucket(): Promise<{ context: ClusterContext; store: ObjectStore }>;
 }

@@ -280,7 +280,7 @@ async function bootNode(
     );
     const store = new S3ObjectStore({ client: s3, bucket });
 
-    // Publish the dependency set the way setup's sync does (apps/cli/src/providers/aws-infra-deps.ts).
+    // Publish the dependency set the way setup's sync does (libs/cli/providers/src/aws-infra-deps.ts).
     upstream = await upstreamWithStandIns(work);
     const reporter = { info: () => undefined, warn: () => undefined, progress: () => undefined };
     const synced = await syncDependencies(store, ['amd64'], {

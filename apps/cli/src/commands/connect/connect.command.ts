@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { ProviderRegistry } from '@podmin/cli-util-config';
 import type { CliContext } from '../../cli-context';
-import type { CliProvider } from '../../providers/cli-provider';
+import type { CliProvider } from '@podmin/cli-providers';
 
 interface ConnectArgs {
   cluster: string;

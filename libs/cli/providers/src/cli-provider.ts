@@ -1,8 +1,14 @@
-import type { ClusterContext } from '@podmin/cli-util-config';
+import type { LocalImageStore } from '@podmin/cli-data-access-image-store';
+import type {
+  CliEnvironment,
+  ClusterContext,
+  ContextStore,
+  PodminDirs,
+} from '@podmin/cli-util-config';
 import type { ConnectProvider } from '@podmin/cli-feature-context';
 import type { SecretStoreOpener } from '@podmin/cli-feature-secrets';
+import type { Reporter } from '@podmin/cli-util-io';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import type { CliContext } from '../cli-context';
 
 /** `podmin setup`'s flags; each provider checks the ones it takes. */
 export interface SetupRequest {
@@ -40,5 +46,24 @@ export interface CliProvider {
   lifecycle(context: ClusterContext): ClusterLifecycle;
 }
 
-/** Builds a provider once per CLI run from the shell's context (reporter, dirs, env, stores). */
-export type CliProviderFactory = (ctx: CliContext) => CliProvider;
+/**
+ * What a provider gets from the CLI shell that builds it: the reporter, directories and
+ * environment of this run, and the shell's openers (which go back through the providers, so a
+ * provider's setup can open the bucket and secret stores of the context it sets up).
+ */
+export interface ProviderShell {
+  reporter: Reporter;
+  dirs: PodminDirs;
+  env: CliEnvironment;
+  /** The saved contexts (`destroy` removes its cluster's context last). */
+  contexts: ContextStore;
+  /** A context's bucket, opened by its provider. */
+  openBucket(context: ClusterContext): Promise<ObjectStore>;
+  /** A context's secret stores, opened by its provider. */
+  secretStores(context: ClusterContext): SecretStoreOpener;
+  /** The local OCI image store in the cache directory (`<cache>/oci`). */
+  imageStore(): Promise<LocalImageStore>;
+}
+
+/** Builds a provider once per CLI run from the shell (reporter, dirs, env, stores). */
+export type CliProviderFactory = (shell: ProviderShell) => CliProvider;

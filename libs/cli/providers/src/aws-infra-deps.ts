@@ -6,13 +6,13 @@ import type { ClusterContext } from '@podmin/cli-util-config';
 import type { InfraDeps, SetupDeps } from '@podmin/cli-feature-infra';
 import type { Arch, Nat64Kernel } from '@podmin/util-dependencies';
 import { ValidationError } from '@podmin/util-errors';
-import type { CliContext } from '../cli-context';
+import type { ProviderShell } from './cli-provider';
 import { storeSystemSecrets } from './system-secrets';
 
 declare const __PODMIN_VERSION__: string | undefined;
 
 /** The generated-files directory of a cluster: `<podmin cache>/infrastructure/<cluster>`. */
-export function infrastructureDir(ctx: CliContext, cluster: string): string {
+export function infrastructureDir(ctx: ProviderShell, cluster: string): string {
   return path.join(ctx.dirs.cache, 'infrastructure', cluster);
 }
 
@@ -21,7 +21,7 @@ export function infrastructureDir(ctx: CliContext, cluster: string): string {
  * cluster's work directory (its output to stderr) and the module files.
  */
 export async function infraDeps(
-  ctx: CliContext,
+  ctx: ProviderShell,
   context: ClusterContext,
   assumeYes: boolean,
 ): Promise<InfraDeps> {
@@ -96,7 +96,7 @@ export function checkAgentSource(checkout: string): void {
  * sync publishes the agent artifact built from that checkout instead of the release.
  */
 export async function setupDeps(
-  ctx: CliContext,
+  ctx: ProviderShell,
   context: ClusterContext,
   assumeYes: boolean,
   agentSource?: string,
@@ -130,7 +130,7 @@ const cliVersion = () =>
  * The upstream resolver (the loopback upstream under PODMIN_TEST_DEPENDENCY_BASE_URL), with
  * a locally built agent artifact in place of the published one when given.
  */
-async function resolver(ctx: CliContext, agent?: AgentArtifact) {
+async function resolver(ctx: ProviderShell, agent?: AgentArtifact) {
   const { DependencyResolver, releaseEndpointsUnder } =
     await import('@podmin/cli-data-access-dependencies');
   return new DependencyResolver({
@@ -143,7 +143,7 @@ async function resolver(ctx: CliContext, agent?: AgentArtifact) {
 }
 
 async function syncDependencies(
-  ctx: CliContext,
+  ctx: ProviderShell,
   base: InfraDeps,
   archs: readonly Arch[],
   nat64Kernels: readonly Nat64Kernel[],

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ClusterContext } from '@podmin/cli-util-config';
-import type { CliContext } from '../cli-context';
+import type { ProviderShell } from './cli-provider';
 
 /**
  * Stores the workload and cluster CAs create-only in the context's default secret store
  * (Parameter Store names), the same way on every provider.
  */
-export async function storeSystemSecrets(ctx: CliContext, context: ClusterContext): Promise<void> {
+export async function storeSystemSecrets(
+  ctx: ProviderShell,
+  context: ClusterContext,
+): Promise<void> {
   const { storeSetupSecrets } = await import('@podmin/cli-feature-secrets');
   const { createClusterCa, serializeClusterCaSecret } = await import('@podmin/util-pki');
   const store = await ctx.secretStores(context)('aws-parameter-store');

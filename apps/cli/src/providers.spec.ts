@@ -4,10 +4,13 @@ import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { InMemoryObjectStore } from '@podmin/testing';
 import type { SecretStore } from '@podmin/data-access-secrets';
-import { run } from '../cli';
-import { createCliContext } from '../cli-context';
-import type { CliProviderFactory, SetupRequest } from './cli-provider';
-import { BUILTIN_PROVIDERS } from './registry';
+import {
+  BUILTIN_PROVIDERS,
+  type CliProviderFactory,
+  type SetupRequest,
+} from '@podmin/cli-providers';
+import { run } from './cli';
+import { createCliContext } from './cli-context';
 
 /** What the in-memory provider was asked to do, in order. */
 interface MemoryCalls {

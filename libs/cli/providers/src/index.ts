@@ -1,0 +1,8 @@
+export type {
+  CliProvider,
+  CliProviderFactory,
+  ClusterLifecycle,
+  ProviderShell,
+  SetupRequest,
+} from './cli-provider';
+export { BUILTIN_PROVIDERS } from './registry';
