@@ -236,6 +236,14 @@ check coredns_nxdomain
 check pod_resolves hello
 check pod_resolves hello.default
 check http_answers "$pod_ip" hello-v1
+# Container logs: `podmin logs` finds the hello Pod's CRI log file kubelet writes on this node.
+logs_show_serving() {
+  podmin logs hello -g default --tail 5 2>"$work/logs.err" | grep -q '^hello: serving "hello-v1"' || {
+    echo "  podmin logs hello: $(tail -n 3 "$work/logs.err")" >&2
+    return 1
+  }
+}
+check logs_show_serving
 
 # Services end to end: from inside another Pod, `http://hello/` goes through the Pod's resolver
 # (CoreDNS, then agent-dns) to the VIP, and agent-dataplane's eBPF program on the client's host

@@ -44,7 +44,27 @@ export interface CliProvider {
   secretStores(context: ClusterContext): SecretStoreOpener;
   /** The lifecycle of a context's cluster. */
   lifecycle(context: ClusterContext): ClusterLifecycle;
+  /**
+   * Where `podmin logs` reads a NodeGroup's container logs: the nodes whose files this machine
+   * reads (local), or what to do instead (a cloud's nodes). Absent: the guidance is generic.
+   */
+  containerLogs?(context: ClusterContext, nodegroup: string): Promise<ContainerLogAccess>;
 }
+
+/** A node whose kubelet log files and static Pods this machine reads. */
+export interface LogNode {
+  /** The node ID receipts and `--node` use. */
+  nodeId: string;
+  /** The node name kubelet runs with (static Pod names end with `-<node name>`). */
+  nodeName: string;
+  /** The node's static Pod directory. */
+  manifestsDir: string;
+  /** kubelet's Pod log directory. */
+  podLogDir: string;
+}
+
+/** `containerLogs`' answer: readable nodes, or guidance printed instead of logs. */
+export type ContainerLogAccess = { nodes: LogNode[] } | { guidance: string[] };
 
 /**
  * What a provider gets from the CLI shell that builds it: the reporter, directories and

@@ -2,6 +2,8 @@ export type {
   CliProvider,
   CliProviderFactory,
   ClusterLifecycle,
+  ContainerLogAccess,
+  LogNode,
   ProviderShell,
   SetupRequest,
 } from './cli-provider';

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
 import type { CliProviderFactory } from './cli-provider';
@@ -78,5 +79,20 @@ export const localProvider: CliProviderFactory = (ctx) => {
         );
       },
     }),
+    // This machine is the NodeGroup's one node; kubelet runs with the node root's name.
+    containerLogs: async (context, nodegroup) => {
+      const { localNodeLayout } = await import('@podmin/cli-feature-local-node');
+      const layout = localNodeLayout(ctx.dirs.data, context.cluster, nodegroup);
+      return {
+        nodes: [
+          {
+            nodeId: os.hostname(),
+            nodeName: path.basename(layout.root),
+            manifestsDir: layout.manifests,
+            podLogDir: ctx.env.podLogDir ?? '/var/log/pods',
+          },
+        ],
+      };
+    },
   };
 };

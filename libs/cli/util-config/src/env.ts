@@ -18,6 +18,8 @@ export interface CliEnvironment {
   localDnsListen?: string;
   /** Local node: TCP port of the agent's coordination gRPC (PODMIN_LOCAL_COORDINATION_PORT). */
   localCoordinationPort?: string;
+  /** Local node: kubelet's Pod log directory `podmin logs` reads (PODMIN_POD_LOG_DIR; /var/log/pods). */
+  podLogDir?: string;
   /** Local node: directory with the node-stack binaries besides PATH (PODMIN_NODE_STACK_BIN). */
   nodeStackBin?: string;
   /** The program search path (PATH), for finding node-stack binaries and OpenTofu/Terraform. */
@@ -106,6 +108,8 @@ export function readCliEnvironment(
   if (upstreamRegistry) out.testUpstreamRegistryUrl = upstreamRegistry;
   const context = pick('PODMIN_CONTEXT');
   if (context) out.context = context;
+  const podLogDir = pick('PODMIN_POD_LOG_DIR');
+  if (podLogDir) out.podLogDir = podLogDir;
   const cloudflaredPin = pick('PODMIN_TEST_CLOUDFLARED_PIN');
   if (cloudflaredPin) out.testCloudflaredPin = cloudflaredPin;
   return out;

@@ -1,0 +1,3 @@
+export * from './cri-log';
+export * from './pod-logs';
+export * from './follow';
