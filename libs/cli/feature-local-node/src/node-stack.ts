@@ -9,6 +9,7 @@ import { PodminError } from '@podmin/util-errors';
 import { inIpv6Prefix } from '@podmin/util-names';
 import { writeFileAtomic } from '@podmin/util-fs';
 import type { Reporter } from '@podmin/cli-util-io';
+import { NODE_CONFIG_PATHS, renderNodeConfig, type NodeConfig } from '@podmin/cli-util-node-config';
 import type { LocalNodeLayout } from './local-node';
 
 const run = promisify(execFile);
@@ -86,16 +87,16 @@ export function nodeStackPaths(layout: LocalNodeLayout) {
   );
   return {
     short,
-    containerdConfig: path.join(r, 'etc/containerd/config.toml'),
+    containerdConfig: path.join(r, NODE_CONFIG_PATHS.containerdConfig),
     hostsDir: path.join(r, 'etc/containerd/certs.d'),
     cniConf: path.join(r, 'etc/cni/net.d'),
     containerdState: path.join(short, 'containerd'),
     socket: path.join(short, 'containerd', 'containerd.sock'),
-    kubeletConfig: path.join(r, 'etc/kubernetes/kubelet.yaml'),
+    kubeletConfig: path.join(r, NODE_CONFIG_PATHS.kubeletConfig),
     kubeletRoot: path.join(short, 'kubelet'),
     podsApiSocket: path.join(r, 'var/lib/kubelet/pods-api/pods-api.sock'),
-    crictlConfig: path.join(r, 'etc/crictl.yaml'),
-    corefile: path.join(r, 'etc/coredns/Corefile'),
+    crictlConfig: path.join(r, NODE_CONFIG_PATHS.crictlConfig),
+    corefile: path.join(r, NODE_CONFIG_PATHS.corefile),
     state: path.join(r, 'run/podmin/stack.json'),
     logDir: path.join(r, 'var/log'),
   };
@@ -120,6 +121,40 @@ export interface NodeStackOptions {
   systemReservedMemory: string;
 }
 
+/**
+ * The local node's containerd, CNI, kubelet, crictl and CoreDNS configuration: the `local`
+ * profile of @podmin/cli-util-node-config (an AWS VM's differs only where that profile says).
+ */
+export function localNodeConfig(options: NodeStackOptions): NodeConfig {
+  const p = nodeStackPaths(options.layout);
+  return renderNodeConfig('local', {
+    root: options.layout.root,
+    containerdState: p.containerdState,
+    containerdSocket: p.socket,
+    cniBinDir: options.binaries.cniDir,
+    kubeletRootDir: p.kubeletRoot,
+    nodeAddress: options.nodeAddress,
+    podPrefix: options.podPrefix,
+    sandboxImage: SANDBOX_IMAGE,
+    registryListen: options.registryListen,
+    serviceDnsListen: options.dnsListen,
+    // This machine's resolver, as the host itself uses it.
+    upstreamResolvConf: '/etc/resolv.conf',
+    systemReserved: { cpu: '100m', memory: options.systemReservedMemory },
+    hostname: path.basename(options.layout.root),
+  });
+}
+
+/** Writes every file of a rendered node configuration under the node root. */
+export async function writeNodeConfig(root: string, config: NodeConfig): Promise<void> {
+  for (const file of config.files) {
+    await writeFileAtomic(path.join(root, file.path), file.content, {
+      mode: 0o644,
+      dirMode: 0o755,
+    });
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -137,16 +172,17 @@ async function awaitExit(pids: readonly number[], boundMs: number): Promise<void
 
 /**
  * Starts containerd and kubelet (standalone, no API server) configured as the spec's node
- * against the agent's static-Pod directory: registry.podmin.internal → the agent registry over
- * plain HTTP, the sandbox image pinned to the mirrored pause image, CNI ptp + host-local on the
- * node's /80, cgroupfs on this machine's cgroup hierarchy, the kubelet Pods API, the spec's
- * reservations. Idempotent: a running stack is left as it is.
+ * against the agent's static-Pod directory ({@link localNodeConfig}): registry.podmin.internal →
+ * the agent registry over plain HTTP, the sandbox image pinned to the mirrored pause image, CNI
+ * ptp + host-local on the node's /80, runc and cgroupfs on this machine's cgroup hierarchy, the
+ * kubelet Pods API, the spec's reservations. Idempotent: a running stack is left as it is.
  */
 export async function startNodeStack(
   options: NodeStackOptions,
   reporter: Reporter,
 ): Promise<{ started: boolean }> {
   const p = nodeStackPaths(options.layout);
+  const config = localNodeConfig(options);
   const previous = await readStack(p.state);
   if (previous && previous.pids.every(alive)) {
     reporter.info(`containerd and kubelet are already running (pids ${previous.pids.join(', ')})`);
@@ -172,113 +208,7 @@ export async function startNodeStack(
     await fsp.rm(link, { recursive: true, force: true });
     await fsp.symlink(target, link);
   }
-  const write = (file: string, text: string) =>
-    writeFileAtomic(file, text, { mode: 0o644, dirMode: 0o755 });
-  await write(
-    path.join(p.hostsDir, 'registry.podmin.internal', 'hosts.toml'),
-    `server = "http://${options.registryListen}"\n[host."http://${options.registryListen}"]\n  capabilities = ["pull", "resolve"]\n`,
-  );
-  await write(
-    p.containerdConfig,
-    [
-      'version = 3',
-      `root = "${path.join(options.layout.root, 'var/lib/containerd')}"`,
-      `state = "${p.containerdState}"`,
-      '[grpc]',
-      `  address = "${p.socket}"`,
-      '[plugins."io.containerd.cri.v1.images"]',
-      '  [plugins."io.containerd.cri.v1.images".registry]',
-      `    config_path = "${p.hostsDir}"`,
-      '  [plugins."io.containerd.cri.v1.images".pinned_images]',
-      `    sandbox = "${SANDBOX_IMAGE}"`,
-      '[plugins."io.containerd.cri.v1.runtime"]',
-      // Sandboxed machines may deny lowering oom_score_adj; never ask for less than containerd has.
-      '  restrict_oom_score_adj = true',
-      '  [plugins."io.containerd.cri.v1.runtime".cni]',
-      `    bin_dirs = ["${options.binaries.cniDir}"]`,
-      `    conf_dir = "${p.cniConf}"`,
-      '  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]',
-      '    runtime_type = "io.containerd.runc.v2"',
-      '    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]',
-      '      SystemdCgroup = false',
-      '',
-    ].join('\n'),
-  );
-  await write(
-    path.join(p.cniConf, '10-podmin.conflist'),
-    JSON.stringify(
-      {
-        cniVersion: '1.0.0',
-        name: 'podmin',
-        plugins: [
-          {
-            type: 'ptp',
-            ipMasq: false,
-            ipam: {
-              type: 'host-local',
-              ranges: [[{ subnet: options.podPrefix }]],
-              routes: [{ dst: '::/0' }],
-            },
-          },
-          { type: 'loopback' },
-        ],
-      },
-      null,
-      2,
-    ) + '\n',
-  );
-  // The spec's Corefile: cluster names to the agent's authoritative DNS, the rest to the host's
-  // resolver, both bound to the node address only.
-  await write(
-    p.corefile,
-    [
-      'svc.cluster.local:53 {',
-      `    bind ${options.nodeAddress}`,
-      `    forward . ${options.dnsListen}`,
-      '    errors',
-      '}',
-      '.:53 {',
-      `    bind ${options.nodeAddress}`,
-      '    forward . /etc/resolv.conf',
-      '    cache 30',
-      '    errors',
-      '}',
-      '',
-    ].join('\n'),
-  );
-  await write(
-    p.crictlConfig,
-    `runtime-endpoint: unix://${p.socket}\nimage-endpoint: unix://${p.socket}\n`,
-  );
-  await write(
-    p.kubeletConfig,
-    [
-      'apiVersion: kubelet.config.k8s.io/v1beta1',
-      'kind: KubeletConfiguration',
-      `staticPodPath: ${options.layout.manifests}`,
-      'cgroupDriver: cgroupfs',
-      // This machine's cgroup v1 hierarchy: kubelet 1.36 refuses it unless told otherwise.
-      'failCgroupV1: false',
-      'failSwapOn: false',
-      `containerRuntimeEndpoint: unix://${p.socket}`,
-      `imageServiceEndpoint: unix://${p.socket}`,
-      'authentication: { anonymous: { enabled: false }, webhook: { enabled: false } }',
-      'authorization: { mode: AlwaysAllow }',
-      'readOnlyPort: 0',
-      'address: "::1"',
-      'port: 0',
-      'healthzBindAddress: 127.0.0.1',
-      'healthzPort: 0',
-      'featureGates: { PodsAPI: true }',
-      `clusterDNS: ["${options.nodeAddress}"]`,
-      'clusterDomain: cluster.local',
-      'kubeReserved: { cpu: 100m, memory: 128Mi }',
-      `systemReserved: { cpu: 100m, memory: ${options.systemReservedMemory} }`,
-      'enforceNodeAllocatable: []',
-      'cgroupsPerQOS: false',
-      '',
-    ].join('\n'),
-  );
+  await writeNodeConfig(options.layout.root, config);
   const env = {
     PATH: `${options.binaries.shimDir}${path.delimiter}${process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
     HOME: process.env['HOME'] ?? '/',
@@ -305,14 +235,7 @@ export async function startNodeStack(
       'IO_ERROR',
       `starting containerd: no socket at ${p.socket}; see ${path.join(p.logDir, 'containerd.log')}`,
     );
-  const kubelet = launch('kubelet', options.binaries.kubelet, [
-    '--config',
-    p.kubeletConfig,
-    '--root-dir',
-    p.kubeletRoot,
-    '--hostname-override',
-    path.basename(options.layout.root),
-  ]);
+  const kubelet = launch('kubelet', options.binaries.kubelet, [...config.kubeletArgs]);
   const state: StackState = {
     pids: [kubelet, containerd, coredns],
     nodeAddress: options.nodeAddress,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { makeTempDir } from '@podmin/testing';
@@ -10,7 +10,9 @@ import {
   type Arch,
   type DependencyManifest,
 } from '@podmin/util-dependencies';
+import { renderNodeConfig } from '@podmin/cli-util-node-config';
 import { AWS_USERDATA_TEMPLATE } from './generated/aws-template';
+import { awsNodeConfigInput, withAwsNodeConfigBlock } from './node-config';
 import {
   gzipUserData,
   renderAwsUserData,
@@ -93,13 +95,13 @@ describe('renderAwsUserData', () => {
         "default_runtime_name = 'runsc'",
         "runtime_type = 'io.containerd.runsc.v1'",
         "--exclude 'bin/containerd-shim-runc-v2'",
-        'staticPodPath: /etc/podmin/manifests',
+        'staticPodPath: "/etc/podmin/manifests"',
         'PodsAPI: true',
-        'kubeReserved:\n  cpu: 100m\n  memory: 128Mi',
-        'systemReserved:\n  cpu: ${system_reserved_cpu}\n  memory: ${system_reserved_memory}',
+        'kubeReserved:\n  cpu: "100m"\n  memory: "128Mi"',
+        'systemReserved:\n  cpu: "${system_reserved_cpu}"\n  memory: "${system_reserved_memory}"',
         "system_reserved_cpu='100m'",
         "system_reserved_memory='496Mi'",
-        'runtime-endpoint: unix://${containerd_socket}',
+        'runtime-endpoint: "unix:///run/containerd/containerd.sock"',
         'bind ${node_address}',
         'forward . 127.0.0.1:1053',
         '--provider aws --bucket ${bucket} --region ${region} --cluster ${cluster} --nodegroup ${nodegroup} --ipv6-prefix \\${POD_PREFIX}',
@@ -244,5 +246,78 @@ describe('stripShellComments', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('the node configuration in user-data', () => {
+  it('is the generated block of aws.sh, rendered by @podmin/cli-util-node-config', () => {
+    const script = readFileSync(path.join(REPO, 'userdata/aws.sh'), 'utf8');
+    expect(withAwsNodeConfigBlock(script)).toBe(script);
+    expect(() => withAwsNodeConfigBlock(script.replace('# @podmin:node-config-end', ''))).toThrow(
+      /exactly one/,
+    );
+  });
+
+  it('writes the aws rendering byte for byte once bash has put in the VM boot values', async () => {
+    const dir = await makeTempDir('podmin-userdata-node-config');
+    try {
+      const script = path.join(dir.path, 'user-data.sh');
+      writeFileSync(script, renderAwsUserData(input('arm64')));
+      const root = path.join(dir.path, 'root');
+      const boot = {
+        nodeAddress: '2600:1f14:aaaa:bb01::10',
+        podPrefix: '2600:1f14:aaaa:bb01:1234::/80',
+        upstreamResolvConf: '/run/systemd/resolve/resolv.conf',
+      };
+      // The rendered script's own values (pause image, systemReserved) come from its render
+      // block; what IMDS and EC2 would tell it is set here.
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          [
+            'source "$1"',
+            `node_address='${boot.nodeAddress}' pod_prefix='${boot.podPrefix}'`,
+            `resolv_conf='${boot.upstreamResolvConf}'`,
+            'write_node_config',
+            'write_units',
+          ].join('\n'),
+          'user-data',
+          script,
+        ],
+        { env: { PATH: process.env['PATH'], PODMIN_TEST_ROOT: root } },
+      );
+      const expected = renderNodeConfig(
+        'aws',
+        awsNodeConfigInput({
+          ...boot,
+          sandboxImage: `registry.podmin.internal/mirror/registry.k8s.io/pause@sha256:${'3'.repeat(64)}`,
+          systemReservedCpu: '100m',
+          systemReservedMemory: '496Mi',
+        }),
+      );
+      for (const file of expected.files) {
+        expect({
+          file: file.path,
+          content: readFileSync(path.join(root, file.path), 'utf8'),
+        }).toEqual({ file: file.path, content: file.content });
+      }
+      // Nothing else under etc/ but the units and the files the renderer named.
+      const written = (dir: string): string[] =>
+        readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+          .filter((f) => !f.startsWith('etc/systemd/'));
+      expect(written('etc').sort()).toEqual(expected.files.map((f) => f.path).sort());
+      const kubeletUnit = readFileSync(
+        path.join(root, 'etc/systemd/system/kubelet.service'),
+        'utf8',
+      );
+      expect(kubeletUnit).toContain(
+        `\nExecStart=/usr/local/bin/kubelet ${expected.kubeletArgs.join(' ')}\n`,
+      );
+    } finally {
+      await dir.cleanup();
+    }
   });
 });
