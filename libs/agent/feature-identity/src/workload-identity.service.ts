@@ -1,18 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import {
-  chmod,
-  lstat,
-  mkdir,
-  open,
-  readFile,
-  readdir,
-  readlink,
-  rename,
-  rm,
-  stat,
-  symlink,
-} from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock, WorkloadIdentity } from '@podmin/util-pki';
 import {
@@ -22,8 +8,16 @@ import {
   issueWorkloadLeaf,
   parseCertificate,
 } from '@podmin/util-pki';
-import { PodminError } from '@podmin/util-errors';
-import { IdentityError } from './identity-error';
+import {
+  fileSystemError,
+  generationId,
+  modeOf,
+  prune,
+  removeLeftoverTemps,
+  selectedGeneration,
+  switchLink,
+  writeGeneration,
+} from './generations';
 import type { TrustedWorkloadCa } from './workload-ca.trust';
 
 /** Node path of the workloads subtree, below the node root. */
@@ -38,8 +32,7 @@ export const IDENTITY_FILE_MODE = 0o444;
 export const GENERATION_DIR_MODE = 0o555;
 
 const FILES = ['tls.crt', 'tls.key', 'ca.crt'] as const;
-const GENERATION_ID = /^\d{8}T\d{6}Z-[0-9a-f]{16}$/;
-const TEMP_PREFIX = '.tmp-';
+const MODES = { file: IDENTITY_FILE_MODE, dir: GENERATION_DIR_MODE };
 
 /** Outcome of ensuring a Pod's identity. */
 export interface WorkloadIdentityResult {
@@ -111,7 +104,7 @@ export class WorkloadIdentityService {
     const podDir = this.podDirectory(identity.pod);
     const linkPath = path.join(podDir, IDENTITY_LINK);
     const now = this.clock.now();
-    const current = await this.currentGeneration(linkPath);
+    const current = await selectedGeneration(linkPath, GENERATIONS_DIR);
     let replaced = 'missing';
     if (current) {
       const problem = await this.checkGeneration(
@@ -129,17 +122,22 @@ export class WorkloadIdentityService {
       replaced = problem;
     }
     const leaf = await issueWorkloadLeaf(ca.issuer, identity, now);
-    const id = `${compactUtc(now)}-${leaf.certificate.fingerprint.slice(0, 16)}`;
+    const id = generationId(now, leaf.certificate.fingerprint);
     const gensDir = path.join(podDir, GENERATIONS_DIR);
     await privateDirectories(podDir);
     await mkdir(gensDir, { recursive: true, mode: 0o755 });
     await removeLeftoverTemps(gensDir);
-    await writeGeneration(gensDir, id, {
-      'tls.crt': leaf.certificatePem,
-      'tls.key': leaf.privateKeyPem,
-      'ca.crt': ca.bundlePem,
-    });
-    await switchLink(podDir, `${GENERATIONS_DIR}/${id}`);
+    await writeGeneration(
+      gensDir,
+      id,
+      {
+        'tls.crt': leaf.certificatePem,
+        'tls.key': leaf.privateKeyPem,
+        'ca.crt': ca.bundlePem,
+      },
+      MODES,
+    );
+    await switchLink(podDir, IDENTITY_LINK, `${GENERATIONS_DIR}/${id}`);
     await prune(gensDir, new Set([id, ...(current ? [current] : [])]));
     return {
       ...this.result(
@@ -168,24 +166,6 @@ export class WorkloadIdentityService {
       renewAt: new Date(notAfter.getTime() - WORKLOAD_LEAF_RENEW_BEFORE_MS),
       identityPath,
     };
-  }
-
-  /** The generation id the symlink selects, or undefined when absent or not one of ours. */
-  private async currentGeneration(linkPath: string): Promise<string | undefined> {
-    let target: string;
-    try {
-      target = await readlink(linkPath);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'EINVAL')) return undefined;
-      throw ioError(`reading ${linkPath}`, err);
-    }
-    const [dir, id, ...rest] = target.split('/');
-    return dir === GENERATIONS_DIR &&
-      id !== undefined &&
-      GENERATION_ID.test(id) &&
-      rest.length === 0
-      ? id
-      : undefined;
   }
 
   /** Why a generation cannot be reused, or undefined when it can. */
@@ -223,103 +203,6 @@ export class WorkloadIdentityService {
   }
 }
 
-/** `20300101T000000Z` */
-function compactUtc(date: Date): string {
-  return date
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}Z$/, 'Z');
-}
-
-function modeOf(st: Stats): number {
-  return st.mode & 0o777;
-}
-
-function isErrno(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as NodeJS.ErrnoException).code === code;
-}
-
-function ioError(doing: string, err: unknown): IdentityError {
-  return new IdentityError('IO_ERROR', `${doing}: ${(err as Error).message}`, { cause: err });
-}
-
-/**
- * A file-system failure as an IdentityError naming the operation, path and errno, so it
- * crosses gRPC with its cause instead of as "internal error"; anything else passes unchanged.
- */
-function fileSystemError(err: unknown, doing: string): unknown {
-  if (err instanceof PodminError || typeof err !== 'object' || err === null) return err;
-  const { code, syscall, path: file } = err as NodeJS.ErrnoException;
-  if (typeof code !== 'string' || typeof syscall !== 'string') return err;
-  const denied = code === 'EPERM' || code === 'EACCES' || code === 'EROFS';
-  return new IdentityError(
-    denied ? 'ACCESS_DENIED' : 'IO_ERROR',
-    `${doing}: ${syscall} ${file ?? ''}: ${code}${denied ? ' (permission denied)' : ''}`,
-    { cause: err },
-  );
-}
-
-/** fsync of a directory, so renames inside it survive a crash of the host (tmpfs aside). */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Writes the files into a temporary directory, seals it 0555, and renames it to `<id>`. */
-async function writeGeneration(
-  gensDir: string,
-  id: string,
-  files: Record<string, string>,
-): Promise<void> {
-  const temp = path.join(gensDir, `${TEMP_PREFIX}${id}`);
-  try {
-    await mkdir(temp, { mode: 0o700 });
-    for (const [name, content] of Object.entries(files)) {
-      const handle = await open(path.join(temp, name), 'wx', IDENTITY_FILE_MODE);
-      try {
-        await handle.writeFile(content);
-        await handle.chmod(IDENTITY_FILE_MODE); // the umask may have narrowed the create mode
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
-    await chmod(temp, GENERATION_DIR_MODE);
-    await rename(temp, path.join(gensDir, id));
-    await syncDir(gensDir);
-  } catch (err) {
-    await removeTree(temp).catch(() => undefined);
-    throw ioError(`writing identity generation ${path.join(gensDir, id)}`, err);
-  }
-}
-
-/** Points `<podDir>/identity` at `target` atomically: a temporary symlink renamed over it. */
-async function switchLink(podDir: string, target: string): Promise<void> {
-  const temp = path.join(
-    podDir,
-    `.${IDENTITY_LINK}${TEMP_PREFIX}${randomBytes(6).toString('hex')}`,
-  );
-  try {
-    await symlink(target, temp);
-    await rename(temp, path.join(podDir, IDENTITY_LINK));
-    await syncDir(podDir);
-  } catch (err) {
-    await rm(temp, { force: true }).catch(() => undefined);
-    throw ioError(`switching ${path.join(podDir, IDENTITY_LINK)} to ${target}`, err);
-  }
-}
-
-/** Removes every generation except those in `keep`. */
-async function prune(gensDir: string, keep: ReadonlySet<string>): Promise<void> {
-  for (const name of await readdir(gensDir)) {
-    if (!keep.has(name) && !name.startsWith('.')) await removeTree(path.join(gensDir, name));
-  }
-}
-
 /**
  * The workloads root and the Pod's directory are 0700: the files inside stay 0444 for the Pod
  * (its bind mount starts below them, so the container never walks these), but no other host
@@ -334,16 +217,3 @@ async function privateDirectories(podDir: string): Promise<void> {
 
 /** Mode of the workloads root and of every Pod's directory below it. */
 export const PRIVATE_DIR_MODE = 0o700;
-
-/** Removes temporary directories a crashed writer left behind. */
-async function removeLeftoverTemps(gensDir: string): Promise<void> {
-  for (const name of await readdir(gensDir)) {
-    if (name.startsWith(TEMP_PREFIX)) await removeTree(path.join(gensDir, name));
-  }
-}
-
-/** Removes a sealed (0555) generation: it must be made writable again first for non-root owners. */
-async function removeTree(dir: string): Promise<void> {
-  await chmod(dir, 0o755).catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
-}

@@ -23,6 +23,8 @@ export type { IssuedCertificate } from './issue';
 export * from './workload-ca';
 /** Workload leaves: identity, SPIFFE ID, Service SANs, issuance and reuse checks. */
 export * from './workload-leaf';
+/** The node's log-export client leaf and the exporter's private server-CA bundle. */
+export * from './telemetry-leaf';
 /** The cluster coordination CA, its secret value, and node leaves. */
 export * from './cluster-ca';
 /** TLS 1.3 mutual-auth options and the SPIFFE peer check. */
