@@ -1,7 +1,6 @@
 import type { CertificateInfo } from './certificate';
-import { parseCertificate, splitPemCertificates, verifyIssuedBy } from './certificate';
+import { parseCertificate, splitPemCertificates } from './certificate';
 import { floorToSecond } from './clock';
-import { parseEd25519PrivateKeyPem, publicKeysEqual } from './ed25519';
 import { PkiError } from './errors';
 import type { IssuedCertificate } from './issue';
 import { issueLeaf } from './issue';
@@ -9,6 +8,7 @@ import { assertDnsLabel, clusterTrustDomain } from './names';
 import {
   WORKLOAD_LEAF_LIFETIME_MS,
   WORKLOAD_LEAF_RENEW_BEFORE_MS,
+  trustedLeafPair,
   type WorkloadIssuer,
   type WorkloadLeafProblem,
 } from './workload-leaf';
@@ -89,19 +89,8 @@ export function checkTelemetryLeaf(
   cas: readonly CertificateInfo[],
   now: Date,
 ): WorkloadLeafProblem | undefined {
-  let cert: CertificateInfo;
-  try {
-    cert = parseCertificate(certificatePem, 'log-export certificate');
-    const key = parseEd25519PrivateKeyPem(privateKeyPem, 'log-export key');
-    if (!publicKeysEqual(key.publicKey, cert.publicKey)) return 'key-mismatch';
-  } catch {
-    return 'unreadable';
-  }
-  try {
-    verifyIssuedBy(cert, cas, now);
-  } catch {
-    return 'untrusted';
-  }
+  const cert = trustedLeafPair(certificatePem, privateKeyPem, cas, now, 'log-export');
+  if (typeof cert === 'string') return cert;
   if (
     cert.isCa ||
     cert.commonName !== otelLogsCommonName(identity) ||

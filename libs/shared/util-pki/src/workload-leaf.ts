@@ -104,6 +104,34 @@ export type WorkloadLeafProblem =
   'unreadable' | 'key-mismatch' | 'untrusted' | 'identity-changed' | 'renewal-due';
 
 /**
+ * The certificate of a stored leaf pair when its certificate and key parse, belong together and
+ * chain to one of `cas` at `now`; otherwise the first problem (`unreadable`, `key-mismatch`,
+ * `untrusted`). Shared by every reuse check of an issued leaf.
+ */
+export function trustedLeafPair(
+  certificatePem: string,
+  privateKeyPem: string,
+  cas: readonly CertificateInfo[],
+  now: Date,
+  what: string,
+): CertificateInfo | 'unreadable' | 'key-mismatch' | 'untrusted' {
+  let cert: CertificateInfo;
+  try {
+    cert = parseCertificate(certificatePem, `${what} certificate`);
+    const key = parseEd25519PrivateKeyPem(privateKeyPem, `${what} key`);
+    if (!publicKeysEqual(key.publicKey, cert.publicKey)) return 'key-mismatch';
+  } catch {
+    return 'unreadable';
+  }
+  try {
+    verifyIssuedBy(cert, cas, now);
+  } catch {
+    return 'untrusted';
+  }
+  return cert;
+}
+
+/**
  * Checks an existing leaf for reuse: certificate and key parse and belong together, the chain
  * verifies against `cas` at `now`, CN/SANs/EKUs equal what {@link issueWorkloadLeaf} would
  * issue today, and more than six hours remain. Returns the first problem found.
@@ -115,19 +143,8 @@ export function checkWorkloadLeaf(
   cas: readonly CertificateInfo[],
   now: Date,
 ): WorkloadLeafProblem | undefined {
-  let cert: CertificateInfo;
-  try {
-    cert = parseCertificate(certificatePem, 'workload certificate');
-    const key = parseEd25519PrivateKeyPem(privateKeyPem, 'workload key');
-    if (!publicKeysEqual(key.publicKey, cert.publicKey)) return 'key-mismatch';
-  } catch {
-    return 'unreadable';
-  }
-  try {
-    verifyIssuedBy(cert, cas, now);
-  } catch {
-    return 'untrusted';
-  }
+  const cert = trustedLeafPair(certificatePem, privateKeyPem, cas, now, 'workload');
+  if (typeof cert === 'string') return cert;
   const wantDns =
     identity.service === undefined ? [] : serviceDnsNames(identity.namespace, identity.service);
   const wantEku = identity.service === undefined ? ['clientAuth'] : ['clientAuth', 'serverAuth'];
