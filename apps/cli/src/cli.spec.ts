@@ -1,30 +1,22 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { run } from './cli';
 import { createCliContext } from './cli-context';
 import { parseDuration } from './commands/deploy/deploy.command';
+import { useTempHome } from '@podmin/testing';
 
 describe('run (in process)', () => {
-  let home: string;
+  const temp = useTempHome('podmin-cli');
+  const home = () => temp().home;
+  const env = () => temp().env;
   let reporter: RecordingReporter;
-  const env = () => ({
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'c'),
-    XDG_DATA_HOME: path.join(home, 'd'),
-    XDG_CACHE_HOME: path.join(home, 'k'),
-  });
-  beforeEach(() => {
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cli-'));
-    reporter = new RecordingReporter();
-  });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+  beforeEach(() => (reporter = new RecordingReporter()));
 
   it('connects, deploys and lists through the handlers', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(fs.existsSync(path.join(home, 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
+    expect(fs.existsSync(path.join(home(), 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
     expect(
       await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
     ).toBe(0);
@@ -112,6 +104,27 @@ describe('run (in process)', () => {
     expect(reporter.infos.join('\n')).toContain('is not a duration');
   });
 
+  it('prints one document per -o json|yaml|name run and gives the reporter back afterwards', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    reporter.results.length = 0;
+    const deploy = ['deploy', '--no-preflight', 'web', '-g', 'default', '--image'];
+    expect(await run([...deploy, 'hello:v1', '-o', 'json'], ctx)).toBe(0);
+    expect(await run([...deploy, 'hello:v2', '-o', 'yaml'], ctx)).toBe(0);
+    expect(await run([...deploy, 'hello:v3', '-o', 'name'], ctx)).toBe(0);
+    expect(reporter.results).toEqual([
+      '{\n  "key": "default/web",\n  "changed": true\n}\n',
+      'key: default/web\nchanged: true\n',
+      'deployment/default/web\n',
+    ]);
+    // The table run after them reports through the recording reporter itself, as before.
+    expect(ctx.reporter).toBe(reporter);
+    expect(await run([...deploy, 'hello:v4'], ctx)).toBe(0);
+    expect(reporter.results.at(-1)).toBe('default/web');
+    expect(await run(['history', 'web', '-g', 'default', '--limit', '-3'], ctx)).toBe(2);
+    expect(reporter.infos.join('\n')).toContain('--limit: "-3" is not a whole number');
+  });
+
   it('parses --timeout durations', () => {
     expect([
       parseDuration('90s'),
@@ -125,7 +138,7 @@ describe('run (in process)', () => {
 
   it('warns when a Service selects no Pod of its DaemonSet, and refuses spec.type', async () => {
     const ctx = createCliContext(reporter, env());
-    const file = path.join(home, 'app.yaml');
+    const file = path.join(home(), 'app.yaml');
     expect(
       await run(
         ['init', 'web', '-g', 'default', '--image', 'hello:v1', '--service', '-f', file],
@@ -152,7 +165,7 @@ describe('run (in process)', () => {
   it('refuses setup --agent-source on the local provider, whose node runs the agent beside the CLI', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(await run(['setup', '--agent-source', home], ctx)).toBe(1);
+    expect(await run(['setup', '--agent-source', home()], ctx)).toBe(1);
     expect(reporter.infos.join('\n')).toContain('--agent-source is for AWS clusters');
   });
 
@@ -208,20 +221,20 @@ describe('run (in process)', () => {
   it('uses --context over PODMIN_CONTEXT over the saved context, never saving the choice', async () => {
     const ctx = createCliContext(reporter, env());
     for (const cluster of ['one', 'two', 'three']) {
-      const bucket = path.join(home, `bucket-${cluster}`);
+      const bucket = path.join(home(), `bucket-${cluster}`);
       expect(await run(['connect', cluster, '--provider', 'local', '--bucket', bucket], ctx)).toBe(
         0,
       );
     }
     expect(await run(['use', 'one'], ctx)).toBe(0);
-    const config = path.join(home, 'c', 'podmin', 'config.json');
+    const config = path.join(home(), 'c', 'podmin', 'config.json');
     const saved = fs.readFileSync(config);
     const deploy = ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'];
     const withVariable = createCliContext(reporter, { ...env(), PODMIN_CONTEXT: 'two' });
     expect(await run(deploy, withVariable)).toBe(0);
     expect(await run([...deploy, '--context', 'three'], withVariable)).toBe(0);
     const committed = (cluster: string): boolean =>
-      fs.existsSync(path.join(home, `bucket-${cluster}`, 'deployments', 'index.json'));
+      fs.existsSync(path.join(home(), `bucket-${cluster}`, 'deployments', 'index.json'));
     expect(['one', 'two', 'three'].map(committed)).toEqual([false, true, true]);
     // Each run chooses afresh: the variable's context, then the flag's, which has nothing.
     expect(await run(['list'], withVariable)).toBe(0);

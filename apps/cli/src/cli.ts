@@ -19,6 +19,7 @@ import { destroyCommand } from './commands/destroy/destroy.command';
 import { disconnectCommand } from './commands/disconnect/disconnect.command';
 import { fetchCommand } from './commands/fetch/fetch.command';
 import { historyCommand } from './commands/history/history.command';
+import { logsCommand } from './commands/logs/logs.command';
 import { initCommand } from './commands/init/init.command';
 import { installCommand } from './commands/install/install.command';
 import { listCommand } from './commands/list/list.command';
@@ -32,6 +33,7 @@ import { statusCommand } from './commands/status/status.command';
 import { teardownCommand } from './commands/teardown/teardown.command';
 import { useCommand } from './commands/use/use.command';
 import { validateCommand } from './commands/validate/validate.command';
+import { versionCommand } from './commands/version/version.command';
 
 declare const __PODMIN_VERSION__: string | undefined;
 
@@ -40,7 +42,9 @@ export const VERSION = typeof __PODMIN_VERSION__ === 'string' ? __PODMIN_VERSION
 
 /** What `podmin --help` ends with: which commands need a context, how to pick one, exit codes. */
 const EPILOGUE = [
-  'init, validate, build, pull, fetch, use, connect, disconnect and completion work without a current context; every other command needs one.',
+  'init, validate, build, pull, fetch, use, connect, disconnect, version and completion work without a current context; every other command needs one.',
+  '',
+  'Output: every command that prints data takes -o/--output table (default) | json | yaml | name. json and yaml print one document on stdout and nothing else (no progress; warnings and errors on stderr); name prints one <kind>/<name> per line, like kubectl -o name.',
   '',
   'Context: --context NAME (or PODMIN_CONTEXT=NAME) uses the saved context NAME for this one invocation instead of the current one, and never changes the current one; --context wins over PODMIN_CONTEXT. Commands that need no context ignore both.',
   '',
@@ -120,6 +124,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     statusCommand(ctx),
     deleteCommand(ctx),
     historyCommand(ctx),
+    logsCommand(ctx),
     rollbackCommand(ctx),
     rolloutCommand(ctx),
     installCommand(ctx),
@@ -131,6 +136,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     setupCommand(ctx),
     teardownCommand(ctx),
     destroyCommand(ctx),
+    versionCommand(ctx, VERSION),
   ] as CommandModule<object, never>[];
   const commandNames = [...commands.map(commandName), 'completion'];
   let parser = yargs(argv)

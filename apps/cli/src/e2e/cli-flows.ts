@@ -527,7 +527,7 @@ export function describeCliFlows(
       for (const t of tags)
         expect(images.filter((y) => y.includes(`apps/hello:${t}\n`))).toHaveLength(1);
       const json = JSON.parse(
-        (await podmin('history', 'conc', '-g', 'hist', '-o', 'json')).stdout,
+        (await podmin('history', 'conc', '-g', 'hist', '--limit', '0', '-o', 'json')).stdout,
       ) as HistoryJson;
       expect(json).toHaveLength(21);
       expect(json[0]?.current).toBe(true);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { PODMIN_BIN, makeSandbox } from './cli-harness';
 import type { CliSandbox } from './cli-harness';
 
@@ -174,6 +175,15 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
       expect(pull.stderr).not.toContain('Error');
       expect(pull.stdout).toBe(`127.0.0.1:${port}/demo/hello:v1@${index.manifests[0]!.digest}\n`);
       expect(pull.code).toBe(0);
+      // The pinned shape (README "Output and exit codes"), as JSON and YAML.
+      const expected = {
+        reference: `127.0.0.1:${port}/demo/hello:v1`,
+        digest: index.manifests[0]!.digest,
+      };
+      const json = await sandbox.run(['pull', `127.0.0.1:${port}/demo/hello:v1`, '-o', 'json']);
+      expect([json.code, JSON.parse(json.stdout)]).toEqual([0, expected]);
+      const yaml = await sandbox.run(['pull', `127.0.0.1:${port}/demo/hello:v1`, '-o', 'yaml']);
+      expect([yaml.code, parseYaml(yaml.stdout)]).toEqual([0, expected]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

@@ -40,9 +40,17 @@ describe('the local provider as a real node', () => {
     ) as { pid: number };
     expect(() => process.kill(state.pid, 0)).not.toThrow();
 
-    const again = await sandbox.run(['setup']);
+    // Run again with -o json: the same node, its shape pinned (README "Output and exit codes").
+    const again = await sandbox.run(['setup', '-o', 'json']);
     expect(again.stderr).toContain('already running');
     expect(again.stderr).toContain('Kept existing /demo/_system/workload-ca-key');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      cluster: 'demo',
+      provider: 'local',
+      nodegroups: ['default'],
+      nodeRoot,
+    });
 
     const secretFile = path.join(sandbox.cwd, 'db-url');
     fs.writeFileSync(secretFile, 'postgres://db');

@@ -8,6 +8,7 @@ import {
   type SecretsProvider,
 } from '@podmin/cli-util-config';
 import { renderTable } from '@podmin/cli-util-io';
+import { isDnsLabel } from '@podmin/util-names';
 import type { BucketPreparer, ConnectRules, ContextDeps } from './context.ports';
 
 /** Where a cluster's bucket lives. */
@@ -25,8 +26,6 @@ export interface ConnectOptions {
   defaultRegion?: string;
 }
 
-const CLUSTER = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 /**
  * Validates `connect` input and resolves defaults into a context; lists every bad flag, the
  * provider's own (region, bucket, profile) from its rules in `providers`.
@@ -38,7 +37,7 @@ export function resolveConnect(
 ): ClusterContext {
   const problems: FieldProblem[] = [];
   const { cluster } = options;
-  if (!CLUSTER.test(cluster) || cluster.length > 40) {
+  if (!isDnsLabel(cluster, 40)) {
     problems.push({
       field: '<cluster>',
       message: `${JSON.stringify(cluster)} must be a DNS-1123 label of at most 40 characters (lowercase letters, digits, "-")`,
@@ -136,18 +135,52 @@ export async function useContext(
   deps.reporter.info(`Switched to cluster ${cluster}`);
 }
 
+/** One saved context as `podmin use` lists it. */
+export interface ContextRow {
+  cluster: string;
+  provider: string;
+  region: string;
+  /** S3 bucket name (aws) or absolute bucket directory (local). */
+  bucket: string;
+  /** The AWS profile; null when none is set. */
+  profile: string | null;
+  secretsProvider: string;
+  /** Whether it is the saved current context. */
+  current: boolean;
+}
+
+/** `podmin use` without a cluster: every saved context, in the config file's order. */
+export async function listContexts(deps: Pick<ContextDeps, 'contexts'>): Promise<ContextRow[]> {
+  const config = await deps.contexts.read();
+  return Object.values(config.contexts).map((c) => ({
+    cluster: c.cluster,
+    provider: c.provider,
+    region: c.region,
+    bucket: c.bucket,
+    profile: c.profile ?? null,
+    secretsProvider: c.secretsProvider,
+    current: c.cluster === config.current,
+  }));
+}
+
+/** The contexts as a table, the current one marked with *. */
+export function contextTable(rows: readonly ContextRow[]): string {
+  return renderTable(
+    ['CURRENT', 'CLUSTER', 'PROVIDER', 'REGION', 'BUCKET', 'SECRETS'],
+    rows.map((c) => [
+      c.current ? '*' : '',
+      c.cluster,
+      c.provider,
+      c.region,
+      c.bucket,
+      c.secretsProvider,
+    ]),
+  );
+}
+
 /** `podmin use` without a cluster: the contexts as a table (current marked with *). */
 export async function renderContexts(deps: Pick<ContextDeps, 'contexts'>): Promise<string> {
-  const config = await deps.contexts.read();
-  const rows = Object.values(config.contexts).map((c) => [
-    c.cluster === config.current ? '*' : '',
-    c.cluster,
-    c.provider,
-    c.region,
-    c.bucket,
-    c.secretsProvider,
-  ]);
-  return renderTable(['CURRENT', 'CLUSTER', 'PROVIDER', 'REGION', 'BUCKET', 'SECRETS'], rows);
+  return contextTable(await listContexts(deps));
 }
 
 /** `podmin disconnect <cluster>`: forgets the context locally; the bucket is untouched. */

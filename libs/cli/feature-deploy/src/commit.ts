@@ -305,6 +305,7 @@ export async function deleteDeployment(
     key,
     attempts,
     previous: previous as IndexEntry,
+    revision: revisionOf(previous as IndexEntry),
     ...(history === undefined ? {} : { history }),
   };
 }
@@ -315,6 +316,8 @@ export interface DeleteResult {
   attempts: number;
   /** The entry the delete removed. */
   previous: IndexEntry;
+  /** The revision of the removed entry (`podmin history`'s REVISION). */
+  revision: string;
   /** The history record of the removed entry. */
   history?: HistoryOutcome;
 }

@@ -3,6 +3,8 @@ export * from './commit';
 export * from './deploy';
 export * from './list';
 export * from './history';
+export * from './history-limit';
+export * from './receipt-retention';
 export * from './rollback';
 export * from './status';
 export * from './wait';

@@ -253,6 +253,26 @@ describe('deploymentHistory', () => {
     ]);
   });
 
+  it('keeps the newest rows with a limit and reads only their payloads', async () => {
+    const store = new InMemoryObjectStore();
+    const opts = clock();
+    const entries: IndexEntry[] = [];
+    for (const tag of ['v1', 'v2', 'v3', 'v4'])
+      entries.push((await commitDeployment(store, payloads(`hello:${tag}`), opts)).entry);
+    store.calls.length = 0;
+    const limited = await historyWithImages(store, 'default', 'web', undefined, { limit: 2 });
+    expect(limited.rows.map((r) => [r.revision, r.images])).toEqual([
+      [revisionOf(entries[3]!), [image('v4')]],
+      [revisionOf(entries[2]!), [image('v3')]],
+    ]);
+    expect(limited.omitted).toBe(2);
+    // The Pod payloads of the rows left out are never read.
+    expect(store.calls.filter((c) => c.includes(entries[0]!.pod))).toEqual([]);
+    const all = await historyWithImages(store, 'default', 'web', undefined, { limit: 0 });
+    expect(all.rows).toHaveLength(4);
+    expect(all.omitted).toBe(0);
+  });
+
   it('names the deployment when it has neither an entry nor history', async () => {
     const store = new InMemoryObjectStore();
     await expect(deploymentHistory(store, 'default', 'nope')).rejects.toMatchObject({

@@ -17,6 +17,7 @@ import {
 import { recommitEntry, type CommitResult, type RecommitOptions } from './commit';
 import type { DesiredStateStore } from './desired-state.ports';
 import { readHistory, type HistoryReader, type StoredHistoryRecord } from './history';
+import { limitRows } from './history-limit';
 
 /** One row of a deployment's history: a commit that made an entry current (or deleted it). */
 export interface HistoryRow {
@@ -159,18 +160,23 @@ export interface HistoryRowWithImages extends HistoryRow {
 /** A deployment's history with the images of each row. */
 export interface DeploymentHistoryWithImages extends Omit<DeploymentHistory, 'rows'> {
   rows: HistoryRowWithImages[];
+  /** Older rows left out by `limit`. */
+  omitted: number;
 }
 
 /** Options of {@link historyWithImages}. */
 export interface HistoryImageOptions {
   /** Verified payloads kept between commands (the CLI's `<cache>/payloads/sha512`). */
   cache?: PayloadCache;
+  /** At most this many rows, newest first; 0 or undefined for all (see {@link limitRows}). */
+  limit?: number;
 }
 
 /**
  * {@link deploymentHistory} with each row's images, read from the Pod payloads through the
  * shared verified-payload reader and cache (one read per distinct payload). A payload that
- * cannot be read or verified leaves `images` null and is warned about.
+ * cannot be read or verified leaves `images` null and is warned about. With `limit`, only the
+ * newest rows are kept, and only their payloads are read.
  */
 export async function historyWithImages(
   store: HistoryReader,
@@ -179,7 +185,9 @@ export async function historyWithImages(
   warn: (message: string) => void = () => undefined,
   options: HistoryImageOptions = {},
 ): Promise<DeploymentHistoryWithImages> {
-  const history = await deploymentHistory(store, nodegroup, name);
+  const full = await deploymentHistory(store, nodegroup, name);
+  const { rows: kept, omitted } = limitRows(full.rows, options.limit ?? 0);
+  const history = { ...full, rows: kept };
   const pods = history.rows.flatMap((r) => (r.entry ? [r.entry.pod] : []));
   const reads = await readPayloads(
     store,
@@ -209,6 +217,7 @@ export async function historyWithImages(
       ...r,
       images: r.entry ? (images.get(r.entry.pod) ?? null) : null,
     })),
+    omitted,
   };
 }
 

@@ -17,6 +17,7 @@ import {
 } from '@podmin/util-receipts';
 import type { DeploymentRollout, RolloutHalt, RolloutState } from '@podmin/util-rollout';
 import { readRolloutStateForDisplay } from './rollout-state';
+import { splitByRetention } from './receipt-retention';
 
 /** The bucket reads `status` and `deploy --wait` make: the index, receipt listings and receipts. */
 export type StatusStore = Pick<ObjectStore, 'get' | 'list'>;
@@ -69,6 +70,8 @@ export interface DeploymentStatus {
   ready: number;
   /** How far the rollout to `desired` got, and whether it is paused or halted. */
   rollout: RolloutProgress;
+  /** Nodes of the NodeGroup left out because their receipt outlived the retention window. */
+  dropped: number;
 }
 
 /** A deployment's rollout toward its desired revision, in waves of nodes. */
@@ -124,6 +127,18 @@ export interface StatusOptions {
   concurrency?: number;
   /** Told when the rollout state is malformed (it is then left out, not fatal). */
   warn?: (message: string) => void;
+  /**
+   * Leave out the nodes whose receipt outlived this window (see `isExpiredReceipt`); counted
+   * in each deployment's `dropped`. Default: every node is shown.
+   */
+  retentionMs?: number;
+}
+
+/** {@link readStatus}'s deployments and the receipts the retention window left out. */
+export interface StatusReport {
+  deployments: DeploymentStatus[];
+  /** One per node left out, across the NodeGroups read, by NodeGroup and node. */
+  dropped: Array<{ nodegroup: string; node: string; ageMs: number }>;
 }
 
 /**
@@ -240,6 +255,7 @@ export function deploymentStatus(
   now: Date,
   rollout?: DeploymentRollout,
   pod?: string,
+  dropped = 0,
 ): DeploymentStatus {
   const { nodegroup, name } = parseDeploymentKey(key);
   const nodes = receipts.map((r) => nodeStatus(r, key, target, now));
@@ -254,6 +270,7 @@ export function deploymentStatus(
     live,
     ready,
     rollout: rolloutProgress(target, nodes, rollout, pod),
+    dropped,
   };
 }
 
@@ -266,6 +283,17 @@ export async function readStatus(
   store: StatusStore,
   options: StatusOptions = {},
 ): Promise<DeploymentStatus[]> {
+  return (await readStatusReport(store, options)).deployments;
+}
+
+/**
+ * {@link readStatus} with the nodes the retention window left out (`options.retentionMs`),
+ * for `podmin status` to say how many it hides.
+ */
+export async function readStatusReport(
+  store: StatusStore,
+  options: StatusOptions = {},
+): Promise<StatusReport> {
   const now = (options.now ?? (() => new Date()))();
   const index: DesiredIndex = entriesOf(await readIndex(store));
   const keys = Object.keys(index)
@@ -294,20 +322,39 @@ export async function readStatus(
   }
   const nodegroups = [...new Set(keys.map((k) => parseDeploymentKey(k).nodegroup))];
   const receipts = new Map<string, ReceiptRead[]>();
-  for (const ng of nodegroups) receipts.set(ng, await readReceipts(store, ng, options.concurrency));
+  const droppedBy = new Map<string, ReceiptRead[]>();
+  for (const ng of nodegroups) {
+    const reads = await readReceipts(store, ng, options.concurrency);
+    const { kept, dropped } =
+      options.retentionMs === undefined
+        ? { kept: reads, dropped: [] }
+        : splitByRetention(reads, now, options.retentionMs);
+    receipts.set(ng, kept);
+    droppedBy.set(ng, dropped);
+  }
   const rollouts: RolloutState | undefined =
     keys.length === 0 ? undefined : await readRolloutStateForDisplay(store, options.warn);
-  return keys.map((key) => {
+  const deployments = keys.map((key) => {
     const pod = index[key]?.pod ?? '';
+    const { nodegroup } = parseDeploymentKey(key);
     return deploymentStatus(
       key,
       podRevision(pod),
-      receipts.get(parseDeploymentKey(key).nodegroup) ?? [],
+      receipts.get(nodegroup) ?? [],
       now,
       rollouts?.deployments[key],
       pod,
+      droppedBy.get(nodegroup)?.length ?? 0,
     );
   });
+  const dropped = nodegroups.flatMap((nodegroup) =>
+    (droppedBy.get(nodegroup) ?? []).map((r) => ({
+      nodegroup,
+      node: r.node,
+      ageMs: Math.max(0, now.getTime() - r.lastModified.getTime()),
+    })),
+  );
+  return { deployments, dropped };
 }
 
 /** One summary line, e.g. `web: 3/3 ready` or `web: 1/2 ready (1 pending, 1 stale)`. */

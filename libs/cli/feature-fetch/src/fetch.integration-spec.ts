@@ -91,7 +91,7 @@ describe('fetchDependencies', () => {
     const cache = await makeTempDir('podmin-fetch');
     try {
       const reporter = new RecordingReporter();
-      const files = await fetchDependencies(
+      const { files } = await fetchDependencies(
         {
           archs: ['amd64'],
           cacheDir: cache.path,
@@ -105,7 +105,7 @@ describe('fetchDependencies', () => {
         },
         reporter,
       );
-      expect(files.map((f) => f.file.name)).toEqual([
+      expect(files.map((f) => f.name)).toEqual([
         'containerd',
         'gvisor',
         'cni-plugins',
@@ -118,7 +118,8 @@ describe('fetchDependencies', () => {
       expect(reporter.results).toContain(
         `kubelet\tamd64\t1.36.1\t${cache.path}/downloads/kubelet/kubelet-v1.36.1-linux-amd64`,
       );
-      expect(files.every((f) => f.file.arch === 'amd64')).toBe(true);
+      expect(files.every((f) => f.arch === 'amd64')).toBe(true);
+      expect(files.every((f) => f.path.startsWith(`${cache.path}/downloads/`))).toBe(true);
     } finally {
       await upstream.close();
       await cache.cleanup();

@@ -56,17 +56,43 @@ export function parseArchitectures(values: readonly string[]): Arch[] {
   return [...new Set(parts as Arch[])].sort();
 }
 
+/** One dependency file `podmin fetch` verified in the download cache. */
+export interface FetchedFile {
+  name: string;
+  arch: Arch;
+  version: string;
+  /** Absolute path of the verified file. */
+  path: string;
+  /** `sha256:<hex>` (or the publisher's algorithm) it was verified against. */
+  digest: string;
+  size: number;
+}
+
+/** One dependency image `podmin fetch` resolved into the local image store. */
+export interface FetchedImage {
+  name: string;
+  version: string;
+  /** Where it is pulled from, e.g. `registry.k8s.io/pause:3.10`. */
+  source: string;
+  digest: string;
+}
+
+/** What `podmin fetch` put in the cache: files, then images (empty without `images`). */
+export interface FetchResult {
+  files: FetchedFile[];
+  images: FetchedImage[];
+}
+
 /**
  * `podmin fetch`: resolves the dependency set for the architectures and fills the verified
  * download cache, and the local image store with the dependency images when `images` is
- * given, without reading or writing cluster object storage. Progress goes to stderr; one
- * result line per file (`name arch version path`) and per image
- * (`name image version source@digest`) to stdout.
+ * given, without reading or writing cluster object storage. Progress and status go to the
+ * reporter (stderr); the files and images are returned, not printed.
  */
-export async function fetchDependencies(
+export async function fetchDependencySet(
   options: FetchDependenciesOptions,
-  reporter: Reporter,
-): Promise<CachedFile[]> {
+  reporter: Pick<Reporter, 'info' | 'progress'>,
+): Promise<FetchResult> {
   const archs = parseArchitectures(options.archs);
   let agent;
   if (options.agentSource !== undefined) {
@@ -88,15 +114,44 @@ export async function fetchDependencies(
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
   });
-  const cached = await cache.ensureAll(files);
-  for (const c of cached) {
-    reporter.result(`${c.file.name}\t${c.file.arch}\t${c.file.version}\t${c.localPath}`);
-  }
+  const cached: CachedFile[] = await cache.ensureAll(files);
+  const images: FetchedImage[] = [];
   if (options.images !== undefined) {
     for (const image of await resolver.resolveImages()) {
       const { digest } = await options.images.resolve(image);
-      reporter.result(`${image.name}\timage\t${image.version}\t${image.source}@${digest}`);
+      images.push({ name: image.name, version: image.version, source: image.source, digest });
     }
   }
-  return cached;
+  return {
+    files: cached.map((c) => ({
+      name: c.file.name,
+      arch: c.file.arch,
+      version: c.file.version,
+      path: c.localPath,
+      digest: c.file.digest,
+      size: c.size,
+    })),
+    images,
+  };
+}
+
+/** The lines `podmin fetch` prints: `name arch version path` per file, `name image version source@digest` per image. */
+export function fetchResultLines(result: FetchResult): string[] {
+  return [
+    ...result.files.map((f) => `${f.name}\t${f.arch}\t${f.version}\t${f.path}`),
+    ...result.images.map((i) => `${i.name}\timage\t${i.version}\t${i.source}@${i.digest}`),
+  ];
+}
+
+/**
+ * {@link fetchDependencySet}, printing one result line per file and per image
+ * ({@link fetchResultLines}) through the reporter.
+ */
+export async function fetchDependencies(
+  options: FetchDependenciesOptions,
+  reporter: Reporter,
+): Promise<FetchResult> {
+  const result = await fetchDependencySet(options, reporter);
+  for (const line of fetchResultLines(result)) reporter.result(line);
+  return result;
 }

@@ -1,2 +1,11 @@
 /** `podmin fetch`: fill the verified download cache without touching the bucket. */
-export { fetchDependencies, parseArchitectures, type FetchDependenciesOptions } from './fetch';
+export {
+  fetchDependencies,
+  fetchDependencySet,
+  fetchResultLines,
+  parseArchitectures,
+  type FetchDependenciesOptions,
+  type FetchedFile,
+  type FetchedImage,
+  type FetchResult,
+} from './fetch';

@@ -5,3 +5,4 @@ export * from './progress-format';
 export * from './fd-writer';
 export * from './exit-codes';
 export * from './suggest';
+export * from './output';

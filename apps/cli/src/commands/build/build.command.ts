@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
-interface BuildArgs {
+interface BuildArgs extends OutputArgs {
   path: string;
   tag: string[];
   platform: string[];
@@ -21,58 +22,73 @@ export function buildCommand(ctx: CliContext): CommandModule<object, BuildArgs> 
     describe:
       'Build an image from a Containerfile that needs no commands run (FROM, COPY, ENV, CMD, …) into the local store',
     builder: (y) =>
-      y
-        .positional('path', { type: 'string', default: '.', describe: 'Build context directory' })
-        .option('tag', {
-          alias: 't',
-          type: 'string',
-          demandOption: true,
-          coerce: asList,
-          describe: 'Image name and tag, e.g. hello:v1 (repeatable)',
-        })
-        .option('platform', {
-          type: 'string',
-          default: [] as string[],
-          coerce: asList,
-          describe: 'Target platform(s), e.g. linux/amd64,linux/arm64 (default: this machine)',
-        })
-        .option('file', {
-          alias: 'f',
-          type: 'string',
-          describe: 'Containerfile (default PATH/Containerfile, else PATH/Dockerfile)',
-        })
-        .option('pull', { type: 'boolean', describe: 'Pull the base image even when it is stored' })
-        .option('build-arg', {
-          type: 'string',
-          default: [] as string[],
-          coerce: asList,
-          describe: 'Build argument NAME=value (repeatable)',
-        })
-        .example('$0 build -t hello:v1 .', 'Build for this machine')
-        .example(
-          '$0 build -t hello:v1 --platform linux/amd64,linux/arm64 .',
-          'One image index for both architectures',
-        ),
-    handler: async (args) => {
-      const { buildImage, RegistryClient } = await import('@podmin/cli-feature-image');
-      const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-      const { formatReference } = await import('@podmin/util-oci');
-      const result = await buildImage(
-        {
-          store: LocalImageStore.inCache(ctx.dirs.cache),
-          registry: new RegistryClient(),
-          reporter: ctx.reporter,
-        },
-        {
-          context: args.path,
-          tags: args.tag,
-          platforms: args.platform,
-          buildArgs: args['build-arg'],
-          ...(args.file !== undefined ? { file: args.file } : {}),
-          ...(args.pull === true ? { pull: true } : {}),
-        },
-      );
-      for (const reference of result.references) ctx.reporter.result(formatReference(reference));
-    },
+      withOutputOption(
+        y
+          .positional('path', { type: 'string', default: '.', describe: 'Build context directory' })
+          .option('tag', {
+            alias: 't',
+            type: 'string',
+            demandOption: true,
+            coerce: asList,
+            describe: 'Image name and tag, e.g. hello:v1 (repeatable)',
+          })
+          .option('platform', {
+            type: 'string',
+            default: [] as string[],
+            coerce: asList,
+            describe: 'Target platform(s), e.g. linux/amd64,linux/arm64 (default: this machine)',
+          })
+          .option('file', {
+            alias: 'f',
+            type: 'string',
+            describe: 'Containerfile (default PATH/Containerfile, else PATH/Dockerfile)',
+          })
+          .option('pull', {
+            type: 'boolean',
+            describe: 'Pull the base image even when it is stored',
+          })
+          .option('build-arg', {
+            type: 'string',
+            default: [] as string[],
+            coerce: asList,
+            describe: 'Build argument NAME=value (repeatable)',
+          })
+          .example('$0 build -t hello:v1 .', 'Build for this machine')
+          .example(
+            '$0 build -t hello:v1 --platform linux/amd64,linux/arm64 .',
+            'One image index for both architectures',
+          ),
+        [
+          ['$0 build -t hello:v1 . -o json', 'Print {references, digest} and no progress'],
+          ['$0 build -t hello:v1 . -o name', 'Print image/registry.podmin.internal/apps/hello:v1'],
+        ],
+      ),
+    handler: (args) =>
+      runWithOutput(ctx, args.output, async () => {
+        const { buildImage, RegistryClient } = await import('@podmin/cli-feature-image');
+        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+        const { formatReference } = await import('@podmin/util-oci');
+        const result = await buildImage(
+          {
+            store: LocalImageStore.inCache(ctx.dirs.cache),
+            registry: new RegistryClient(),
+            reporter: ctx.reporter,
+          },
+          {
+            context: args.path,
+            tags: args.tag,
+            platforms: args.platform,
+            buildArgs: args['build-arg'],
+            ...(args.file !== undefined ? { file: args.file } : {}),
+            ...(args.pull === true ? { pull: true } : {}),
+          },
+        );
+        const references = result.references.map((r) => formatReference(r));
+        return {
+          data: { references, digest: result.index.digest },
+          table: () => references.map((r) => r + '\n').join(''),
+          names: () => references.map((r) => `image/${r}`),
+        };
+      }),
   };
 }

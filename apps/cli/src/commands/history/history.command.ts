@@ -1,49 +1,63 @@
 import type { CommandModule } from 'yargs';
 import { renderTable } from '@podmin/cli-util-io';
 import type { CliContext } from '../../cli-context';
+import { parseLimit } from '../flag-values';
+import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
+
+type HistoryArgs = OutputArgs & { name: string; nodegroup: string; limit: string };
 
 /** `podmin history <name> -g NG`: the revisions a deployment has had. */
-export function historyCommand(
-  ctx: CliContext,
-): CommandModule<object, { name: string; nodegroup: string; output: string }> {
+export function historyCommand(ctx: CliContext): CommandModule<object, HistoryArgs> {
   return {
     command: 'history <name>',
     describe: 'List the revisions of a deployment, newest first, and which one is current',
     builder: (y) =>
-      y
-        .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-        .option('nodegroup', {
-          alias: 'g',
-          type: 'string',
-          demandOption: true,
-          describe: 'NodeGroup of the deployment',
-        })
-        .option('output', {
-          alias: 'o',
-          type: 'string',
-          choices: ['table', 'json'],
-          default: 'table',
-          describe: 'Output format',
-        })
-        .example(
-          '$0 history web -g default',
-          'REVISION, TIME, ACTION, IMAGES and CURRENT (*); a revision is the first 12 hex of its Pod payload SHA-512',
-        )
-        .example('$0 history web -g default -o json', 'The same as JSON, with the payload keys')
-        .epilogue(
-          'Every deploy, delete and rollback that replaces an entry records it in the bucket under history/. A revision without a time was committed before any recorded change (for example the first deploy). Roll back with `podmin rollback <name> -g NG [--to REVISION]`.',
-        ),
-    handler: async (args) => {
-      const { store } = await ctx.currentBucket();
-      const { historyWithImages, payloadCacheIn } = await import('@podmin/cli-feature-deploy');
-      const history = await historyWithImages(
-        store,
-        args.nodegroup,
-        args.name,
-        (m) => ctx.reporter.warn(m),
-        { cache: payloadCacheIn(ctx.dirs.cache) },
-      );
-      if (args.output === 'json') {
+      withOutputOption(
+        y
+          .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
+          .option('nodegroup', {
+            alias: 'g',
+            type: 'string',
+            demandOption: true,
+            describe: 'NodeGroup of the deployment',
+          })
+          .option('limit', {
+            type: 'string',
+            default: '10',
+            describe: 'Show at most this many revisions, newest first; 0 shows all',
+          })
+          .check((a) => {
+            parseLimit(a.limit);
+            return true;
+          }),
+        [
+          [
+            '$0 history web -g default',
+            'REVISION, TIME, ACTION, IMAGES and CURRENT (*) of the 10 newest; a revision is the first 12 hex of its Pod payload SHA-512',
+          ],
+          ['$0 history web -g default --limit 0', 'Every revision'],
+          ['$0 history web -g default -o json', 'The same as JSON, with the payload keys'],
+          ['$0 history web -g default -o name --limit 1', 'The newest revision as revision/<hex>'],
+        ],
+      ).epilogue(
+        'Every deploy, delete and rollback that replaces an entry records it in the bucket under history/. A revision without a time was committed before any recorded change (for example the first deploy). When --limit leaves older revisions out, stderr says how many. Roll back with `podmin rollback <name> -g NG [--to REVISION]`.',
+      ),
+    handler: (args) =>
+      runWithOutput(ctx, args.output, async () => {
+        const limit = parseLimit(args.limit);
+        const { store } = await ctx.currentBucket();
+        const { historyWithImages, payloadCacheIn } = await import('@podmin/cli-feature-deploy');
+        const history = await historyWithImages(
+          store,
+          args.nodegroup,
+          args.name,
+          (m) => ctx.reporter.warn(m),
+          { cache: payloadCacheIn(ctx.dirs.cache), limit },
+        );
+        if (history.omitted > 0)
+          ctx.reporter.info(
+            `${history.omitted} older revision${history.omitted === 1 ? '' : 's'} not shown (--limit ${limit}; --limit 0 shows all)`,
+          );
         const rows = history.rows.map((r) => ({
           revision: r.revision,
           time: r.time,
@@ -53,21 +67,21 @@ export function historyCommand(
           pod: r.entry?.pod ?? null,
           service: r.entry?.service ?? null,
         }));
-        ctx.reporter.result(JSON.stringify(rows, null, 2));
-        return;
-      }
-      ctx.reporter.result(
-        renderTable(
-          ['REVISION', 'TIME', 'ACTION', 'IMAGES', 'CURRENT'],
-          history.rows.map((r) => [
-            r.revision ?? '-',
-            r.time ?? '-',
-            r.action ?? '-',
-            r.entry === null ? '(deleted)' : (r.images?.join(',') ?? '?'),
-            r.current ? '*' : '',
-          ]),
-        ),
-      );
-    },
+        return {
+          data: rows,
+          names: () => rows.flatMap((r) => (r.revision === null ? [] : [`revision/${r.revision}`])),
+          table: () =>
+            renderTable(
+              ['REVISION', 'TIME', 'ACTION', 'IMAGES', 'CURRENT'],
+              rows.map((r) => [
+                r.revision ?? '-',
+                r.time ?? '-',
+                r.action ?? '-',
+                r.pod === null ? '(deleted)' : (r.images?.join(',') ?? '?'),
+                r.current ? '*' : '',
+              ]),
+            ),
+        };
+      }),
   };
 }

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import type { SourcedLine } from '@podmin/cli-feature-logs';
 import { PodminError } from '@podmin/util-errors';
 import type { CliContext } from '../../cli-context';
 import { parseDuration } from '../deploy/deploy.command';
@@ -121,7 +122,7 @@ export function logsCommand(ctx: CliContext): CommandModule<object, LogsArgs> {
           : { sinceMs: Date.now() - (parseDuration(args.since) ?? 0) }),
         ...(args.tail === undefined ? {} : { tail: args.tail }),
       };
-      const format = (line: import('@podmin/cli-feature-logs').SourcedLine, all: typeof sources) =>
+      const format = (line: SourcedLine, all: typeof sources) =>
         `${args.timestamps ? `${line.time} ` : ''}${logs.linePrefix(line.source, all)}${line.text}`;
       if (!args.follow) {
         const lines = await logs.readPodLogs(sources, read);

@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
-interface PullArgs {
+interface PullArgs extends OutputArgs {
   source: string;
   'plain-http'?: boolean;
 }
@@ -12,33 +13,44 @@ export function pullCommand(ctx: CliContext): CommandModule<object, PullArgs> {
     command: 'pull <source>',
     describe: 'Import a complete image (every platform) from a registry into the local store',
     builder: (y) =>
-      y
-        .positional('source', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Image reference, e.g. nginx:1.27 or ghcr.io/acme/web:v1',
-        })
-        .option('plain-http', {
-          type: 'boolean',
-          describe: 'Use HTTP instead of HTTPS (loopback registries always use HTTP)',
-        })
-        .example('$0 pull nginx:1.27', 'Docker Hub image, all platforms')
-        .example('$0 pull ghcr.io/acme/web@sha256:…', 'By digest'),
-    handler: async (args) => {
-      const { pullImage, RegistryClient } = await import('@podmin/cli-feature-image');
-      const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-      const { formatReference } = await import('@podmin/util-oci');
-      const pulled = await pullImage(
-        {
-          store: LocalImageStore.inCache(ctx.dirs.cache),
-          registry: new RegistryClient({ plainHttp: args['plain-http'] === true }),
-          reporter: ctx.reporter,
-        },
-        args.source,
-      );
-      ctx.reporter.result(
-        `${formatReference({ ...pulled.reference, digest: undefined })}@${pulled.descriptor.digest}`,
-      );
-    },
+      withOutputOption(
+        y
+          .positional('source', {
+            type: 'string',
+            demandOption: true,
+            describe: 'Image reference, e.g. nginx:1.27 or ghcr.io/acme/web:v1',
+          })
+          .option('plain-http', {
+            type: 'boolean',
+            describe: 'Use HTTP instead of HTTPS (loopback registries always use HTTP)',
+          })
+          .example('$0 pull nginx:1.27', 'Docker Hub image, all platforms')
+          .example('$0 pull ghcr.io/acme/web@sha256:…', 'By digest'),
+        [
+          ['$0 pull nginx:1.27 -o json', 'Print {reference, digest} and no progress'],
+          ['$0 pull nginx:1.27 -o name', 'Print image/docker.io/library/nginx:1.27@sha256:…'],
+        ],
+      ),
+    handler: (args) =>
+      runWithOutput(ctx, args.output, async () => {
+        const { pullImage, RegistryClient } = await import('@podmin/cli-feature-image');
+        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+        const { formatReference } = await import('@podmin/util-oci');
+        const pulled = await pullImage(
+          {
+            store: LocalImageStore.inCache(ctx.dirs.cache),
+            registry: new RegistryClient({ plainHttp: args['plain-http'] === true }),
+            reporter: ctx.reporter,
+          },
+          args.source,
+        );
+        const reference = formatReference({ ...pulled.reference, digest: undefined });
+        const digest = pulled.descriptor.digest;
+        return {
+          data: { reference, digest },
+          table: () => `${reference}@${digest}`,
+          names: () => [`image/${reference}@${digest}`],
+        };
+      }),
   };
 }

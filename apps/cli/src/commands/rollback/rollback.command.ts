@@ -1,50 +1,69 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 /** `podmin rollback <name> -g NG [--to REVISION]`: re-commit an earlier revision. */
 export function rollbackCommand(
   ctx: CliContext,
-): CommandModule<object, { name: string; nodegroup: string; to?: string }> {
+): CommandModule<object, OutputArgs & { name: string; nodegroup: string; to?: string }> {
   return {
     command: 'rollback <name>',
     describe:
       'Commit an earlier revision of a deployment again (by default the one before the current)',
     builder: (y) =>
-      y
-        .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-        .option('nodegroup', {
-          alias: 'g',
-          type: 'string',
-          demandOption: true,
-          describe: 'NodeGroup of the deployment',
-        })
-        .option('to', {
-          type: 'string',
-          describe:
-            'Revision from `podmin history`, or a unique prefix of it (4 or more hex characters)',
-        })
-        .example('$0 rollback web -g default', 'Back to the revision before the current one')
-        .example('$0 rollback web -g default --to 3f2a9c01', 'Back to a revision by its prefix')
-        .epilogue(
-          'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.',
-        ),
-    handler: async (args) => {
-      const { context, store } = await ctx.currentBucket();
-      const { rollbackDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
-      const result = await rollbackDeployment(store, {
-        nodegroup: args.nodegroup,
-        name: args.name,
-        ...(args.to === undefined ? {} : { to: args.to }),
-      });
-      const unrecorded = historyWarning(result.key, result.previous, result.history);
-      if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);
-      const from = result.from === null ? 'deleted' : `revision ${result.from}`;
-      ctx.reporter.info(
-        result.changed
-          ? `Rolled back ${result.key} from ${from} to revision ${result.revision} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${args.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`
-          : `Already at revision ${result.revision}: ${result.key} is unchanged.`,
-      );
-      ctx.reporter.result(result.revision);
-    },
+      withOutputOption(
+        y
+          .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
+          .option('nodegroup', {
+            alias: 'g',
+            type: 'string',
+            demandOption: true,
+            describe: 'NodeGroup of the deployment',
+          })
+          .option('to', {
+            type: 'string',
+            describe:
+              'Revision from `podmin history`, or a unique prefix of it (4 or more hex characters)',
+          })
+          .example('$0 rollback web -g default', 'Back to the revision before the current one')
+          .example('$0 rollback web -g default --to 3f2a9c01', 'Back to a revision by its prefix'),
+        [
+          [
+            '$0 rollback web -g default -o json',
+            'Print {key, changed, revision, from} (from is null after a delete)',
+          ],
+          ['$0 rollback web -g default -o name', 'Print deployment/default/web'],
+        ],
+      ).epilogue(
+        'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.',
+      ),
+    handler: (args) =>
+      runWithOutput(ctx, args.output, async () => {
+        const { context, store } = await ctx.currentBucket();
+        const { rollbackDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
+        const result = await rollbackDeployment(store, {
+          nodegroup: args.nodegroup,
+          name: args.name,
+          ...(args.to === undefined ? {} : { to: args.to }),
+        });
+        const unrecorded = historyWarning(result.key, result.previous, result.history);
+        if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);
+        const from = result.from === null ? 'deleted' : `revision ${result.from}`;
+        ctx.reporter.info(
+          result.changed
+            ? `Rolled back ${result.key} from ${from} to revision ${result.revision} in cluster ${context.cluster} desired state. Nodes in NodeGroup ${args.nodegroup} reconcile it asynchronously; this does not mean the Pod is running.`
+            : `Already at revision ${result.revision}: ${result.key} is unchanged.`,
+        );
+        return {
+          data: {
+            key: result.key,
+            changed: result.changed,
+            revision: result.revision,
+            from: result.from,
+          },
+          table: () => result.revision,
+          names: () => [`deployment/${result.key}`],
+        };
+      }),
   };
 }
