@@ -26,6 +26,7 @@ import { listCommand } from './commands/list/list.command';
 import { pullCommand } from './commands/pull/pull.command';
 import { pushCommand } from './commands/push/push.command';
 import { rollbackCommand } from './commands/rollback/rollback.command';
+import { commandWord, type CommandGroup } from './commands/command-group';
 import { rolloutCommand } from './commands/rollout/rollout.command';
 import { secretCommand } from './commands/secret/secret.command';
 import { setupCommand } from './commands/setup/setup.command';
@@ -52,24 +53,33 @@ const EPILOGUE = [
 ].join('\n');
 
 /** The name a command module is invoked by: the first word of its command string. */
-function commandName(module: CommandModule<object, never>): string {
-  const command: string | readonly string[] | undefined = module.command;
-  const first = typeof command === 'string' ? command : command?.[0];
-  return (first ?? '').split(' ')[0] ?? '';
+/** The commands an invocation may start with, and the subcommands of each group command. */
+interface CommandTree {
+  names: readonly string[];
+  groups: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
  * The usage error for a yargs failure message. An unknown command names itself and, when one
- * is a near miss, the command it was probably meant to be; it is shown without the usage.
+ * is a near miss, the command it was probably meant to be (`secret craete` → `secret create`);
+ * it is shown without the usage.
  */
-function usageError(message: string, commandNames: readonly string[]): UsageError {
+function usageError(message: string, tree: CommandTree, argv: readonly string[]): UsageError {
+  const unknownCommand = (unknown: string, suggestion: string | undefined) =>
+    new UsageError(
+      `Unknown command ${JSON.stringify(unknown)}${suggestion === undefined ? '' : `; did you mean ${JSON.stringify(suggestion)}?`}`,
+      { hint: 'run `podmin --help` for the list of commands', showUsage: false },
+    );
+  // A group's unknown subcommand: yargs names the word after it, or only asks for a command.
+  const [group, sub] = argv.filter((word) => !word.startsWith('-'));
+  const subcommands = group === undefined ? undefined : tree.groups[group];
+  if (subcommands !== undefined && sub !== undefined && !subcommands.includes(sub)) {
+    const closest = closestName(sub, subcommands);
+    return unknownCommand(`${group} ${sub}`, closest && `${group} ${closest}`);
+  }
   const unknown = /^Unknown commands?: (.+)$/.exec(message)?.[1]?.split(', ')[0];
   if (unknown === undefined) return new UsageError(message);
-  const suggestion = closestName(unknown, commandNames);
-  return new UsageError(
-    `Unknown command ${JSON.stringify(unknown)}${suggestion === undefined ? '' : `; did you mean ${JSON.stringify(suggestion)}?`}`,
-    { hint: 'run `podmin --help` for the list of commands', showUsage: false },
-  );
+  return unknownCommand(unknown, closestName(unknown, tree.names));
 }
 
 /**
@@ -138,7 +148,14 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     destroyCommand(ctx),
     versionCommand(ctx, VERSION),
   ] as CommandModule<object, never>[];
-  const commandNames = [...commands.map(commandName), 'completion'];
+  const tree: CommandTree = {
+    names: [...commands.map(commandWord), 'completion'],
+    groups: Object.fromEntries(
+      commands.flatMap((c) =>
+        'subcommands' in c ? [[commandWord(c), (c as CommandGroup).subcommands]] : [],
+      ),
+    ),
+  };
   let parser = yargs(argv)
     .scriptName('podmin')
     .usage(
@@ -187,7 +204,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
       // about the invocation: yargs' validation and parse errors, and the commands' checks.
       if (err instanceof UsageError) throw err;
       if (msg === null) throw err ?? new Error('the command failed');
-      throw usageError(msg, commandNames);
+      throw usageError(msg, tree, argv);
     })
     .exitProcess(false);
   try {

@@ -125,7 +125,7 @@ describe('podmin basics', () => {
     expect(fs.statSync(path.join(sandbox.home, 'b2')).isDirectory()).toBe(true);
     expect((await sandbox.run(['use'])).stdout).not.toContain('two');
     const bad = await sandbox.run(['connect', 'Bad_Name', '--provider', 'local']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('<cluster>');
   });
 

@@ -122,7 +122,59 @@ describe('podmin exit codes', () => {
     ]);
     expect(duration.code).toBe(2);
     expect(duration.stderr).toContain('--timeout: "soon" is not a duration');
+    // Values a feature library checks (a quantity, a name) are usage errors too.
+    const cpu = await sandbox.run([
+      'deploy',
+      '--no-preflight',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      'hello:v2',
+      '--cpu',
+      'lots',
+    ]);
+    expect(cpu.code).toBe(2);
+    expect(cpu.stderr).toContain('--cpu: "lots" is not a positive Kubernetes quantity');
+    const name = await sandbox.run([
+      'deploy',
+      '--no-preflight',
+      'Web_1',
+      '-g',
+      'default',
+      '--image',
+      'x',
+    ]);
+    expect(name.code).toBe(2);
+    expect(name.stderr).toContain('<name>: "Web_1" is invalid');
+    const cluster = await sandbox.run([
+      'connect',
+      'Bad_Name',
+      '--provider',
+      'local',
+      '--bucket',
+      bucket,
+    ]);
+    expect(cluster.code).toBe(2);
     expect(fs.readdirSync(bucket).sort()).toEqual(before);
+  });
+
+  it('exits 2 for an unknown subcommand, naming it and the closest one', async () => {
+    for (const args of [
+      ['secret', 'craete', 'db-url'],
+      ['secret', 'craete'],
+    ]) {
+      const result = await sandbox.run(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        'Unknown command "secret craete"; did you mean "secret create"?',
+      );
+    }
+    const rollout = await sandbox.run(['rollout', 'restrat', 'web', '-g', 'default']);
+    expect(rollout.code).toBe(2);
+    expect(rollout.stderr).toContain(
+      'Unknown command "rollout restrat"; did you mean "rollout restart"?',
+    );
   });
 
   it('exits 2 for a missing argument', async () => {

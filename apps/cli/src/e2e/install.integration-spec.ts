@@ -120,7 +120,7 @@ describe('podmin install cloudflared on a local bucket, the image from a loopbac
       'Error: installing "foo": not a built-in component; podmin installs only cloudflared',
     );
     const bad = await sandbox.run(['install', 'cloudflared', '-g', 'Edge_1']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--nodegroup: "Edge_1" is invalid/);
     expect(snapshotDir(bucket)).toEqual(before);
     expect(registry.requests).toEqual([]);

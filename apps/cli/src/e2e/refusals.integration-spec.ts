@@ -56,9 +56,10 @@ spec:
 ${containers}`;
 }
 
-function expectRefusal(result: CliRun, pattern: RegExp): void {
+/** A refusal: exit 1 for input the operation read, 2 for a flag value (a usage error). */
+function expectRefusal(result: CliRun, pattern: RegExp, code: 1 | 2 = 1): void {
   expect(result.stderr).toMatch(pattern);
-  expect(result.code).toBe(1);
+  expect(result.code).toBe(code);
   expect(result.stdout).toBe('');
   expect(result.stderr).toMatch(/^Error: /m);
   expect(result.stderr).not.toMatch(/^\s+at /m);
@@ -232,7 +233,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
       'hello:v1',
       ...flags,
     );
-    expectRefusal(result, re);
+    expectRefusal(result, re, 2);
     expect(snapshotDir(bucket)).toEqual(before);
   });
 
@@ -287,7 +288,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
       '--image',
       'w\u0007b=hello:v1',
     );
-    expect(flag.code).toBe(1);
+    expect(flag.code).toBe(2);
     expect(flag.stderr).not.toContain('\u0007');
     expect(flag.stderr).toContain('\\x07');
   });

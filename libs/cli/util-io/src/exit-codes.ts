@@ -1,4 +1,4 @@
-import { PodminError, type PodminErrorOptions } from '@podmin/util-errors';
+import { PodminError, ValidationError, type PodminErrorOptions } from '@podmin/util-errors';
 
 /** The command did what it was asked. */
 export const EXIT_OK = 0;
@@ -27,7 +27,24 @@ export class UsageError extends PodminError {
   }
 }
 
+/** A problem's field named as the CLI names its input: a flag (`--cpu`) or an argument (`<name>`). */
+const INVOCATION_FIELD = /^(?:--[a-z][a-z0-9-]*|<[a-z][a-z0-9-]*>)(?![a-z0-9-])/;
+
+/**
+ * Whether an error is about the invocation: a {@link UsageError}, or a validation error (from a
+ * feature library's checks of flag values) whose every problem names a flag or an argument.
+ */
+export function isUsageError(err: unknown): boolean {
+  if (err instanceof UsageError) return true;
+  return (
+    err instanceof ValidationError &&
+    err.code === 'INVALID_ARGUMENT' &&
+    err.problems.length > 0 &&
+    err.problems.every((p) => INVOCATION_FIELD.test(p.field))
+  );
+}
+
 /** The exit code for an error a command ended with: usage errors 2, everything else 1. */
 export function exitCodeFor(err: unknown): ExitCode {
-  return err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE;
+  return isUsageError(err) ? EXIT_USAGE : EXIT_FAILURE;
 }

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { SecretValueInput } from '@podmin/cli-feature-secrets';
 import type { CliContext } from '../../cli-context';
+import { commandWord, withCommands, type CommandGroup } from '../command-group';
 import { createSecretCommand } from './create.command';
 import { deleteSecretCommand } from './delete.command';
 import { destroySecretCommand } from './destroy.command';
@@ -9,18 +10,21 @@ import { restoreSecretCommand } from './restore.command';
 import { updateSecretCommand } from './update.command';
 
 /** `podmin secret <command>`: the secrets of Pods at /<cluster>/<namespace>/<pod>/<key>. */
-export function secretCommand(ctx: CliContext, input?: SecretValueInput): CommandModule {
+export function secretCommand(ctx: CliContext, input?: SecretValueInput): CommandGroup {
+  const commands = [
+    createSecretCommand(ctx, input),
+    updateSecretCommand(ctx, input),
+    listSecretsCommand(ctx),
+    deleteSecretCommand(ctx),
+    restoreSecretCommand(ctx),
+    destroySecretCommand(ctx, input),
+  ] as CommandModule<object, never>[];
   return {
     command: 'secret <command>',
     describe: 'Manage Pod secrets in the provider secret store',
+    subcommands: commands.map(commandWord),
     builder: (y) =>
-      y
-        .command(createSecretCommand(ctx, input))
-        .command(updateSecretCommand(ctx, input))
-        .command(listSecretsCommand(ctx))
-        .command(deleteSecretCommand(ctx))
-        .command(restoreSecretCommand(ctx))
-        .command(destroySecretCommand(ctx, input))
+      withCommands(y, commands)
         .demandCommand(1, 'Choose a secret command')
         .example(
           '$0 secret create database-url --for web --from-file db-url.txt',
