@@ -44,6 +44,13 @@ locals {
     var.workload_ca_publish == null ? null :
     "arn:${local.partition}:s3:::${var.workload_ca_publish.bucket}/${var.workload_ca_publish.key}"
   )
+  # setup --otel-logs ca=s3://B/K: the exporter's private server CA bundle, read by the agent.
+  otel_logs_ca_arn = (
+    var.otel_logs == null ? null : (
+      var.otel_logs.ca_key == null ? null :
+      "arn:${local.partition}:s3:::${var.otel_logs.ca_bucket}/${var.otel_logs.ca_key}"
+    )
+  )
   # SSM Agent's own calls, as AWS documents them: Session Manager's minimal instance policy
   # (UpdateInstanceInformation and the four ssmmessages channel actions) and the ec2messages
   # actions of Run Command's message delivery. None supports resource-level permissions.
@@ -108,6 +115,16 @@ data "aws_iam_policy_document" "node" {
     content {
       sid       = "PublishWorkloadCaBundle"
       actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = [statement.value]
+    }
+  }
+
+  dynamic "statement" {
+    # setup --otel-logs ca=: the one external object the agent reads the exporter's CA from.
+    for_each = local.otel_logs_ca_arn == null ? [] : [local.otel_logs_ca_arn]
+    content {
+      sid       = "ReadOtelLogsCaBundle"
+      actions   = ["s3:GetObject"]
       resources = [statement.value]
     }
   }

@@ -118,6 +118,20 @@ data "aws_iam_policy_document" "s3_endpoint" {
     }
   }
 
+  dynamic "statement" {
+    # The exporter's CA bundle object, when it is in this region.
+    for_each = local.otel_logs_ca_arn == null ? [] : [local.otel_logs_ca_arn]
+    content {
+      sid       = "OtelLogsCaBundle"
+      actions   = ["s3:GetObject"]
+      resources = [statement.value]
+      principals {
+        type        = "*"
+        identifiers = ["*"]
+      }
+    }
+  }
+
   statement {
     sid       = "SsmAgentPackage"
     actions   = ["s3:GetObject"]

@@ -215,3 +215,43 @@ variable "nodegroups" {
     error_message = "two NodeGroup names map to the same IPv6 /64 slot (first 16 bits of sha256(name) modulo 240); rename one of them."
   }
 }
+
+variable "otel_logs" {
+  description = "setup --otel-logs: container log export with Fluent Bit on every node, or null (Fluent Bit neither installed nor run). The node role may GetObject exactly ca_bucket/ca_key when set."
+  type = object({
+    endpoint       = string
+    protocol       = string
+    mtls           = bool
+    ca_bucket      = string
+    ca_key         = string
+    headers_secret = bool
+  })
+  default = null
+
+  validation {
+    condition     = var.otel_logs == null || can(regex("^https://[!-~]+$", try(var.otel_logs.endpoint, "")))
+    error_message = "otel_logs.endpoint must be an https URL of printable ASCII: TLS is mandatory."
+  }
+
+  validation {
+    condition     = var.otel_logs == null || contains(["http", "grpc"], try(var.otel_logs.protocol, ""))
+    error_message = "otel_logs.protocol must be http or grpc."
+  }
+
+  validation {
+    # Both or neither: the exact server CA bundle object, granted as an exact policy ARN.
+    # (Conditionals, not ||: Terraform evaluates both sides of ||, and a null key breaks length.)
+    condition = var.otel_logs == null ? true : (
+      var.otel_logs.ca_bucket == null && var.otel_logs.ca_key == null ? true : (
+        var.otel_logs.ca_bucket == null || var.otel_logs.ca_key == null ? false : (
+          can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.otel_logs.ca_bucket)) &&
+          !can(regex("\\.\\.", var.otel_logs.ca_bucket)) &&
+          can(regex("^[A-Za-z0-9!_.()-]+(/[A-Za-z0-9!_.()-]+)*$", var.otel_logs.ca_key)) &&
+          length(var.otel_logs.ca_key) <= 1024 &&
+          !can(regex("(^|/)\\.\\.?(/|$)", var.otel_logs.ca_key))
+        )
+      )
+    )
+    error_message = "otel_logs.ca_bucket and ca_key must both be null, or an S3 bucket name and a key of 1 to 1024 characters of [A-Za-z0-9!_.()-] in /-separated segments, none empty, . or .. (it becomes an exact policy ARN)."
+  }
+}

@@ -117,6 +117,38 @@ describe('the CLI provider seam', () => {
     expect(fs.existsSync(path.join(home, 'd', 'podmin', 'buckets'))).toBe(false);
   });
 
+  it('checks --otel-logs as an invocation error before the provider runs, then hands it over', async () => {
+    const calls: MemoryCalls = { lifecycle: [], setups: [] };
+    const ctx = createCliContext(reporter, env(), {
+      ...BUILTIN_PROVIDERS,
+      memory: memoryProvider(calls),
+    });
+    expect(await run(['connect', 'demo', '--provider', 'memory'], ctx)).toBe(0);
+    const bad = 'endpoint=http://otlp.example.com/v1/logs,protocol=udp,color=red';
+    expect(await run(['setup', '-y', '--otel-logs', bad], ctx)).toBe(2);
+    const shown = reporter.infos.join('\n');
+    expect(shown).toContain('--otel-logs: unknown key "color"');
+    expect(shown).toContain('--otel-logs protocol: "udp" is not allowed; use http');
+    expect(shown).toContain(
+      '--otel-logs endpoint: "http://otlp.example.com/v1/logs" is not an https:// URL',
+    );
+    expect(calls.setups).toEqual([]);
+    const good = 'endpoint=https://otlp.example.com/v1/logs,mtls=true';
+    expect(await run(['setup', '-y', '--otel-logs', good], ctx)).toBe(0);
+    expect(calls.setups).toEqual([{ otelLogs: good, assumeYes: true }]);
+  });
+
+  it('refuses --otel-logs on the local provider, whose node has no log collector', async () => {
+    const ctx = createCliContext(reporter, env());
+    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
+    expect(
+      await run(['setup', '-y', '--otel-logs', 'endpoint=https://otlp.example.com/v1/logs'], ctx),
+    ).toBe(1);
+    expect(reporter.infos.join('\n')).toContain(
+      '--otel-logs is for AWS clusters, whose nodes install and run Fluent Bit; a local node has no log collector',
+    );
+  });
+
   it('refuses a context naming an unknown provider, listing the known ones', async () => {
     const ctx = createCliContext(reporter, env());
     const context = {

@@ -70,6 +70,10 @@ export function expectedPolicies(vars, partition = 'aws', account = '12345678901
   const publish = vars.workload_ca_publish
     ? `arn:${partition}:s3:::${vars.workload_ca_publish.bucket}/${vars.workload_ca_publish.key}`
     : undefined;
+  const otelCa =
+    vars.otel_logs && vars.otel_logs.ca_key
+      ? `arn:${partition}:s3:::${vars.otel_logs.ca_bucket}/${vars.otel_logs.ca_key}`
+      : undefined;
   const eni = `arn:${partition}:ec2:${vars.region}:${account}:network-interface/*`;
   const ssmAgent = [
     statement({ sid: 'SessionManager', actions: SESSION_MANAGER, resources: ['*'] }),
@@ -110,6 +114,9 @@ export function expectedPolicies(vars, partition = 'aws', account = '12345678901
             resources: [publish],
           }),
         ]
+      : []),
+    ...(otelCa
+      ? [statement({ sid: 'ReadOtelLogsCaBundle', actions: ['s3:GetObject'], resources: [otelCa] })]
       : []),
     statement({
       sid: 'ReadClusterParameters',
@@ -192,6 +199,16 @@ export function expectedPolicies(vars, partition = 'aws', account = '12345678901
             sid: 'WorkloadCaBundle',
             actions: ['s3:GetObject', 's3:PutObject'],
             resources: [publish],
+            principals: anyone,
+          }),
+        ]
+      : []),
+    ...(otelCa
+      ? [
+          statement({
+            sid: 'OtelLogsCaBundle',
+            actions: ['s3:GetObject'],
+            resources: [otelCa],
             principals: anyone,
           }),
         ]

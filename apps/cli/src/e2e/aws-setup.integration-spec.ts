@@ -525,6 +525,90 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
     600_000,
   );
 
+  it('refuses a bad --otel-logs as a usage error before anything is written', async () => {
+    const cluster = `badotel-${RUN}`;
+    const bucket = uniqueBucketName('podmin-badotel-e2e');
+    const sandbox = await connectedSandbox(cluster, bucket, { TF_PLUGIN_CACHE_DIR: pluginCache });
+    const run = await sandbox.run([
+      'setup',
+      '--vpc-cidr',
+      '10.66.0.0/16',
+      '--nodegroup',
+      'default',
+      '--otel-logs',
+      'endpoint=http://otlp.example.com/v1/logs,ca=s3://trust-bucket/,colour=red',
+      '-y',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--otel-logs: unknown key "colour"');
+    expect(run.stderr).toContain(
+      '--otel-logs endpoint: "http://otlp.example.com/v1/logs" is not an https:// URL',
+    );
+    expect(run.stderr).toContain('--otel-logs ca: "s3://trust-bucket/" is not s3://BUCKET/KEY');
+    expect(await listKeys(bucket)).toEqual([]);
+  }, 120_000);
+
+  it('sets up --otel-logs: Fluent Bit 5 and libpq5 published with their index digests, the configuration in the inputs and user data', async () => {
+    const cluster = `otel-${RUN}`;
+    const module = modules[0] as ModuleUnderTest;
+    await inModuleCluster(module, cluster, 'podmin-otel-e2e', async (sandbox, bucket) => {
+      const otelLogs =
+        'endpoint=https://otlp.example.com/v1/logs,mtls=true,ca=s3://example-trust/otel/ca.pem,headers-secret=true';
+      const run = await sandbox.run([
+        'setup',
+        '--vpc-cidr',
+        '10.67.0.0/16',
+        '--nodegroup',
+        'default',
+        '--otel-logs',
+        otelLogs,
+        '-y',
+      ]);
+      expect(run.stderr).toContain(`Cluster ${cluster} is set up`);
+      expect(run.code).toBe(0);
+      const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
+        dependencies: Record<
+          string,
+          Record<string, { path: string; version: string; digest: string }>
+        >;
+      };
+      const fluentBit = manifest.dependencies['fluent-bit']?.['arm64'];
+      const libpq = manifest.dependencies['libpq5']?.['arm64'];
+      expect(fluentBit).toMatchObject({
+        version: '5.0.10',
+        path: 'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb',
+        digest: expect.stringMatching(/^sha512:[0-9a-f]{128}$/),
+      });
+      expect(libpq).toMatchObject({
+        version: '17.6-0+deb13u1',
+        path: 'dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb',
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+      expect(await listKeys(bucket)).toEqual(
+        expect.arrayContaining([fluentBit?.path, libpq?.path]),
+      );
+      const vars = JSON.parse(await readObject(bucket, TFVARS)) as {
+        otel_logs: unknown;
+        nodegroups: Record<string, { user_data: string }>;
+      };
+      expect(vars.otel_logs).toEqual({
+        endpoint: 'https://otlp.example.com/v1/logs',
+        protocol: 'http',
+        mtls: true,
+        ca_bucket: 'example-trust',
+        ca_key: 'otel/ca.pem',
+        headers_secret: true,
+      });
+      const userData = vars.nodegroups['default']?.user_data ?? '';
+      expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");
+      expect(userData).toContain("otel_logs_headers_provider='aws-parameter-store'");
+      expect(userData).toContain(`'libpq5.deb|${libpq?.path}|${libpq?.digest}'`);
+      expect(userData).toContain(`'fluent-bit.deb|${fluentBit?.path}|${fluentBit?.digest}'`);
+      const destroyed = await sandbox.run(['destroy', '-y']);
+      expect(destroyed.code).toBe(0);
+    });
+  }, 300_000);
+
   it('stops before writing anything when no Jool build matches the NAT64 AMI’s kernel yet', async () => {
     const cluster = `nojool-${RUN}`;
     const bucket = uniqueBucketName('podmin-nojool-e2e');

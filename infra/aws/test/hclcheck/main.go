@@ -107,7 +107,7 @@ func main() {
 	}())
 
 	r.check("declares exactly the tfvars contract's variables", func() []string {
-		want := []string{"amis", "bucket", "cluster", "existing_vpc_id", "nat64", "nat64_generation", "nodegroups", "region", "vpc_cidr", "workload_ca_publish"}
+		want := []string{"amis", "bucket", "cluster", "existing_vpc_id", "nat64", "nat64_generation", "nodegroups", "otel_logs", "region", "vpc_cidr", "workload_ca_publish"}
 		var got []string
 		for _, b := range blocks["variable"] {
 			got = append(got, b.Labels[0])

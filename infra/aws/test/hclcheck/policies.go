@@ -70,6 +70,8 @@ func policyChecks(r *result, dir string, blocks map[string][]*hclsyntax.Block) {
 	files, _ := filepath.Glob(filepath.Join(casesDir, "combo-*.tfvars.json"))
 	extra, _ := filepath.Glob(filepath.Join(casesDir, "good-workload-ca-publish*.tfvars.json"))
 	files = append(files, extra...)
+	otel, _ := filepath.Glob(filepath.Join(casesDir, "good-otel-logs-*.tfvars.json"))
+	files = append(files, otel...)
 	sort.Strings(files)
 
 	r.check("IAM: no managed policy is attached and no role lists managed_policy_arns", func() (problems []string) {

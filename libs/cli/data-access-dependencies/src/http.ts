@@ -25,6 +25,17 @@ export async function getText(
   url: string,
   options: HttpReadOptions & { allowMissing?: boolean },
 ): Promise<HttpText | undefined> {
+  const result = await getBytes(url, options);
+  return result === undefined
+    ? undefined
+    : { text: result.bytes.toString('utf8'), headers: result.headers };
+}
+
+/** {@link getText} for a binary body (a compressed index): the exact bytes. */
+export async function getBytes(
+  url: string,
+  options: HttpReadOptions & { allowMissing?: boolean },
+): Promise<{ bytes: Buffer; headers: Headers } | undefined> {
   let response: Response;
   try {
     response = await options.fetch(url, {
@@ -84,7 +95,7 @@ export async function getText(
       chunks.push(Buffer.from(part.value));
     }
   }
-  return { text: Buffer.concat(chunks).toString('utf8'), headers: response.headers };
+  return { bytes: Buffer.concat(chunks), headers: response.headers };
 }
 
 /** GETs and parses JSON (bounded); IO_ERROR on anything but a parseable 200. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { FILE_DEPENDENCY_NAMES } from '@podmin/util-dependencies';
 import { artifact, FakeUpstream } from '@podmin/testing';
 import { DependencyResolver, releaseEndpointsUnder } from './resolver';
@@ -86,6 +87,113 @@ describe('DependencyResolver against a loopback upstream', () => {
         path: 'mirror/registry.k8s.io/pause',
       },
     ]);
+  });
+
+  it('resolves the --otel-logs packages from the real-format Packages indexes, per architecture', async () => {
+    const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    const files = await resolver.resolveOtelLogs(['amd64', 'arm64']);
+    // Install order: libpq5 before Fluent Bit.
+    expect(files.map((f) => `${f.name}/${f.arch}`)).toEqual([
+      'libpq5/amd64',
+      'libpq5/arm64',
+      'fluent-bit/amd64',
+      'fluent-bit/arm64',
+    ]);
+    const deb = (label: string) => artifact(label);
+    // Fluent Bit: 4.x, the 5.0.0~rc1 pre-release and 6.0.0 rejected; 5.0.10 > 5.0.2 by dpkg
+    // ordering; SHA-512 from the index; read from the uncompressed Packages (no .gz published).
+    expect(files[3]).toEqual({
+      name: 'fluent-bit',
+      arch: 'arm64',
+      version: '5.0.10',
+      url: `${upstream.base}/fluentbit/pool/main/f/fluent-bit/fluent-bit_5.0.10_arm64.deb`,
+      path: 'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb',
+      digest: `sha512:${createHash('sha512').update(deb('fluent-bit-5.0.10-arm64')).digest('hex')}`,
+      size: 64 * 1024,
+    });
+    // libpq5: Debian's current version among the archive's other packages, SHA-256 (all that
+    // Debian lists), read from Packages.gz.
+    expect(files[0]).toEqual({
+      name: 'libpq5',
+      arch: 'amd64',
+      version: '17.6-0+deb13u1',
+      url: `${upstream.base}/debian-archive/pool/main/p/postgresql-17/libpq5_17.6-0+deb13u1_amd64.deb`,
+      path: 'dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-amd64.deb',
+      digest: sha('sha256', 'libpq5-17.6-0+deb13u1-amd64'),
+      size: 64 * 1024,
+    });
+    expect(upstream.count('/fluentbit/dists/trixie/main/binary-amd64/Packages.gz')).toBe(1);
+    expect(upstream.count('/fluentbit/dists/trixie/main/binary-amd64/Packages')).toBe(1);
+    expect(upstream.count('/debian-archive/dists/trixie/main/binary-arm64/Packages.gz')).toBe(1);
+    expect(upstream.count('/debian-archive/dists/trixie/main/binary-arm64/Packages')).toBe(0);
+  });
+
+  it('takes an epoch-versioned greater release and records it without the epoch', async () => {
+    upstream.addDebPackage('fluentbit', {
+      package: 'fluent-bit',
+      version: '1:5.0.1',
+      architecture: 'amd64',
+    });
+    const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    const [, fluentBit] = await resolver.resolveOtelLogs(['amd64']);
+    expect(fluentBit).toMatchObject({
+      version: '5.0.1',
+      url: `${upstream.base}/fluentbit/pool/main/f/fluent-bit/fluent-bit_5.0.1_amd64.deb`,
+      path: 'dependencies/fluent-bit/fluent-bit-v5.0.1-linux-amd64.deb',
+    });
+  });
+
+  it('refuses a Fluent Bit record without SHA-512 and an index without a stable 5.x', async () => {
+    upstream.addDebPackage('fluentbit', {
+      package: 'fluent-bit',
+      version: '5.1.0',
+      architecture: 'arm64',
+      sha512: false,
+    });
+    const resolver = new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    await expect(resolver.resolveOtelLogs(['arm64'])).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining(
+        '/fluentbit/dists/trixie/main/binary-arm64/Packages lists fluent-bit 5.1.0 without its SHA512 digest',
+      ),
+    });
+    const empty = await new FakeUpstream().start();
+    try {
+      empty.replaceBody(
+        '/fluentbit/dists/trixie/main/binary-amd64/Packages',
+        Buffer.from(
+          'Package: fluent-bit\nVersion: 6.0.0\nArchitecture: amd64\nFilename: pool/main/f/fluent-bit/fluent-bit_6.0.0_amd64.deb\nSize: 1\n',
+        ),
+      );
+      const other = new DependencyResolver({ cliVersion: '0.1.0', endpoints: empty.endpoints });
+      await expect(other.resolveOtelLogs(['amd64'])).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        message: expect.stringContaining('lists no stable fluent-bit 5.x for amd64'),
+      });
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  it('refuses a corrupt or malformed index, naming it and the line', async () => {
+    const index = '/debian-archive/dists/trixie/main/binary-amd64/Packages.gz';
+    upstream.replaceBody(index, Buffer.from('not gzip'));
+    const resolver = () =>
+      new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints });
+    await expect(resolver().resolveOtelLogs(['amd64'])).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      message: expect.stringContaining(`${index}: not a gzip stream`),
+    });
+    upstream.replaceBody(index, gzipSync(Buffer.from('Package: libpq5\nSize: 1\nsize: 2\n')));
+    await expect(resolver().resolveOtelLogs(['amd64'])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining(`${index}: line 3: field size appears twice`),
+    });
+    upstream.replaceBody(index, gzipSync(Buffer.from('Package: libpq5\n')));
+    await expect(resolver().resolveOtelLogs(['amd64'])).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('line 1: the stanza of libpq5 has no Version field'),
+    });
   });
 
   it('fails clearly when no release matches the CLI version, with the --agent-source hint', async () => {

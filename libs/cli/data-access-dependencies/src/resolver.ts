@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import semver from 'semver';
 import { PodminError } from '@podmin/util-errors';
 import {
@@ -7,6 +8,7 @@ import {
   IMAGE_DEPENDENCIES,
   JOOL_BUILDS_REPO,
   JOOL_DEPENDENCY,
+  OTEL_LOGS_DEPENDENCIES,
   debianImageBuild,
   debianImageManifestPath,
   joolAssetName,
@@ -18,15 +20,20 @@ import {
   expandTemplate,
   imageMirrorPath,
   parseChecksumFile,
+  parsePackagesIndex,
+  recordedDebianVersion,
+  selectDebianPackage,
   selectGreatest,
   type Arch,
+  type DebianPackage,
   type DesiredFile,
   type DesiredImage,
   type FileDependency,
   type ImageDependency,
   type Nat64Kernel,
+  type VersionPin,
 } from '@podmin/util-dependencies';
-import { getJson, getText, type FetchFunction, type HttpReadOptions } from './http';
+import { getBytes, getJson, getText, type FetchFunction, type HttpReadOptions } from './http';
 
 /** Base URLs of every upstream the resolver reads; tests point them at a loopback server. */
 export interface ReleaseEndpoints {
@@ -42,6 +49,10 @@ export interface ReleaseEndpoints {
   registries: Readonly<Record<string, string>>;
   /** Debian's cloud image root (`/trixie/<build>/debian-13-ec2-<arch>-<build>.json`). */
   debianCloud: string;
+  /** Debian's package archive (`/dists/trixie/main/binary-<arch>/Packages.gz`, `/pool/...`). */
+  debianArchive: string;
+  /** Fluent Bit's apt repository for Debian 13 (`/dists/trixie/main/...`, `/pool/...`). */
+  fluentbitPackages: string;
 }
 
 /** The real upstreams. */
@@ -52,13 +63,17 @@ export const DEFAULT_RELEASE_ENDPOINTS: ReleaseEndpoints = {
   nodeDist: 'https://nodejs.org/dist',
   registries: { 'registry.k8s.io': 'https://registry.k8s.io' },
   debianCloud: 'https://cloud.debian.org/images/cloud',
+  debianArchive: 'https://deb.debian.org/debian',
+  fluentbitPackages: 'https://packages.fluentbit.io/debian/trixie',
 };
 
 /**
  * Every upstream under one base URL, for tests only (`PODMIN_TEST_DEPENDENCY_BASE_URL`): the
  * GitHub API at `<base>/gh`, dl.k8s.io at `<base>/k8s`, gVisor at `<base>/gvisor`, Node.js at
- * `<base>/node`, registry.k8s.io at `<base>/registry` and Debian's cloud images at `<base>/debian`. Checksum files are read beside their
- * artifacts, so they move with them; GitHub assets are fetched where that API lists them.
+ * `<base>/node`, registry.k8s.io at `<base>/registry`, Debian's cloud images at `<base>/debian`,
+ * Debian's package archive at `<base>/debian-archive` and Fluent Bit's apt repository at
+ * `<base>/fluentbit`. Checksum files are read beside their artifacts and pool files under their
+ * repository, so they move with them; GitHub assets are fetched where that API lists them.
  */
 export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
   const root = base.replace(/\/+$/, '');
@@ -69,6 +84,8 @@ export function releaseEndpointsUnder(base: string): ReleaseEndpoints {
     nodeDist: `${root}/node`,
     registries: { 'registry.k8s.io': `${root}/registry` },
     debianCloud: `${root}/debian`,
+    debianArchive: `${root}/debian-archive`,
+    fluentbitPackages: `${root}/fluentbit`,
   };
 }
 
@@ -112,6 +129,11 @@ interface ResolvedRelease {
 
 const MAX_LISTING_BYTES = 16 * 1024 * 1024;
 const MAX_CHECKSUM_BYTES = 256 * 1024;
+/** A distribution's compressed `Packages` index (Debian 13 main: about 10 MiB per architecture). */
+const MAX_PACKAGES_GZ_BYTES = 64 * 1024 * 1024;
+/** The same index uncompressed (Debian 13 main: about 50 MiB). */
+const MAX_PACKAGES_TEXT_BYTES = 256 * 1024 * 1024;
+const RECORDED_VERSION = /^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$/;
 
 /**
  * Resolves the catalog against upstream release APIs: the greatest acceptable version of each
@@ -123,6 +145,10 @@ export class DependencyResolver {
   private readonly endpoints: ReleaseEndpoints;
   private readonly http: Omit<HttpReadOptions, 'maxBytes'>;
   private readonly releases = new Map<string, Promise<ResolvedRelease>>();
+  private readonly packageIndexes = new Map<
+    string,
+    Promise<{ records: DebianPackage[]; url: string }>
+  >();
 
   constructor(private readonly options: DependencyResolverOptions) {
     this.endpoints = {
@@ -222,9 +248,121 @@ export class DependencyResolver {
     return files;
   }
 
+  /**
+   * The `--otel-logs` packages for every architecture in `archs`, in install order (libpq5,
+   * then Fluent Bit): the greatest stable version of each in its publisher's `Packages` index
+   * (Fluent Bit 5; Debian 13's current libpq5), its pool URL, exact size and the digest the
+   * index lists (SHA-512 for Fluent Bit, SHA-256 for libpq5, as the spec asks).
+   */
+  async resolveOtelLogs(archs: readonly Arch[]): Promise<DesiredFile[]> {
+    const files: DesiredFile[] = [];
+    for (const dependency of OTEL_LOGS_DEPENDENCIES) {
+      for (const arch of archs) files.push(await this.resolveDebianPackage(dependency, arch));
+    }
+    return files;
+  }
+
   /** Every catalog image at its greatest acceptable tag (digest comes from the image port). */
   async resolveImages(): Promise<DesiredImage[]> {
     return Promise.all(IMAGE_DEPENDENCIES.map((image) => this.resolveImage(image)));
+  }
+
+  private async resolveDebianPackage(dependency: FileDependency, arch: Arch): Promise<DesiredFile> {
+    const { versions, pin, digest } = dependency;
+    if (
+      versions.kind !== 'debian-packages' ||
+      pin.kind !== 'debian' ||
+      digest.kind !== 'packages-index'
+    ) {
+      throw new PodminError('INTERNAL', `${dependency.name} is not a Debian package dependency`);
+    }
+    const repository = expandTemplate(versions.repository, this.templateBases());
+    const upstreamArch = dependency.archNames[arch];
+    const dir = `${repository}/dists/${versions.suite}/${versions.component}/binary-${upstreamArch}`;
+    const { records, url: indexUrl } = await this.packagesIndex(dir, versions.package);
+    const chosen = selectDebianPackage(records, versions.package, upstreamArch, pin);
+    const doing = `resolving ${dependency.name} for ${arch}`;
+    if (chosen === undefined) {
+      throw new PodminError(
+        'NOT_FOUND',
+        `${doing}: ${indexUrl} lists no stable ${versions.package}${pin.major === undefined ? '' : ` ${pin.major}.x`} for ${upstreamArch}`,
+        { fault: 'system' },
+      );
+    }
+    const hex = chosen[digest.algorithm];
+    if (hex === undefined) {
+      throw new PodminError(
+        'NOT_FOUND',
+        `${doing}: ${indexUrl} lists ${versions.package} ${chosen.version} without its ${digest.algorithm.toUpperCase()} digest`,
+        { fault: 'system' },
+      );
+    }
+    const version = recordedDebianVersion(chosen.version);
+    if (!RECORDED_VERSION.test(version)) {
+      throw new PodminError(
+        'INVALID_ARGUMENT',
+        `${doing}: version ${JSON.stringify(chosen.version)} cannot be recorded (at most 64 of A-Z, a-z, 0-9 and .+- after the epoch)`,
+        { fault: 'system' },
+      );
+    }
+    return {
+      name: dependency.name,
+      arch,
+      version,
+      url: `${repository}/${chosen.filename}`,
+      path: dependencyObjectKey(dependency, version, arch),
+      digest: `${digest.algorithm}:${hex}`,
+      size: chosen.size,
+    };
+  }
+
+  /** One `Packages` index per directory and package, read once however many dependencies ask. */
+  private packagesIndex(
+    dir: string,
+    packageName: string,
+  ): Promise<{ records: DebianPackage[]; url: string }> {
+    const key = `${dir} ${packageName}`;
+    let pending = this.packageIndexes.get(key);
+    if (pending === undefined) {
+      pending = this.loadPackagesIndex(dir, packageName);
+      this.packageIndexes.set(key, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Reads `<dir>/Packages.gz`, or the uncompressed `<dir>/Packages` where the publisher has no
+   * `.gz`, bounded before and after decompression, and parses it strictly for `packageName`.
+   */
+  private async loadPackagesIndex(
+    dir: string,
+    packageName: string,
+  ): Promise<{ records: DebianPackage[]; url: string }> {
+    const gzUrl = `${dir}/Packages.gz`;
+    const gz = await getBytes(gzUrl, {
+      ...this.http,
+      maxBytes: MAX_PACKAGES_GZ_BYTES,
+      allowMissing: true,
+    });
+    let url = gzUrl;
+    let text: string;
+    if (gz !== undefined) {
+      try {
+        text = gunzipSync(gz.bytes, { maxOutputLength: MAX_PACKAGES_TEXT_BYTES }).toString('utf8');
+      } catch (err) {
+        throw new PodminError(
+          'IO_ERROR',
+          `reading the package index ${gzUrl}: not a gzip stream of at most ${MAX_PACKAGES_TEXT_BYTES} bytes (${(err as Error).message})`,
+          { cause: err },
+        );
+      }
+    } else {
+      url = `${dir}/Packages`;
+      const plain = await getText(url, { ...this.http, maxBytes: MAX_PACKAGES_TEXT_BYTES });
+      if (plain === undefined) throw new PodminError('IO_ERROR', `querying ${url}: not found`);
+      text = plain.text;
+    }
+    return { records: parsePackagesIndex(text, url, { only: new Set([packageName]) }), url };
   }
 
   private async resolveDependency(
@@ -280,6 +418,9 @@ export class DependencyResolver {
       const digest = await this.assetDigest(dependency, release, asset);
       return { ...base, url: asset.url, digest, size: asset.size };
     }
+    if (dependency.artifact.kind !== 'url') {
+      throw new PodminError('INTERNAL', `${dependency.name} is resolved from a package index`);
+    }
     const url = expandTemplate(dependency.artifact.url, values);
     const digest = await this.urlDigest(dependency, release.version, url, values);
     return { ...base, url, digest };
@@ -291,6 +432,8 @@ export class DependencyResolver {
       k8sDownload: trim(this.endpoints.k8sDownload),
       gvisorDownload: trim(this.endpoints.gvisorDownload),
       nodeDist: trim(this.endpoints.nodeDist),
+      debianArchive: trim(this.endpoints.debianArchive),
+      fluentbitPackages: trim(this.endpoints.fluentbitPackages),
     };
   }
 
@@ -335,6 +478,9 @@ export class DependencyResolver {
       const text = await this.checksumText(listUrl, false);
       return parseChecksumFile(text ?? '', fileName, source.algorithm, listUrl);
     }
+    if (source.kind !== 'checksum-file') {
+      throw new PodminError('INTERNAL', `${dependency.name}'s digest comes from a package index`);
+    }
     for (const suffix of source.suffixes) {
       const text = await this.checksumText(`${url}${suffix}`, true);
       if (text !== undefined) {
@@ -364,11 +510,15 @@ export class DependencyResolver {
   }
 
   private async loadRelease(dependency: FileDependency): Promise<ResolvedRelease> {
+    const pin = releasePin(dependency);
+    if (dependency.versions.kind === 'debian-packages') {
+      throw new PodminError('INTERNAL', `${dependency.name} is resolved from a package index`);
+    }
     if (dependency.versions.kind === 'node-dist') {
       const url = `${this.templateBases()['nodeDist'] ?? ''}/index.json`;
       const { json } = await getJson(url, { ...this.http, maxBytes: MAX_LISTING_BYTES });
       const versions = readNodeIndex(json, url);
-      const chosen = selectGreatest(versions, (v) => v, dependency.pin, this.options.cliVersion);
+      const chosen = selectGreatest(versions, (v) => v, pin, this.options.cliVersion);
       if (chosen === undefined) throw noVersion(dependency, url);
       return { version: chosen };
     }
@@ -377,12 +527,7 @@ export class DependencyResolver {
     const candidates = releases
       .filter((r) => !r.draft && !r.prerelease && r.tag.startsWith(tagPrefix))
       .map((r) => ({ ...r, version: r.tag.slice(tagPrefix.length) }));
-    const chosen = selectGreatest(
-      candidates,
-      (r) => r.version,
-      dependency.pin,
-      this.options.cliVersion,
-    );
+    const chosen = selectGreatest(candidates, (r) => r.version, pin, this.options.cliVersion);
     if (chosen === undefined) throw noVersion(dependency, `GitHub releases of ${repo}`);
     return {
       version: chosen.version,
@@ -516,6 +661,15 @@ function nextLink(header: string | null): string | undefined {
   return undefined;
 }
 
+/** A release dependency's semantic-version pin (Debian package pins are resolved apart). */
+function releasePin(dependency: FileDependency): VersionPin {
+  const pin = dependency.pin;
+  if (pin.kind === 'debian') {
+    throw new PodminError('INTERNAL', `${dependency.name} is resolved from a package index`);
+  }
+  return pin;
+}
+
 function badListing(url: string, why: string): PodminError {
   return new PodminError('IO_ERROR', `reading the release listing ${url}: ${why}`);
 }
@@ -527,7 +681,9 @@ function noVersion(dependency: FileDependency, where: string): PodminError {
       ? `${pin.major}.${pin.minor ?? 'x'}`
       : pin.kind === 'dated'
         ? 'a dated release'
-        : 'the CLI version';
+        : pin.kind === 'debian'
+          ? 'a stable Debian package version'
+          : 'the CLI version';
   return new PodminError(
     'NOT_FOUND',
     `resolving ${dependency.name}: ${where} has no stable release matching ${wanted}`,

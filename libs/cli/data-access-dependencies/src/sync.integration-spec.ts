@@ -115,8 +115,14 @@ describe.each(stores)('syncDependencies on %s', (_label, open) => {
   });
 
   /** Runs a sync with a fresh, empty download cache unless `sharedCache`. */
-  const sync = (archs: Array<'amd64' | 'arm64'>, clock = () => new Date(), sharedCache = false) =>
+  const sync = (
+    archs: Array<'amd64' | 'arm64'>,
+    clock = () => new Date(),
+    sharedCache = false,
+    otelLogs?: boolean,
+  ) =>
     syncDependencies(store, archs, {
+      ...(otelLogs === undefined ? {} : { otelLogs }),
       resolver: new DependencyResolver({ cliVersion: '0.1.0', endpoints: upstream.endpoints }),
       cache: new DownloadCache({
         dir: `${temp.path}/${sharedCache ? 'shared' : `run-${++cacheRuns}`}/downloads`,
@@ -176,6 +182,84 @@ describe.each(stores)('syncDependencies on %s', (_label, open) => {
     expect((await store.get(DEPENDENCY_MANIFEST_KEY)).etag).toBe(stored.etag);
     expect(images.resolved).toEqual(['registry.k8s.io/pause:3.10.1']);
     expect(images.ensured).toHaveLength(2);
+  }, 180_000);
+
+  it('publishes the --otel-logs packages only when asked, with the digests their indexes list', async () => {
+    const sha = (algorithm: 'sha256' | 'sha512', label: string) =>
+      `${algorithm}:${createHash(algorithm).update(artifact(label)).digest('hex')}`;
+    const first = await sync(['amd64', 'arm64'], undefined, true, true);
+    expect(first.uploaded).toEqual(
+      expect.arrayContaining([
+        'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-amd64.deb',
+        'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb',
+        'dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-amd64.deb',
+        'dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb',
+      ]),
+    );
+    expect(first.uploaded).toHaveLength(20);
+    const manifest = parseDependencyManifest((await store.get(DEPENDENCY_MANIFEST_KEY)).body);
+    expect(manifest.dependencies['fluent-bit']).toEqual({
+      amd64: {
+        version: '5.0.10',
+        url: `${upstream.base}/fluentbit/pool/main/f/fluent-bit/fluent-bit_5.0.10_amd64.deb`,
+        path: 'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-amd64.deb',
+        digest: sha('sha512', 'fluent-bit-5.0.10-amd64'),
+        size: 64 * 1024,
+      },
+      arm64: {
+        version: '5.0.10',
+        url: `${upstream.base}/fluentbit/pool/main/f/fluent-bit/fluent-bit_5.0.10_arm64.deb`,
+        path: 'dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb',
+        digest: sha('sha512', 'fluent-bit-5.0.10-arm64'),
+        size: 64 * 1024,
+      },
+    });
+    expect(manifest.dependencies['libpq5']?.arm64).toEqual({
+      version: '17.6-0+deb13u1',
+      url: `${upstream.base}/debian-archive/pool/main/p/postgresql-17/libpq5_17.6-0+deb13u1_arm64.deb`,
+      path: 'dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb',
+      digest: sha('sha256', 'libpq5-17.6-0+deb13u1-arm64'),
+      size: 64 * 1024,
+    });
+    const stored = await store.get('dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb', {
+      maxBytes: 1024 * 1024,
+    });
+    expect(stored.body.equals(artifact('libpq5-17.6-0+deb13u1-arm64'))).toBe(true);
+
+    // A sync that does not know the log export keeps the entries; an unchanged one writes nothing.
+    const unknowing = await sync(['amd64', 'arm64'], undefined, true);
+    expect(unknowing).toMatchObject({ written: false, uploaded: [] });
+    const again = await sync(['amd64', 'arm64'], undefined, true, true);
+    expect(again).toMatchObject({ written: false, uploaded: [] });
+
+    // Without --otel-logs the packages leave the manifest (their objects stay for retention).
+    const without = await sync(['amd64', 'arm64'], undefined, true, false);
+    expect(without.written).toBe(true);
+    expect(Object.keys(without.manifest.dependencies)).not.toContain('fluent-bit');
+    expect(Object.keys(without.manifest.dependencies)).not.toContain('libpq5');
+    await expect(
+      store.head('dependencies/fluent-bit/fluent-bit-v5.0.10-linux-amd64.deb'),
+    ).resolves.toBeDefined();
+  }, 180_000);
+
+  it('refuses a package whose bytes do not match its index digest, naming both digests', async () => {
+    const pool = '/fluentbit/pool/main/f/fluent-bit/fluent-bit_5.0.10_arm64.deb';
+    const listed = `sha512:${createHash('sha512').update(artifact('fluent-bit-5.0.10-arm64')).digest('hex')}`;
+    // Same length, other bytes: only the digest can tell.
+    const tampered = artifact('tampered-fluent-bit-5.0.10');
+    upstream.replaceBody(pool, tampered);
+    const actual = `sha512:${createHash('sha512').update(tampered).digest('hex')}`;
+    const failure = sync(['arm64'], undefined, false, true);
+    await expect(failure).rejects.toMatchObject({
+      code: 'IO_ERROR',
+      message: expect.stringContaining(`digest mismatch: expected ${listed}, got ${actual}`),
+    });
+    await expect(store.head(DEPENDENCY_MANIFEST_KEY)).rejects.toMatchObject({
+      code: 'OBJECT_NOT_FOUND',
+    });
+    await expect(
+      store.head('dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb'),
+    ).rejects.toMatchObject({ code: 'OBJECT_NOT_FOUND' });
   }, 180_000);
 
   it('uploads only the pending files of a new upstream version and keeps the previous one', async () => {

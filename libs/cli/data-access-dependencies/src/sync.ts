@@ -7,6 +7,7 @@ import {
   DEPENDENCY_MANIFEST_KEY,
   JOOL_DEPENDENCY,
   MAX_DEPENDENCY_MANIFEST_BYTES,
+  OTEL_LOGS_DEPENDENCY_NAMES,
   buildDependencyManifest,
   emptyDependencyManifest,
   parseDependencyManifest,
@@ -57,7 +58,14 @@ export interface SyncDependenciesOptions {
     resolveFiles(archs: readonly Arch[]): Promise<DesiredFile[]>;
     resolveImages(): Promise<DesiredImage[]>;
     resolveJool?(kernels: readonly Nat64Kernel[]): Promise<DesiredFile[]>;
+    resolveOtelLogs?(archs: readonly Arch[]): Promise<DesiredFile[]>;
   };
+  /**
+   * `setup --otel-logs`: true adds the log export packages (libpq5 and Fluent Bit) to the set,
+   * false leaves them out; undefined keeps whatever entries the manifest already records for
+   * them (a sync that does not know the cluster's log export).
+   */
+  otelLogs?: boolean;
   /**
    * The kernels NAT64 instances boot: their Jool module archives join the set (checked against
    * the kernel before upload). Empty when there is no NAT64; undefined keeps whatever Jool
@@ -133,12 +141,13 @@ export async function syncDependencies(
     throw new PodminError('INVALID_ARGUMENT', 'publishing dependencies: no architecture requested');
   }
   const published = await readDependencyManifest(store);
-  const [files, images, joolFiles] = await Promise.all([
+  const [files, images, joolFiles, otelLogsFiles] = await Promise.all([
     options.resolver.resolveFiles(archs),
     options.resolver.resolveImages(),
     resolveJool(options),
+    resolveOtelLogs(options, archs),
   ]);
-  const plan = planSync(published.manifest, [...files, ...joolFiles], images);
+  const plan = planSync(published.manifest, [...files, ...joolFiles, ...otelLogsFiles], images);
 
   const fileEntries: Array<{ name: string; arch: Arch; entry: DependencyFileEntry }> =
     plan.published.map(({ file, entry }) => ({ name: file.name, arch: file.arch, entry }));
@@ -147,6 +156,13 @@ export async function syncDependencies(
       published.manifest.dependencies[JOOL_DEPENDENCY] ?? {},
     )) {
       fileEntries.push({ name: JOOL_DEPENDENCY, arch: arch as Arch, entry });
+    }
+  }
+  if (options.otelLogs === undefined) {
+    for (const name of OTEL_LOGS_DEPENDENCY_NAMES) {
+      for (const [arch, entry] of Object.entries(published.manifest.dependencies[name] ?? {})) {
+        fileEntries.push({ name, arch: arch as Arch, entry });
+      }
     }
   }
   const uploaded: string[] = [];
@@ -218,6 +234,20 @@ async function resolveJool(options: SyncDependenciesOptions): Promise<DesiredFil
     throw new PodminError('INTERNAL', 'publishing dependencies: the resolver cannot resolve Jool');
   }
   return options.resolver.resolveJool(kernels);
+}
+
+async function resolveOtelLogs(
+  options: SyncDependenciesOptions,
+  archs: readonly Arch[],
+): Promise<DesiredFile[]> {
+  if (options.otelLogs !== true) return [];
+  if (options.resolver.resolveOtelLogs === undefined) {
+    throw new PodminError(
+      'INTERNAL',
+      'publishing dependencies: the resolver cannot resolve the log export packages',
+    );
+  }
+  return options.resolver.resolveOtelLogs(archs);
 }
 
 /**

@@ -54,12 +54,19 @@ export interface SetupDeps extends InfraDeps {
   nat64Kernel(arch: Arch, imageName: string): Promise<Nat64Kernel>;
   /**
    * Publishes the dependency set for the architectures, with the Jool archive of each NAT64
-   * kernel (none: no Jool), and returns the published manifest.
+   * kernel (none: no Jool) and, with `otelLogs`, the log export packages (libpq5 and Fluent
+   * Bit), and returns the published manifest.
    */
   syncDependencies(
     archs: readonly Arch[],
     nat64Kernels: readonly Nat64Kernel[],
+    otelLogs: boolean,
   ): Promise<DependencyManifest>;
+  /**
+   * The context's default secrets provider: where nodes read the `otel-logs-headers` system
+   * secret when `--otel-logs headers-secret=true`.
+   */
+  secretsProvider: string;
   /** Create-only storage of the workload CA key and the cluster CA. */
   storeSystemSecrets(): Promise<void>;
   /** A new opaque NAT64 launch generation. */

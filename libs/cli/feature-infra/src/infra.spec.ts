@@ -6,6 +6,7 @@ import { InMemoryObjectStore } from '@podmin/testing';
 import { ValidationError } from '@podmin/util-errors';
 import {
   FILE_DEPENDENCIES,
+  OTEL_LOGS_DEPENDENCIES,
   dependencyObjectKey,
   type Arch,
   type DependencyManifest,
@@ -23,10 +24,10 @@ import type { DestroyDeps, Engine, ProviderCatalog, SetupDeps } from './infra.po
 import { setupAwsCluster } from './setup';
 import { destroyAwsCluster, teardownAwsCluster } from './teardown';
 
-/** A complete dependency manifest for both architectures. */
-function manifest(): DependencyManifest {
+/** A complete dependency manifest for both architectures (with the log export packages when `otel`). */
+function manifest(otel = false): DependencyManifest {
   const m: DependencyManifest = { version: 1, dependencies: {}, images: {} };
-  FILE_DEPENDENCIES.forEach((dep, i) => {
+  [...FILE_DEPENDENCIES, ...(otel ? OTEL_LOGS_DEPENDENCIES : [])].forEach((dep, i) => {
     for (const arch of ['amd64', 'arm64'] as Arch[]) {
       (m.dependencies[dep.name] ??= {})[arch] = {
         version: '1.0.0',
@@ -190,12 +191,13 @@ describe('AWS infrastructure flows', () => {
         kernelAbi: '6.12.48+deb13',
       });
     },
-    syncDependencies: (archs, kernels) => {
+    syncDependencies: (archs, kernels, otelLogs) => {
       events.push(
-        `sync ${archs.join(',')} jool ${kernels.map((k) => `${k.arch}:${k.kernelRelease}`).join(',') || '-'}`,
+        `sync ${archs.join(',')} jool ${kernels.map((k) => `${k.arch}:${k.kernelRelease}`).join(',') || '-'}${otelLogs ? ' otel-logs' : ''}`,
       );
-      return Promise.resolve(manifest());
+      return Promise.resolve(manifest(otelLogs));
     },
+    secretsProvider: 'aws-parameter-store',
     storeSystemSecrets: () => {
       events.push('secrets');
       return Promise.resolve();
@@ -309,6 +311,58 @@ describe('AWS infrastructure flows', () => {
     const vars = workVars();
     expect(vars.workload_ca_publish).toBeNull();
     expect(vars.nodegroups['default']!.user_data).toContain("workload_ca_publish=''");
+    // Without --otel-logs: null inputs, no log export packages synced or installed.
+    expect(vars.otel_logs).toBeNull();
+    expect(vars.nodegroups['default']!.user_data).not.toContain('otel_logs');
+    expect(events).toContain('sync arm64 jool arm64:6.12.48+deb13-cloud-arm64');
+  });
+
+  it('hands --otel-logs to the sync, the module inputs and every NodeGroup user data', async () => {
+    await setupAwsCluster(
+      parseSetupFlags({
+        vpcCidr: '10.0.0.0/16',
+        nodegroup: ['default', 'workers,zone=b'],
+        otelLogs:
+          'endpoint=https://otlp.example.com/v1/logs,mtls=true,ca=s3://example-trust/otel/ca.pem,headers-secret=true',
+      }),
+      setupDeps({ secretsProvider: 'aws-secrets-manager' }),
+    );
+    expect(events).toContain('sync arm64 jool - otel-logs');
+    const vars = workVars();
+    expect(vars.otel_logs).toEqual({
+      endpoint: 'https://otlp.example.com/v1/logs',
+      protocol: 'http',
+      mtls: true,
+      ca_bucket: 'example-trust',
+      ca_key: 'otel/ca.pem',
+      headers_secret: true,
+    });
+    for (const name of ['default', 'workers']) {
+      const userData = vars.nodegroups[name]!.user_data;
+      expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");
+      expect(userData).toContain("otel_logs_ca='s3://example-trust/otel/ca.pem'");
+      expect(userData).toContain("otel_logs_headers_provider='aws-secrets-manager'");
+      expect(userData).toMatch(
+        /otel_logs_packages=\(\n {2}'libpq5\.deb\|dependencies\/libpq5\/[^\n]+\n {2}'fluent-bit\.deb\|/,
+      );
+    }
+  });
+
+  it('refuses headers-secret=true when nodes cannot read the context secrets provider', async () => {
+    await expect(
+      setupAwsCluster(
+        parseSetupFlags({
+          vpcCidr: '10.0.0.0/16',
+          nodegroup: ['default'],
+          otelLogs: 'endpoint=https://otlp.example.com/v1/logs,headers-secret=true',
+        }),
+        setupDeps({ secretsProvider: 'local' }),
+      ),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      problems: [expect.objectContaining({ field: '--otel-logs headers-secret' })],
+    });
+    expect(events).toEqual([]);
   });
 
   it('reports every provider problem before writing or syncing anything', async () => {

@@ -7,6 +7,7 @@ import {
   decideVpc,
   instanceTypeArch,
   latestDebianImage,
+  otelLogsVars,
   resolveZoneName,
   serializeModuleVars,
   type ModuleVars,
@@ -218,7 +219,28 @@ export function buildModuleVars(
     workload_ca_publish: request.workloadCaPublish
       ? { bucket: request.workloadCaPublish.bucket, key: request.workloadCaPublish.key }
       : null,
+    otel_logs: otelLogsVars(request.otelLogs),
   };
+}
+
+/** Where nodes read the exporter headers: the context's provider, which must be an AWS one. */
+function headersProvider(
+  request: SetupRequest,
+  deps: Pick<SetupDeps, 'secretsProvider'>,
+): 'aws-parameter-store' | 'aws-secrets-manager' | undefined {
+  if (request.otelLogs?.headersSecret !== true) return undefined;
+  const provider = deps.secretsProvider;
+  if (provider === 'aws-parameter-store' || provider === 'aws-secrets-manager') return provider;
+  throw new ValidationError(
+    'checking setup flags',
+    [
+      {
+        field: '--otel-logs headers-secret',
+        message: `the context's secrets provider ${provider} is not one nodes can read; headers-secret=true needs aws-parameter-store or aws-secrets-manager`,
+      },
+    ],
+    { code: 'INVALID_ARGUMENT', hint: 'podmin connect --secrets-provider aws-parameter-store' },
+  );
 }
 
 /**
@@ -229,12 +251,22 @@ export function buildModuleVars(
 export async function setupAwsCluster(request: SetupRequest, deps: SetupDeps): Promise<void> {
   const doing = `setting up ${deps.cluster}`;
   assertCanConfirm(deps, doing);
+  const otelHeadersProvider = headersProvider(request, deps);
   await checkEngine(deps);
   deps.reporter.info(`Checking ${deps.region} for the NodeGroups, AMIs and VPC`);
   const plan = await checkProvider(request, deps);
   const nat64Kernels = await nat64KernelsOf(plan, deps);
   deps.reporter.info(`Publishing the node dependencies for ${plan.nodeArchs.join(', ')}`);
-  const manifest = await deps.syncDependencies(plan.nodeArchs, nat64Kernels);
+  if (request.otelLogs !== undefined) {
+    deps.reporter.info(
+      `Container logs: Fluent Bit exports to ${request.otelLogs.endpoint} (OTLP/${request.otelLogs.protocol === 'grpc' ? 'gRPC' : 'HTTP'})`,
+    );
+  }
+  const manifest = await deps.syncDependencies(
+    plan.nodeArchs,
+    nat64Kernels,
+    request.otelLogs !== undefined,
+  );
   for (const kernel of nat64Kernels) {
     const jool = manifest.dependencies[JOOL_DEPENDENCY]?.[kernel.arch];
     if (jool !== undefined)
@@ -254,6 +286,19 @@ export async function setupAwsCluster(request: SetupRequest, deps: SetupDeps): P
         ...(request.workloadCaPublish === undefined
           ? {}
           : { workloadCaPublish: request.workloadCaPublish.url }),
+        ...(request.otelLogs === undefined
+          ? {}
+          : {
+              otelLogs: {
+                endpoint: request.otelLogs.endpoint,
+                protocol: request.otelLogs.protocol,
+                mtls: request.otelLogs.mtls,
+                ...(request.otelLogs.ca === undefined ? {} : { ca: request.otelLogs.ca.url }),
+                ...(otelHeadersProvider === undefined
+                  ? {}
+                  : { headersProvider: otelHeadersProvider }),
+              },
+            }),
       }),
     );
   }

@@ -116,8 +116,9 @@ export async function setupDeps(
     catalog,
     amiOwner: ctx.env.testDebianAmiOwner ?? DEBIAN_AMI_OWNER,
     nat64Kernel: async (arch, imageName) => (await resolver(ctx)).imageKernel(arch, imageName),
-    syncDependencies: (archs, nat64Kernels) =>
-      syncDependencies(ctx, base, archs, nat64Kernels, agentSource),
+    syncDependencies: (archs, nat64Kernels, otelLogs) =>
+      syncDependencies(ctx, base, archs, nat64Kernels, otelLogs, agentSource),
+    secretsProvider: context.secretsProvider,
     storeSystemSecrets: () => storeSystemSecrets(ctx, context),
     newGeneration: () => `${new Date().toISOString()}-${randomBytes(4).toString('hex')}`,
   };
@@ -147,6 +148,7 @@ async function syncDependencies(
   base: InfraDeps,
   archs: readonly Arch[],
   nat64Kernels: readonly Nat64Kernel[],
+  otelLogs: boolean,
   agentSource: string | undefined,
 ) {
   const { DownloadCache, syncDependencies, buildAgentFromSource } =
@@ -161,6 +163,7 @@ async function syncDependencies(
   const result = await syncDependencies(base.store, archs, {
     resolver: await resolver(ctx, agent),
     nat64Kernels,
+    otelLogs,
     cache: new DownloadCache({
       dir: path.join(ctx.dirs.cache, 'downloads'),
       reporter: ctx.reporter,

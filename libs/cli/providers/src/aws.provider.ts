@@ -28,6 +28,7 @@ export const awsProvider: CliProviderFactory = (ctx) => {
           ...(request.workloadCaPublish === undefined
             ? {}
             : { workloadCaPublish: request.workloadCaPublish }),
+          ...(request.otelLogs === undefined ? {} : { otelLogs: request.otelLogs }),
         });
         const { setupDeps, checkAgentSource } = await import('./aws-infra-deps');
         if (request.agentSource !== undefined) checkAgentSource(request.agentSource);

@@ -16,6 +16,8 @@ export interface SetupRequest {
   vpcCidr?: string;
   nat64?: string;
   workloadCaPublish?: string;
+  /** `--otel-logs endpoint=URL[,protocol=…][,mtls=…][,ca=…][,headers-secret=…]` (AWS). */
+  otelLogs?: string;
   /** AWS: a podmin checkout whose agent artifact is built and published instead of the release. */
   agentSource?: string;
   assumeYes: boolean;

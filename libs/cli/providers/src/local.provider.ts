@@ -33,6 +33,16 @@ export const localProvider: CliProviderFactory = (ctx) => {
             },
           );
         }
+        if (request.otelLogs !== undefined) {
+          // A local node is this machine: podmin installs no system packages or services here.
+          throw new PodminError(
+            'INVALID_ARGUMENT',
+            `setting up ${context.cluster}: --otel-logs is for AWS clusters, whose nodes install and run Fluent Bit; a local node has no log collector`,
+            {
+              hint: `Read a deployment's container logs with \`podmin logs <name> -g <nodegroup>\`.`,
+            },
+          );
+        }
         const { localSecretsFile } = await import('@podmin/cli-feature-secrets');
         const { setupLocalCluster } = await import('@podmin/cli-feature-local-node');
         const root = await setupLocalCluster(request, {

@@ -2,6 +2,9 @@
 export {
   parseSetupFlags,
   parseWorkloadCaPublish,
+  parseOtelLogs,
+  OTEL_LOGS_KEYS,
+  OTEL_LOGS_PROTOCOLS,
   vpcCidrProblems,
   resolveZoneName,
   isInstanceTypeName,
@@ -14,6 +17,8 @@ export {
   type SetupRequest,
   type NodeGroupRequest,
   type WorkloadCaPublish,
+  type OtelLogsConfig,
+  type OtelLogsProtocol,
 } from './setup-flags';
 /** The module inputs (`podmin.auto.tfvars.json`) and their bucket keys. */
 export {
@@ -26,6 +31,8 @@ export {
   type ModuleVars,
   type NodeGroupVars,
   type Nat64Vars,
+  type OtelLogsVars,
+  otelLogsVars,
 } from './module-vars';
 /** Decisions on what the provider API reports: instance types, AMIs, the VPC. */
 export {

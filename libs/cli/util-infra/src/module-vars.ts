@@ -1,5 +1,6 @@
 import { PodminError } from '@podmin/util-errors';
 import type { Arch } from '@podmin/util-dependencies';
+import type { OtelLogsConfig } from './setup-flags';
 
 /** Where setup keeps the module inputs in the cluster bucket (spec "Object Storage"). */
 export const TFVARS_OBJECT_KEY = 'tfstate/podmin.auto.tfvars.json';
@@ -49,6 +50,39 @@ export interface ModuleVars {
    * Setup always writes it; inputs saved before it existed lack it (the module's default, null).
    */
   workload_ca_publish?: { bucket: string; key: string } | null;
+  /**
+   * `setup --otel-logs`, or null without it (Fluent Bit neither installed nor run). The node
+   * role may GetObject exactly `ca_bucket`/`ca_key` when set. Inputs saved before it existed
+   * lack it (the module's default, null).
+   */
+  otel_logs?: OtelLogsVars | null;
+}
+
+/** The `--otel-logs` configuration as the module and the node read it. */
+export interface OtelLogsVars {
+  /** The exact https URL (the OTLP/HTTP signal URL, or the OTLP/gRPC endpoint). */
+  endpoint: string;
+  protocol: 'http' | 'grpc';
+  mtls: boolean;
+  /** Bucket of the exact private server CA bundle object, or null for the OS trust store. */
+  ca_bucket: string | null;
+  /** Key of that object, or null. */
+  ca_key: string | null;
+  /** Whether the node reads `/<cluster>/_system/otel-logs-headers` before each Fluent Bit start. */
+  headers_secret: boolean;
+}
+
+/** The module-input form of a parsed `--otel-logs` (null when log export is off). */
+export function otelLogsVars(config: OtelLogsConfig | undefined): OtelLogsVars | null {
+  if (config === undefined) return null;
+  return {
+    endpoint: config.endpoint,
+    protocol: config.protocol,
+    mtls: config.mtls,
+    ca_bucket: config.ca?.bucket ?? null,
+    ca_key: config.ca?.key ?? null,
+    headers_secret: config.headersSecret,
+  };
 }
 
 function sortKeys(value: unknown): unknown {

@@ -161,3 +161,114 @@ describe('resolveZoneName', () => {
     expect(resolveZoneName('eu-west-1a', 'us-west-2')).toBeUndefined();
   });
 });
+
+describe('--otel-logs', () => {
+  const otel = (otelLogs: string) => parseSetupFlags({ ...base, otelLogs }).otelLogs;
+
+  it('is absent without the flag, and defaults to OTLP/HTTP without mTLS, CA or headers', () => {
+    expect(parseSetupFlags(base).otelLogs).toBeUndefined();
+    expect(otel('endpoint=https://otlp.example.com/v1/logs')).toEqual({
+      endpoint: 'https://otlp.example.com/v1/logs',
+      protocol: 'http',
+      mtls: false,
+      headersSecret: false,
+    });
+  });
+
+  it('takes every key the spec names, keeping the exact URL', () => {
+    expect(
+      otel(
+        'endpoint=https://collector.internal:4318/custom/logs?tenant=a,protocol=http,mtls=true,ca=s3://trust-bucket/otel/ca.pem,headers-secret=true',
+      ),
+    ).toEqual({
+      endpoint: 'https://collector.internal:4318/custom/logs?tenant=a',
+      protocol: 'http',
+      mtls: true,
+      ca: { bucket: 'trust-bucket', key: 'otel/ca.pem', url: 's3://trust-bucket/otel/ca.pem' },
+      headersSecret: true,
+    });
+    expect(otel('protocol=grpc,endpoint=https://collector.internal:4317,mtls=false')).toEqual({
+      endpoint: 'https://collector.internal:4317',
+      protocol: 'grpc',
+      mtls: false,
+      headersSecret: false,
+    });
+  });
+
+  it.each([
+    [
+      'endpoint=https://a.example/v1/logs,color=red',
+      /^--otel-logs: unknown key "color"; allowed: endpoint, protocol, mtls, ca, headers-secret/,
+    ],
+    [
+      'endpoint=http://a.example/v1/logs',
+      /^--otel-logs endpoint: "http:\/\/a.example\/v1\/logs" is not an https:\/\/ URL; TLS/,
+    ],
+    ['endpoint=ftp://a.example/x', /^--otel-logs endpoint: .* is not an https:\/\/ URL/],
+    ['endpoint=not a url', /^--otel-logs endpoint: .* printable ASCII characters without spaces/],
+    ['endpoint=https://user:pw@a.example/v1/logs', /^--otel-logs endpoint: .* carries credentials/],
+    ["endpoint=https://a.example/v1/logs'", /^--otel-logs endpoint: .* without spaces, quotes/],
+    ['endpoint=https://a.example/v1/logs#x', /^--otel-logs endpoint: .* has a fragment/],
+    [
+      'endpoint=https://a.example:4317/v1/logs,protocol=grpc',
+      /^--otel-logs endpoint: .* OTLP\/gRPC endpoint is https:\/\/HOST\[:PORT\]/,
+    ],
+    ['protocol=grpc', /^--otel-logs endpoint: is required/],
+    [
+      'endpoint=https://a.example/v1/logs,protocol=udp',
+      /^--otel-logs protocol: "udp" is not allowed; use http .* or grpc/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,mtls=yes',
+      /^--otel-logs mtls: "yes" is not allowed; use true or false/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,headers-secret=1',
+      /^--otel-logs headers-secret: "1" is not allowed; use true or false/,
+    ],
+    ['endpoint=https://a.example/v1/logs,mtls', /^--otel-logs mtls: mtls needs a value/],
+    [
+      'endpoint=https://a.example/v1/logs,mtls=true,mtls=false',
+      /^--otel-logs mtls: mtls is given more than once/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,ca=s3://trust-bucket/',
+      /^--otel-logs ca: "s3:\/\/trust-bucket\/" is not s3:\/\/BUCKET\/KEY/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,ca=s3://Bad_Bucket/ca.pem',
+      /^--otel-logs ca: .* is not s3:\/\/BUCKET\/KEY with a valid S3 bucket name/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,ca=https://trust/ca.pem',
+      /^--otel-logs ca: .* is not s3:\/\/BUCKET\/KEY/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,ca=s3://trust-bucket/certs/*.pem',
+      /^--otel-logs ca: .* the key must be .*\(no \*, \?/,
+    ],
+    [
+      'endpoint=https://a.example/v1/logs,ca=s3://trust-bucket/a/../ca.pem',
+      /^--otel-logs ca: .* none empty, \. or \.\./,
+    ],
+  ])('refuses %s, naming the key and what is allowed', (value, expected) => {
+    const problems = problemsOf({ ...base, otelLogs: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(expected);
+  });
+
+  it('reports every bad key at once, beside the other flags', () => {
+    const problems = problemsOf({
+      vpcCidr: '10.0.0.0/8',
+      nodegroup: ['default'],
+      otelLogs: 'endpoint=http://x,protocol=udp,mtls=on,extra=1',
+    });
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      '--vpc-cidr',
+      '--otel-logs',
+      '--otel-logs protocol',
+      '--otel-logs mtls',
+      '--otel-logs endpoint',
+    ]);
+  });
+});

@@ -3,6 +3,7 @@ import { gzipSync, constants } from 'node:zlib';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import {
   FILE_DEPENDENCIES,
+  OTEL_LOGS_DEPENDENCIES,
   canonicalFileName,
   dependencyObjectKey,
   isArch,
@@ -33,6 +34,29 @@ export interface AwsUserDataInput {
    * PODMIN_WORKLOAD_CA_PUBLISH through /etc/podmin/node.env.
    */
   workloadCaPublish?: string;
+  /**
+   * `setup --otel-logs`: the node installs libpq5 then Fluent Bit from the manifest (which must
+   * hold both for `arch`) and exports container logs. Absent: neither installed nor run.
+   */
+  otelLogs?: AwsUserDataOtelLogs;
+}
+
+/**
+ * The log export a node runs, as the `otel_logs_*` user-data variables carry it (no secret:
+ * exporter headers are fetched by the node from the secrets provider before each start).
+ */
+export interface AwsUserDataOtelLogs {
+  /** The exact https URL. */
+  endpoint: string;
+  protocol: 'http' | 'grpc';
+  mtls: boolean;
+  /** `s3://BUCKET/KEY` of the private server CA bundle, when given. */
+  ca?: string;
+  /**
+   * The secrets provider holding `/<cluster>/_system/otel-logs-headers` (the context's
+   * default) when `headers-secret=true`; absent: no exporter headers.
+   */
+  headersProvider?: 'aws-parameter-store' | 'aws-secrets-manager';
 }
 
 /** The spec's operating-system share of systemReserved memory. */
@@ -63,6 +87,8 @@ const MEMORY = /^[1-9]\d{0,6}Mi$/;
 // Single-quoted in the script and an unquoted systemd EnvironmentFile value: no quote, space,
 // backslash or $, and nothing IAM would read as a wildcard (the module grants exactly this key).
 const PUBLISH_KEY = /^[A-Za-z0-9!_.()-]+(?:\/[A-Za-z0-9!_.()-]+)*$/;
+const OTEL_ENDPOINT = /^https:\/\/[\x21-\x7e]+$/;
+const OTEL_ENDPOINT_FORBIDDEN = /['"`$\\]/;
 const IMAGE_PATH = /^mirror\/[a-z0-9.-]+(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+$/;
 
 /**
@@ -112,30 +138,58 @@ export function renderAwsUserData(
     }
   }
 
+  const otelLogs = input.otelLogs;
+  const otelRows: string[] = [];
+  if (otelLogs !== undefined) {
+    if (
+      !OTEL_ENDPOINT.test(otelLogs.endpoint) ||
+      OTEL_ENDPOINT_FORBIDDEN.test(otelLogs.endpoint) ||
+      otelLogs.endpoint.length > 2048
+    ) {
+      problems.push({
+        field: 'otelLogs.endpoint',
+        message: `${JSON.stringify(otelLogs.endpoint)} is not an https URL of printable ASCII without quotes, backslashes or $`,
+      });
+    }
+    if (otelLogs.protocol !== 'http' && otelLogs.protocol !== 'grpc') {
+      problems.push({ field: 'otelLogs.protocol', message: 'must be http or grpc' });
+    }
+    if (otelLogs.ca !== undefined && !isExactObject(otelLogs.ca)) {
+      problems.push({
+        field: 'otelLogs.ca',
+        message: `${JSON.stringify(otelLogs.ca)} is not s3://BUCKET/KEY with a key of [A-Za-z0-9!_.()-] segments`,
+      });
+    }
+    const provider = otelLogs.headersProvider;
+    if (
+      provider !== undefined &&
+      provider !== 'aws-parameter-store' &&
+      provider !== 'aws-secrets-manager'
+    ) {
+      problems.push({
+        field: 'otelLogs.headersProvider',
+        message: 'must be aws-parameter-store or aws-secrets-manager',
+      });
+    }
+    if (isArch(arch)) {
+      for (const dependency of OTEL_LOGS_DEPENDENCIES) {
+        const row = dependencyRow(
+          dependency,
+          arch,
+          input.manifest,
+          problems,
+          'missing: --otel-logs installs libpq5 and Fluent Bit from the published manifest',
+        );
+        if (row !== undefined) otelRows.push(row);
+      }
+    }
+  }
+
   const rows: string[] = [];
   if (isArch(arch)) {
     for (const dependency of FILE_DEPENDENCIES) {
-      const field = `manifest.dependencies.${dependency.name}.${arch}`;
-      const entry = input.manifest.dependencies[dependency.name]?.[arch];
-      if (entry === undefined) {
-        problems.push({ field, message: 'missing: user-data requires the complete canonical set' });
-        continue;
-      }
-      if (entry.path !== dependencyObjectKey(dependency, entry.version, arch)) {
-        problems.push({
-          field: `${field}.path`,
-          message: `${JSON.stringify(entry.path)} is not ${dependencyObjectKey(dependency, entry.version, arch)}`,
-        });
-        continue;
-      }
-      if (!isDigest(entry.digest)) {
-        problems.push({
-          field: `${field}.digest`,
-          message: 'must be sha256:<hex> or sha512:<hex>',
-        });
-        continue;
-      }
-      rows.push(`  '${canonicalFileName(dependency)}|${entry.path}|${entry.digest}'`);
+      const row = dependencyRow(dependency, arch, input.manifest, problems);
+      if (row !== undefined) rows.push(row);
     }
   }
   const pause = input.manifest.images['pause'];
@@ -167,8 +221,61 @@ export function renderAwsUserData(
     'dependencies=(',
     ...rows,
     ')',
+    // Log export, only with --otel-logs (without it the script is byte for byte what it was,
+    // and the node neither installs nor runs Fluent Bit): the packages in dpkg install order,
+    // libpq5 before Fluent Bit.
+    ...(otelLogs === undefined
+      ? []
+      : [
+          `otel_logs_endpoint='${otelLogs.endpoint}'`,
+          `otel_logs_protocol='${otelLogs.protocol}'`,
+          `otel_logs_mtls='${String(otelLogs.mtls)}'`,
+          `otel_logs_ca='${otelLogs.ca ?? ''}'`,
+          `otel_logs_headers_provider='${otelLogs.headersProvider ?? ''}'`,
+          'otel_logs_packages=(',
+          ...otelRows,
+          ')',
+        ]),
   ];
   return stripShellComments(replaceRenderBlock(template, values));
+}
+
+/** True for `s3://BUCKET/KEY` with a key safe to single-quote and grant exactly. */
+function isExactObject(url: string): boolean {
+  const parsed = parseS3ObjectUrl(url);
+  return (
+    parsed !== undefined &&
+    PUBLISH_KEY.test(parsed.key) &&
+    !parsed.key.split('/').some((s) => s === '.' || s === '..')
+  );
+}
+
+/** The `'<canonical name>|<object key>|<digest>'` row of one manifest file, or a problem. */
+function dependencyRow(
+  dependency: (typeof FILE_DEPENDENCIES)[number],
+  arch: Arch,
+  manifest: DependencyManifest,
+  problems: FieldProblem[],
+  missing = 'missing: user-data requires the complete canonical set',
+): string | undefined {
+  const field = `manifest.dependencies.${dependency.name}.${arch}`;
+  const entry = manifest.dependencies[dependency.name]?.[arch];
+  if (entry === undefined) {
+    problems.push({ field, message: missing });
+    return undefined;
+  }
+  if (entry.path !== dependencyObjectKey(dependency, entry.version, arch)) {
+    problems.push({
+      field: `${field}.path`,
+      message: `${JSON.stringify(entry.path)} is not ${dependencyObjectKey(dependency, entry.version, arch)}`,
+    });
+    return undefined;
+  }
+  if (!isDigest(entry.digest)) {
+    problems.push({ field: `${field}.digest`, message: 'must be sha256:<hex> or sha512:<hex>' });
+    return undefined;
+  }
+  return `  '${canonicalFileName(dependency)}|${entry.path}|${entry.digest}'`;
 }
 
 function replaceRenderBlock(template: string, values: readonly string[]): string {

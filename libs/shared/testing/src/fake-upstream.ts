@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createGzip } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 
 /**
@@ -15,6 +15,24 @@ export interface FakeUpstreamEndpoints {
   nodeDist: string;
   registries: Record<string, string>;
   debianCloud: string;
+  debianArchive: string;
+  fluentbitPackages: string;
+}
+
+/** The two apt repositories the fake serves: Debian's archive and Fluent Bit's. */
+export type FakeAptRepository = 'debian-archive' | 'fluentbit';
+
+/** One binary package a fake apt repository lists (and serves, unless `unserved`). */
+export interface FakeDebPackage {
+  package: string;
+  /** The Debian version, epoch included (`1:2.0-1`). */
+  version: string;
+  /** `amd64`, `arm64` or `all`. */
+  architecture: string;
+  /** The `.deb` bytes; default deterministic bytes named after package, version and arch. */
+  body?: Buffer;
+  /** Whether the index lists SHA512 (Fluent Bit's does, Debian's does not). */
+  sha512?: boolean;
 }
 
 /** Options of {@link FakeUpstream.addJoolBuild}. */
@@ -77,6 +95,7 @@ export class FakeUpstream {
   private inFlight = 0;
   private readonly files = new Map<string, Served>();
   private readonly json = new Map<string, { body: unknown; link?: string }>();
+  private readonly aptIndexes = new Map<string, string[]>();
   private server: http.Server | undefined;
   base = '';
 
@@ -108,7 +127,71 @@ export class FakeUpstream {
       nodeDist: `${this.base}/node`,
       registries: { 'registry.k8s.io': `${this.base}/registry` },
       debianCloud: `${this.base}/debian`,
+      debianArchive: `${this.base}/debian-archive`,
+      fluentbitPackages: `${this.base}/fluentbit`,
     };
+  }
+
+  /**
+   * Lists a binary package in a fake apt repository's `dists/trixie/main/binary-<arch>`
+   * index, in the real `Packages` format (Debian's archive publishes `Packages.gz` only, Fluent
+   * Bit's repository the uncompressed `Packages`), and serves its `.deb` at its pool path.
+   * `Architecture: all` goes into both architectures' indexes. Returns the pool path served.
+   */
+  addDebPackage(repository: FakeAptRepository, deb: FakeDebPackage): string {
+    const body = deb.body ?? artifact(`${deb.package}-${deb.version}-${deb.architecture}`);
+    const fileVersion = deb.version.replace(/^\d+:/, '');
+    const source = deb.package === 'libpq5' ? 'postgresql-17' : deb.package;
+    const pool = `pool/main/${source.startsWith('lib') ? source.slice(0, 4) : source.charAt(0)}/${source}/${deb.package}_${fileVersion}_${deb.architecture}.deb`;
+    this.file(`/${repository}/${pool}`, body);
+    const stanza = [
+      `Package: ${deb.package}`,
+      ...(source === deb.package ? [] : [`Source: ${source}`]),
+      `Version: ${deb.version}`,
+      `Installed-Size: ${Math.ceil(body.length / 1024) * 3}`,
+      'Maintainer: Podmin Tests <tests@podmin.invalid>',
+      `Architecture: ${deb.architecture}`,
+      'Depends: libc6 (>= 2.38), zlib1g (>= 1:1.2.0)',
+      ...(repository === 'fluentbit'
+        ? [
+            `Filename: ${pool}`,
+            `Size: ${body.length}`,
+            `MD5sum: ${createHash('md5').update(body).digest('hex')}`,
+            `SHA1: ${createHash('sha1').update(body).digest('hex')}`,
+            `SHA256: ${hex('sha256', body)}`,
+            ...(deb.sha512 === false ? [] : [`SHA512: ${hex('sha512', body)}`]),
+            'Section: default',
+            'Priority: optional',
+            'Homepage: https://fluentbit.io/',
+            'Description: Fast data collector for Linux',
+            ' Fluent Bit is a fast log processor and forwarder.',
+            ' .',
+            ' It is part of the Fluentd ecosystem.',
+          ]
+        : [
+            `Description: ${deb.package} from the test archive`,
+            'Multi-Arch: same',
+            `Description-md5: ${createHash('md5').update(deb.package).digest('hex')}`,
+            'Section: libs',
+            'Priority: optional',
+            `Filename: ${pool}`,
+            `Size: ${body.length}`,
+            `MD5sum: ${createHash('md5').update(body).digest('hex')}`,
+            `SHA256: ${hex('sha256', body)}`,
+            ...(deb.sha512 === true ? [`SHA512: ${hex('sha512', body)}`] : []),
+          ]),
+    ].join('\n');
+    const archs = deb.architecture === 'all' ? ['amd64', 'arm64'] : [deb.architecture];
+    for (const arch of archs) {
+      const dir = `/${repository}/dists/trixie/main/binary-${arch}`;
+      const stanzas = this.aptIndexes.get(dir) ?? [];
+      stanzas.push(stanza);
+      this.aptIndexes.set(dir, stanzas);
+      const text = Buffer.from(`${stanzas.join('\n\n')}\n`);
+      if (repository === 'debian-archive') this.file(`${dir}/Packages.gz`, gzipSync(text));
+      else this.file(`${dir}/Packages`, text);
+    }
+    return `/${repository}/${pool}`;
   }
 
   /**
@@ -449,6 +532,28 @@ export class FakeUpstream {
       ],
       ['.sha512'],
     );
+    // Fluent Bit's repository lists every release it ever published; Debian's archive the
+    // current libpq5 among the distribution's other packages.
+    for (const arch of ['amd64', 'arm64']) {
+      for (const version of ['4.2.1', '5.0.0~rc1', '5.0.2', '5.0.10', '6.0.0']) {
+        this.addDebPackage('fluentbit', { package: 'fluent-bit', version, architecture: arch });
+      }
+      this.addDebPackage('debian-archive', {
+        package: 'libpq-dev',
+        version: '17.6-0+deb13u1',
+        architecture: arch,
+      });
+      this.addDebPackage('debian-archive', {
+        package: 'libpq5',
+        version: '17.6-0+deb13u1',
+        architecture: arch,
+      });
+    }
+    this.addDebPackage('debian-archive', {
+      package: 'tzdata',
+      version: '2025b-4+deb13u1',
+      architecture: 'all',
+    });
     this.json.set('/registry/v2/pause/tags/list', {
       body: {
         name: 'pause',

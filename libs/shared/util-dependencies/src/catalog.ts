@@ -1,4 +1,5 @@
 import { PodminError } from '@podmin/util-errors';
+import type { DebianVersionPin } from './debian';
 
 /** CPU architectures a cluster may run; one cluster may mix both. */
 export const ARCHITECTURES = ['amd64', 'arm64'] as const;
@@ -25,7 +26,20 @@ export type VersionSource =
   /** GitHub releases of `repo`; the version is the tag without `tagPrefix`. */
   | { kind: 'github-releases'; repo: string; tagPrefix: string }
   /** The Node.js distribution index (`<nodeDist>/index.json`). */
-  | { kind: 'node-dist' };
+  | { kind: 'node-dist' }
+  /**
+   * A Debian repository's `Packages` index of `package`:
+   * `<repository>/dists/<suite>/<component>/binary-<arch>/Packages.gz` (or uncompressed
+   * `Packages` where no `.gz` is published). `repository` is a base name in braces
+   * (`{debianArchive}`, `{fluentbitPackages}`) the resolver's endpoints supply.
+   */
+  | {
+      kind: 'debian-packages';
+      repository: string;
+      suite: string;
+      component: string;
+      package: string;
+    };
 
 /**
  * Where a version's artifact is downloaded from. Templates use `{version}` and `{arch}` (the
@@ -36,7 +50,9 @@ export type ArtifactSource =
   /** An asset of the GitHub release, located through the release listing. */
   | { kind: 'github-asset'; asset: string }
   /** A URL outside GitHub releases. */
-  | { kind: 'url'; url: string };
+  | { kind: 'url'; url: string }
+  /** The `Filename` of the chosen `Packages` record, under the repository root. */
+  | { kind: 'debian-pool' };
 
 /** How the publisher's digest of an artifact is obtained. */
 export type DigestSource =
@@ -46,7 +62,9 @@ export type DigestSource =
    */
   | { kind: 'checksum-file'; suffixes: readonly ChecksumSuffix[] }
   /** A `SHASUMS256.txt`-style list in the version's directory (`<nodeDist>/v{version}/<file>`). */
-  | { kind: 'checksum-list'; file: string; algorithm: 'sha256' | 'sha512' };
+  | { kind: 'checksum-list'; file: string; algorithm: 'sha256' | 'sha512' }
+  /** The digest field of the chosen `Packages` record; required there. */
+  | { kind: 'packages-index'; algorithm: 'sha256' | 'sha512' };
 
 /** Checksum file suffixes the resolver understands, with the algorithm each implies. */
 export const CHECKSUM_SUFFIXES = {
@@ -65,7 +83,8 @@ export interface FileDependency {
   name: string;
   /** One line on what it is, for listings. */
   description: string;
-  pin: VersionPin;
+  /** Semantic-version pins for releases; {@link DebianVersionPin} for Debian package indexes. */
+  pin: VersionPin | DebianVersionPin;
   versions: VersionSource;
   artifact: ArtifactSource;
   digest: DigestSource;
@@ -194,9 +213,55 @@ export const IMAGE_DEPENDENCIES: readonly ImageDependency[] = [
 /** Names of every file dependency, in catalog order: the canonical set user-data requires. */
 export const FILE_DEPENDENCY_NAMES: readonly string[] = FILE_DEPENDENCIES.map((d) => d.name);
 
-/** The catalog entry named `name`; undefined when there is none. */
+/**
+ * The packages of `setup --otel-logs`, in the order nodes install them with dpkg (libpq5
+ * before Fluent Bit, which links against it). Resolved and published only when log export is
+ * configured, so the canonical set above, and what user-data requires without it, is unchanged.
+ */
+export const OTEL_LOGS_DEPENDENCIES: readonly FileDependency[] = [
+  {
+    name: 'libpq5',
+    description: "Debian 13's current PostgreSQL client library, which Fluent Bit links against",
+    pin: { kind: 'debian' },
+    versions: {
+      kind: 'debian-packages',
+      repository: '{debianArchive}',
+      suite: 'trixie',
+      component: 'main',
+      package: 'libpq5',
+    },
+    artifact: { kind: 'debian-pool' },
+    // Debian's indexes list MD5 and SHA-256 only: SHA-256 is the strongest offered.
+    digest: { kind: 'packages-index', algorithm: 'sha256' },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.deb',
+  },
+  {
+    name: 'fluent-bit',
+    description: 'Fluent Bit 5, the node log collector exporting container logs over OTLP',
+    pin: { kind: 'debian', major: 5 },
+    versions: {
+      kind: 'debian-packages',
+      repository: '{fluentbitPackages}',
+      suite: 'trixie',
+      component: 'main',
+      package: 'fluent-bit',
+    },
+    artifact: { kind: 'debian-pool' },
+    digest: { kind: 'packages-index', algorithm: 'sha512' },
+    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    extension: '.deb',
+  },
+];
+
+/** Names of the `--otel-logs` packages, in install order. */
+export const OTEL_LOGS_DEPENDENCY_NAMES: readonly string[] = OTEL_LOGS_DEPENDENCIES.map(
+  (d) => d.name,
+);
+
+/** The catalog entry named `name` (the canonical set or the `--otel-logs` packages). */
 export function findFileDependency(name: string): FileDependency | undefined {
-  return FILE_DEPENDENCIES.find((d) => d.name === name);
+  return [...FILE_DEPENDENCIES, ...OTEL_LOGS_DEPENDENCIES].find((d) => d.name === name);
 }
 
 /** The node's canonical file name of a dependency (`containerd.tar.gz`, `kubelet`). */

@@ -1,5 +1,7 @@
 /** The dependency catalog as data, architectures, object keys and template expansion. */
 export * from './catalog';
+/** Debian package versions (dpkg ordering) and strict `Packages` index parsing. */
+export * from './debian';
 /** Version acceptance (prereleases and other majors rejected) and ordering. */
 export * from './versions';
 /** Publisher checksum file parsing. */

@@ -1,5 +1,6 @@
 import semver from 'semver';
 import type { VersionPin } from './catalog';
+import { compareDebianVersions, parseDebianVersion } from './debian';
 
 const DATED = /^(\d{8})\.(\d+)$/;
 
@@ -54,7 +55,8 @@ export function selectGreatest<T>(
 
 /**
  * Orders two recorded dependency versions, newest first: semantic versions by precedence,
- * dated versions by date, anything else by plain string order after both. Used by retention.
+ * dated versions by date, Debian package versions (`17.6-0+deb13u1`) by dpkg's ordering after
+ * both, anything else by plain string order last. Used by retention.
  */
 export function compareRecordedVersionsDescending(a: string, b: string): number {
   const ka = sortKey(a);
@@ -62,6 +64,10 @@ export function compareRecordedVersionsDescending(a: string, b: string): number 
   if (ka !== undefined && kb !== undefined) return semver.rcompare(ka, kb);
   if (ka !== undefined) return -1;
   if (kb !== undefined) return 1;
+  const debianA = parseDebianVersion(a) !== undefined;
+  const debianB = parseDebianVersion(b) !== undefined;
+  if (debianA && debianB) return compareDebianVersions(b, a);
+  if (debianA !== debianB) return debianA ? -1 : 1;
   return a < b ? 1 : a > b ? -1 : 0;
 }
 

@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import {
+  FILE_DEPENDENCIES,
+  OTEL_LOGS_DEPENDENCIES,
+  dependencyObjectKey,
+  type Arch,
+  type DependencyManifest,
+} from '@podmin/util-dependencies';
+import { renderAwsUserData, type AwsUserDataInput } from './render';
+
+/** A published manifest with the canonical set, and the log export packages when `otel`. */
+function manifest(otel: boolean): DependencyManifest {
+  const m: DependencyManifest = { version: 1, dependencies: {}, images: {} };
+  const deps = otel ? [...FILE_DEPENDENCIES, ...OTEL_LOGS_DEPENDENCIES] : FILE_DEPENDENCIES;
+  deps.forEach((dep, i) => {
+    for (const arch of ['amd64', 'arm64'] as Arch[]) {
+      const version =
+        dep.name === 'libpq5'
+          ? '17.6-0+deb13u1'
+          : dep.name === 'fluent-bit'
+            ? '5.0.10'
+            : `1.${i}.0`;
+      (m.dependencies[dep.name] ??= {})[arch] = {
+        version,
+        url: `https://example.test/${dep.name}/${arch}`,
+        path: dependencyObjectKey(dep, version, arch),
+        digest:
+          dep.name === 'libpq5'
+            ? `sha256:${'5'.repeat(64)}`
+            : `sha512:${String(i % 10).repeat(128)}`,
+        size: 1000 + i,
+      };
+    }
+  });
+  m.images['pause'] = {
+    version: '3.10.1',
+    source: 'registry.k8s.io/pause:3.10.1',
+    path: 'mirror/registry.k8s.io/pause',
+    digest: `sha256:${'3'.repeat(64)}`,
+    size: 1090874,
+  };
+  return m;
+}
+
+const input = (overrides: Partial<AwsUserDataInput> = {}): AwsUserDataInput => ({
+  arch: 'arm64',
+  cluster: 'prod',
+  nodegroup: 'workers',
+  bucket: 'podmin-prod-bucket',
+  region: 'eu-west-1',
+  manifest: manifest(true),
+  ...overrides,
+});
+
+/** Values bash reads back from the rendered script's render block (run, not only matched). */
+function bashValues(script: string): Record<string, string> {
+  const start = script.indexOf("cluster='");
+  const end = script.indexOf(')\n', script.indexOf('otel_logs_packages=(')) + 2;
+  const out = execFileSync(
+    'bash',
+    [
+      '-c',
+      `${script.slice(start, end)}\nprintf '%s\\n' "$otel_logs_endpoint" "$otel_logs_protocol" "$otel_logs_mtls" "$otel_logs_ca" "$otel_logs_headers_provider" "\${otel_logs_packages[@]}"`,
+    ],
+    { encoding: 'utf8' },
+  ).split('\n');
+  const [endpoint = '', protocol = '', mtls = '', ca = '', provider = '', ...packages] = out;
+  return {
+    endpoint,
+    protocol,
+    mtls,
+    ca,
+    provider,
+    packages: packages.filter((p) => p !== '').join(' '),
+  };
+}
+
+describe('renderAwsUserData with --otel-logs', () => {
+  it('leaves the script byte for byte unchanged without log export', () => {
+    const without = renderAwsUserData(input({ manifest: manifest(false) }));
+    expect(without).toBe(renderAwsUserData(input({ manifest: manifest(true) })));
+    expect(without).not.toContain('otel_logs_');
+    expect(without).not.toContain('fluent-bit');
+  });
+
+  it('carries the configuration and the packages in install order, libpq5 first', () => {
+    const script = renderAwsUserData(
+      input({
+        otelLogs: {
+          endpoint: 'https://otlp.example.com:4318/v1/logs?tenant=a&b=c',
+          protocol: 'http',
+          mtls: true,
+          ca: 's3://trust-bucket/otel/ca.pem',
+          headersProvider: 'aws-secrets-manager',
+        },
+      }),
+    );
+    expect(bashValues(script)).toEqual({
+      endpoint: 'https://otlp.example.com:4318/v1/logs?tenant=a&b=c',
+      protocol: 'http',
+      mtls: 'true',
+      ca: 's3://trust-bucket/otel/ca.pem',
+      provider: 'aws-secrets-manager',
+      packages: [
+        `libpq5.deb|dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb|sha256:${'5'.repeat(64)}`,
+        `fluent-bit.deb|dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb|sha512:${'9'.repeat(128)}`,
+      ].join(' '),
+    });
+    const minimal = renderAwsUserData(
+      input({ otelLogs: { endpoint: 'https://c.example:4317', protocol: 'grpc', mtls: false } }),
+    );
+    expect(bashValues(minimal)).toMatchObject({
+      protocol: 'grpc',
+      mtls: 'false',
+      ca: '',
+      provider: '',
+    });
+  });
+
+  it('refuses bad values and a manifest without the packages, naming each field', () => {
+    let problems: Array<{ field: string; message: string }> = [];
+    try {
+      renderAwsUserData(
+        input({
+          manifest: manifest(false),
+          otelLogs: {
+            endpoint: "https://x.example/'$(reboot)'",
+            protocol: 'udp' as 'http',
+            mtls: true,
+            ca: 's3://trust-bucket/*',
+            headersProvider: 'local' as 'aws-parameter-store',
+          },
+        }),
+      );
+    } catch (err) {
+      problems = (err as { problems: typeof problems }).problems;
+    }
+    expect(problems.map((p) => p.field)).toEqual([
+      'otelLogs.endpoint',
+      'otelLogs.protocol',
+      'otelLogs.ca',
+      'otelLogs.headersProvider',
+      'manifest.dependencies.libpq5.arm64',
+      'manifest.dependencies.fluent-bit.arm64',
+    ]);
+    expect(problems[4]?.message).toContain('--otel-logs installs libpq5 and Fluent Bit');
+  });
+});
