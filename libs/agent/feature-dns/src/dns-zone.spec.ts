@@ -423,6 +423,111 @@ describe('DnsZone answers', () => {
   });
 });
 
+describe('DnsZone.fastResolve', () => {
+  /** Every way a packet reaches `resolve`: both transports, through the fast path or not. */
+  function expectSameAsCompute(subject: DnsZone, packet: Buffer): boolean {
+    let fast = false;
+    for (const transport of ['udp', 'tcp'] as const) {
+      const quick = subject.fastResolve(packet, transport);
+      if (quick === undefined) continue;
+      fast = true;
+      expect({ packet: packet.toString('hex'), transport, reply: quick }).toEqual({
+        packet: packet.toString('hex'),
+        transport,
+        reply: subject.compute(packet, transport),
+      });
+    }
+    return fast;
+  }
+
+  it('answers common queries byte for byte as the decoding path, and leaves the rest to it', () => {
+    let seed = 11;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x80000000;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const names = [
+      'web.default.svc.cluster.local',
+      'database.product.svc.cluster.local',
+      'web.product.svc.cluster.local',
+      'default.svc.cluster.local',
+      'empty.svc.cluster.local',
+      'ns.svc.cluster.local',
+      'svc.cluster.local',
+      'a.web.default.svc.cluster.local',
+      'web.default.default.svc.cluster.local',
+      'api.example.com.default.svc.cluster.local',
+      'example.com',
+      'cluster.local',
+      'svc.cluster.local.example',
+      'web.default.svc.cluster.locaL.x',
+      'wéb.default.svc.cluster.local',
+      '\\.web.default.svc.cluster.local',
+      `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(40)}.svc.cluster.local`,
+    ];
+    const types: QueryType[] = ['A', 'AAAA', 'ANY', 'SOA', 'NS', 'TXT', 'AXFR', 'IXFR', 'MX'];
+    const classes: RecordClass[] = ['IN', 'ANY', 'CH', 'HS'];
+    const zones = [zone, DnsZone.pending()];
+    let fast = 0;
+    let total = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const name = [...pick(names)].map((c) => (random() < 0.5 ? c.toUpperCase() : c)).join('');
+      // An option (PADDING, 8 bytes) leaves the query to the decoding path.
+      const options: OptAnswer['options'] =
+        random() < 0.8 ? [] : [{ code: 12, data: Buffer.alloc(8) }];
+      const edns: Partial<OptAnswer> | false =
+        random() < 0.5
+          ? false
+          : {
+              udpPayloadSize: pick([0, 512, 900, 1232, 4096]),
+              flags: random() < 0.5 ? dnsPacket.DNSSEC_OK : 0,
+              ednsVersion: random() < 0.9 ? 0 : 1,
+              extendedRcode: random() < 0.9 ? 0 : 1,
+              options,
+            };
+      let packet = query(name, {
+        id: Math.floor(random() * 0x10000),
+        type: pick(types),
+        klass: pick(classes),
+        // Any header bit: QR, opcodes, AA, TC, RD, RA, Z, AD, CD.
+        flags: random() < 0.7 ? pick([0, 0x100, 0x10, 0x110]) : Math.floor(random() * 0x8000),
+        edns,
+      });
+      if (random() < 0.3) {
+        packet = Buffer.from(packet.subarray(0, packet.length - Math.floor(random() * 3)));
+        const at = Math.floor(random() * packet.length);
+        packet[at] = packet[at]! ^ (1 << Math.floor(random() * 8));
+      }
+      if (random() < 0.05) packet = Buffer.concat([packet, Buffer.from([0])]);
+      for (const subject of zones) {
+        total++;
+        if (expectSameAsCompute(subject, packet)) fast++;
+      }
+    }
+    // Most of these are common queries: the fast path must really answer them.
+    expect(fast / total).toBeGreaterThan(0.4);
+    expect(fast).toBeLessThan(total);
+  });
+
+  it('reuses no body of another variant: RD, CD, EDNS and DO each keep their own', () => {
+    const subject = DnsZone.build({
+      cluster: 'podmin',
+      generation: 1,
+      services: [{ namespace: 'default', name: 'web' }],
+    });
+    for (const flags of [0, dnsPacket.RECURSION_DESIRED, dnsPacket.CHECKING_DISABLED]) {
+      for (const edns of [false, {}, { flags: dnsPacket.DNSSEC_OK }] as const) {
+        for (const name of ['web.default.svc.cluster.local', 'nope.default.svc.cluster.local']) {
+          const packet = query(name, { flags, edns });
+          expect(expectSameAsCompute(subject, packet)).toBe(true);
+          expect(subject.resolve(packet, 'udp')).toEqual(subject.compute(packet, 'udp'));
+        }
+      }
+    }
+  });
+});
+
 describe('UDP size limit and truncation', () => {
   it('uses 512 without EDNS, the client size floored at 512 and capped at 1232 with it', () => {
     expect(udpReplyLimit(undefined)).toBe(512);

@@ -1,5 +1,5 @@
 import * as dnsPacket from 'dns-packet';
-import type { Answer } from 'dns-packet';
+import type { Answer, StringAnswer } from 'dns-packet';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { serviceVip } from '@podmin/util-desired-state';
 import { isDns1123Label } from '@podmin/util-manifest';
@@ -80,11 +80,14 @@ const QR = 0x8000;
 const AA = dnsPacket.AUTHORITATIVE_ANSWER;
 const TC = dnsPacket.TRUNCATED_RESPONSE;
 const COPIED_FLAGS = dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED;
+const RD = dnsPacket.RECURSION_DESIRED;
+const CD = dnsPacket.CHECKING_DISABLED;
 const TYPE_NS = 2;
 const TYPE_SOA = 6;
 const TYPE_AAAA = 28;
 const TYPE_IXFR = 251;
 const TYPE_AXFR = 252;
+const TYPE_OPT = 41;
 const TYPE_ANY = 255;
 const CLASS_IN = 1;
 const CLASS_ANY = 255;
@@ -98,6 +101,36 @@ const MAX_MEMO_QUERY = 512;
 
 /** A reply kept for reuse; its bytes are never mutated (hits copy them). */
 type MemoReply = Extract<DnsResult, { kind: 'reply' }>;
+
+/**
+ * Replies without question of one kind, by the query's RD and CD bits and EDNS (none, DO clear,
+ * DO set): `variant = RD | CD << 1 | edns << 2`. Built on first use; never mutated.
+ */
+type BodySlots = (Buffer | undefined)[];
+const BODY_VARIANTS = 12;
+
+/** A Service name's AAAA record and its encoded positive replies (zone-independent: reused). */
+interface ZoneRecord {
+  answer: StringAnswer;
+  bodies: BodySlots;
+}
+
+/** The reply kinds `fastResolve` answers, apart from a Service's AAAA. */
+type FixedKind = 'refused' | 'servfail' | 'nodata' | 'nxdomain';
+
+const FAST_RCODE: Readonly<Record<FixedKind | 'aaaa', DnsRcodeName>> = {
+  refused: 'REFUSED',
+  servfail: 'SERVFAIL',
+  nodata: 'NOERROR',
+  nxdomain: 'NXDOMAIN',
+  aaaa: 'NOERROR',
+};
+
+/** A name has at most 127 labels (254 bytes); the fast path's scratch holds their offsets. */
+const LABEL_STARTS = new Int32Array(128);
+/** Scratch for a lowercased `<name>.<namespace>` key (two labels of at most 63 bytes). */
+const KEY_SCRATCH = Buffer.alloc(128);
+const ZONE_LABELS = ['svc', 'cluster', 'local'].map((label) => Buffer.from(label, 'latin1'));
 
 /**
  * Encodes a reply with dns-packet, putting the query's own question bytes in it so the ID,
@@ -193,8 +226,35 @@ function readQuestion(query: Buffer): RawQuestion | undefined {
 }
 
 /** The AAAA record of Service key `<name>.<namespace>`. */
-function aaaa(key: string, vip: string): Answer {
-  return { type: 'AAAA', name: `${key}.${DNS_ZONE_APEX}`, ttl: DNS_TTL_SECONDS, data: vip };
+function aaaa(key: string, vip: string): ZoneRecord {
+  return {
+    answer: { type: 'AAAA', name: `${key}.${DNS_ZONE_APEX}`, ttl: DNS_TTL_SECONDS, data: vip },
+    bodies: new Array<Buffer | undefined>(BODY_VARIANTS),
+  };
+}
+
+/** True when the label at `start` of `query` is `label` (lowercase ASCII), in any letter case. */
+function labelIs(query: Buffer, start: number, label: Buffer): boolean {
+  if (query[start] !== label.length) return false;
+  for (let i = 0; i < label.length; i++) {
+    // Only an ASCII letter's two cases OR to a lowercase letter with 0x20.
+    if (((query[start + 1 + i] ?? 0) | 0x20) !== label[i]) return false;
+  }
+  return true;
+}
+
+/**
+ * Writes the label at `start` lowercased into KEY_SCRATCH at `at`; returns the end, or -1 for
+ * a byte outside ASCII (which no Service name holds: `compute` decides those).
+ */
+function lowerLabel(query: Buffer, start: number, at: number): number {
+  const length = query[start] ?? 0;
+  for (let i = 0; i < length; i++) {
+    const byte = query[start + 1 + i] ?? 0;
+    if (byte >= 0x80) return -1;
+    KEY_SCRATCH[at + i] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
+  }
+  return at + length;
 }
 
 /**
@@ -227,7 +287,7 @@ export class DnsZone {
     if (!Number.isSafeInteger(snapshot.generation) || snapshot.generation < 0) {
       problems.push({ field: 'generation', message: 'must be a non-negative integer' });
     }
-    const records = new Map<string, Answer>();
+    const records = new Map<string, ZoneRecord>();
     const namespaces = new Set<string>();
     snapshot.services.forEach((service, i) => {
       const bad = [service.namespace, service.name].filter((label) => !isDns1123Label(label));
@@ -259,7 +319,7 @@ export class DnsZone {
 
   /** The zone rebuilt from `view()` output: answers byte for byte as the zone it came from. */
   static fromView(view: ZoneView): DnsZone {
-    const records = new Map<string, Answer>();
+    const records = new Map<string, ZoneRecord>();
     const namespaces = new Set<string>();
     for (const [key, vip] of view.records) {
       records.set(key, aaaa(key, vip));
@@ -274,18 +334,26 @@ export class DnsZone {
   private readonly bodies = new Map<string, Buffer>();
   private readonly ns: Answer;
   /**
-   * Replies by query bytes after the ID, per transport: the reply is a function of those bytes
-   * and the transport alone, apart from the ID copied into its first two bytes, so a repeated
-   * query (the common case behind CoreDNS) skips decoding and encoding entirely.
+   * Replies by query bytes after the ID, per transport, for the queries `fastResolve` leaves to
+   * `compute` (EDNS options, truncation, the apex, odd headers): the reply is a function of those
+   * bytes and the transport alone, apart from the ID copied into its first two bytes, so a
+   * repeated one skips decoding and encoding entirely.
    */
   private readonly memo = { udp: new Map<string, MemoReply>(), tcp: new Map<string, MemoReply>() };
+  /** `fastResolve`'s encoded replies of each kind but a Service's AAAA (which its record keeps). */
+  private readonly fixedBodies: Record<FixedKind, BodySlots> = {
+    refused: new Array<Buffer | undefined>(BODY_VARIANTS),
+    servfail: new Array<Buffer | undefined>(BODY_VARIANTS),
+    nodata: new Array<Buffer | undefined>(BODY_VARIANTS),
+    nxdomain: new Array<Buffer | undefined>(BODY_VARIANTS),
+  };
 
   private constructor(
     /** The cluster whose VIPs this zone serves ('' while pending). */
     readonly cluster: string,
     /** The snapshot generation (the SOA serial modulo 2^32). */
     readonly generation: number,
-    private readonly records: ReadonlyMap<string, Answer>,
+    private readonly records: ReadonlyMap<string, ZoneRecord>,
     private readonly namespaces: ReadonlySet<string>,
     /** False for the pending zone. */
     readonly ready: boolean,
@@ -314,16 +382,13 @@ export class DnsZone {
 
   /** The VIP served for `<name>.<namespace>.svc.cluster.local`, if any (case-insensitive). */
   vipOf(namespace: string, name: string): string | undefined {
-    const record = this.records.get(`${name}.${namespace}`.toLowerCase());
-    return record?.type === 'AAAA' ? record.data : undefined;
+    return this.records.get(`${name}.${namespace}`.toLowerCase())?.answer.data;
   }
 
   /** This zone as plain data for `DnsZone.fromView` (in another thread). */
   view(): ZoneView {
     const records: [string, string][] = [];
-    for (const [key, record] of this.records) {
-      if (record.type === 'AAAA') records.push([key, record.data]);
-    }
+    for (const [key, record] of this.records) records.push([key, record.answer.data]);
     return { cluster: this.cluster, generation: this.generation, ready: this.ready, records };
   }
 
@@ -335,6 +400,8 @@ export class DnsZone {
 
   /** The reply to one query packet with its rcode, or why it is dropped; never throws. */
   resolve(query: Buffer, transport: DnsTransport): DnsResult {
+    const fast = this.fastResolve(query, transport);
+    if (fast !== undefined) return fast;
     if (query.length < 12 || query.length > MAX_MEMO_QUERY) return this.compute(query, transport);
     const memo = this.memo[transport];
     // latin1 maps every byte to one character: equal keys are equal bytes.
@@ -356,8 +423,11 @@ export class DnsZone {
     return result;
   }
 
-  /** `resolve` without the memo: decodes, classifies and encodes. */
-  private compute(query: Buffer, transport: DnsTransport): DnsResult {
+  /**
+   * `resolve` without the fast path and the memo: decodes with dns-packet, classifies and
+   * encodes. The reference `fastResolve` is tested against.
+   */
+  compute(query: Buffer, transport: DnsTransport): DnsResult {
     if (query.length < 12) return { kind: 'drop', reason: 'malformed' };
     const header = query.readUInt16BE(2);
     // Never answer a response: two servers could otherwise bounce packets forever.
@@ -448,8 +518,116 @@ export class DnsZone {
     const record = depth === 2 ? this.records.get(`${labels[0]}.${labels[1]}`) : undefined;
     if (record === undefined) return { ...nodata, rcode: 'NXDOMAIN', cacheKey: 'nxdomain' };
     if (q.qtype === TYPE_AAAA || q.qtype === TYPE_ANY) {
-      return { ...authoritative, answers: [record], cacheKey: `aaaa:${record.name}` };
+      return { ...authoritative, answers: [record.answer], cacheKey: `aaaa:${record.answer.name}` };
     }
     return nodata;
+  }
+
+  /**
+   * The reply to the common query — opcode QUERY, one question without compression, nothing
+   * else but an OPT of version 0 without options — read straight from its bytes and spliced
+   * onto a body encoded once per kind of reply; undefined for anything else (and for the apex
+   * and truncation), which `compute` answers. Hand-written because dns-packet's decode builds
+   * objects for the header, every label and record: with the reply memo missed (case varied,
+   * many distinct names) that was most of the cost of a query. It answers byte for byte as
+   * `compute` does (dns-zone.spec.ts compares both over generated and mutated packets).
+   */
+  fastResolve(query: Buffer, transport: DnsTransport): DnsResult | undefined {
+    const length = query.length;
+    // QR clear, opcode QUERY; QDCOUNT 1, ANCOUNT 0, NSCOUNT 0, ARCOUNT 0 or 1.
+    if (length < 17 || ((query[2] ?? 0) & 0xf8) !== 0) return undefined;
+    if (query[4] !== 0 || query[5] !== 1 || query[6] !== 0 || query[7] !== 0) return undefined;
+    if (query[8] !== 0 || query[9] !== 0 || query[10] !== 0 || (query[11] ?? 0) > 1) {
+      return undefined;
+    }
+    let offset = 12;
+    let labels = 0;
+    for (;;) {
+      const size = query[offset];
+      if (size === undefined || (size & 0xc0) !== 0) return undefined;
+      if (size === 0) break;
+      LABEL_STARTS[labels++] = offset;
+      offset += 1 + size;
+      // dns-packet refuses names over 254 bytes of labels: compute drops those.
+      if (offset - 12 > 254) return undefined;
+    }
+    const questionEnd = offset + 5;
+    if (questionEnd > length) return undefined;
+    const qtype = ((query[offset + 1] ?? 0) << 8) | (query[offset + 2] ?? 0);
+    const qclass = ((query[offset + 3] ?? 0) << 8) | (query[offset + 4] ?? 0);
+    let edns = 0;
+    let limit = transport === 'tcp' ? TCP_LIMIT : DNS_CLASSIC_UDP_PAYLOAD;
+    if (query[11] === 1) {
+      // OPT: root name, type, UDP size, extended rcode, version, flags, RDLENGTH 0.
+      const o = questionEnd;
+      if (length !== o + 11 || query[o] !== 0 || query[o + 1] !== 0) return undefined;
+      if (query[o + 2] !== TYPE_OPT || query[o + 6] !== 0) return undefined;
+      if (query[o + 9] !== 0 || query[o + 10] !== 0) return undefined;
+      edns = ((query[o + 7] ?? 0) & 0x80) !== 0 ? 2 : 1;
+      if (transport === 'udp') {
+        limit = udpReplyLimit(((query[o + 3] ?? 0) << 8) | (query[o + 4] ?? 0));
+      }
+    } else if (length !== questionEnd) {
+      return undefined;
+    }
+    const flags = (query[2] ?? 0) << 8;
+    const variant = ((flags & RD) !== 0 ? 1 : 0) | ((query[3] ?? 0) & CD ? 2 : 0) | (edns << 2);
+    let kind: FixedKind | undefined;
+    let record: ZoneRecord | undefined;
+    const inZone =
+      labels >= 3 &&
+      labelIs(query, LABEL_STARTS[labels - 3] ?? 0, ZONE_LABELS[0] as Buffer) &&
+      labelIs(query, LABEL_STARTS[labels - 2] ?? 0, ZONE_LABELS[1] as Buffer) &&
+      labelIs(query, LABEL_STARTS[labels - 1] ?? 0, ZONE_LABELS[2] as Buffer);
+    const depth = labels - 3;
+    if (!inZone || (qclass !== CLASS_IN && qclass !== CLASS_ANY)) kind = 'refused';
+    else if (!this.ready) kind = 'servfail';
+    else if (qtype === TYPE_AXFR || qtype === TYPE_IXFR) kind = 'refused';
+    else if (depth === 0) return undefined;
+    else if (depth === 1) {
+      const end = lowerLabel(query, 12, 0);
+      if (end < 0) return undefined;
+      const label = KEY_SCRATCH.toString('latin1', 0, end);
+      kind = this.namespaces.has(label) || label === 'ns' ? 'nodata' : 'nxdomain';
+    } else if (depth === 2) {
+      const second = LABEL_STARTS[1] ?? 0;
+      let end = lowerLabel(query, 12, 0);
+      if (end < 0) return undefined;
+      KEY_SCRATCH[end] = 0x2e;
+      end = lowerLabel(query, second, end + 1);
+      if (end < 0) return undefined;
+      record = this.records.get(KEY_SCRATCH.toString('latin1', 0, end));
+      if (record === undefined) kind = 'nxdomain';
+      else if (qtype !== TYPE_AAAA && qtype !== TYPE_ANY) kind = 'nodata';
+    } else kind = 'nxdomain';
+    const slots = kind === undefined ? (record as ZoneRecord).bodies : this.fixedBodies[kind];
+    const body = slots[variant] ?? this.fastBody(slots, variant, kind, record);
+    if (body.length + questionEnd - 12 > limit) return undefined;
+    const bytes = spliceQuestion(body, query.subarray(12, questionEnd));
+    bytes[0] = query[0] ?? 0;
+    bytes[1] = query[1] ?? 0;
+    return { kind: 'reply', bytes, rcode: FAST_RCODE[kind ?? 'aaaa'], truncated: false };
+  }
+
+  /** Encodes a `fastResolve` body as `compute` would (ID 0, no question) and keeps it. */
+  private fastBody(
+    slots: BodySlots,
+    variant: number,
+    kind: FixedKind | undefined,
+    record: ZoneRecord | undefined,
+  ): Buffer {
+    const ednsState = variant >> 2;
+    const parts: ReplyParts = {
+      id: 0,
+      flags: (variant & 1 ? RD : 0) | (variant & 2 ? CD : 0),
+      rcode: FAST_RCODE[kind ?? 'aaaa'],
+      answers: kind === undefined && record !== undefined ? [record.answer] : [],
+      authorities: kind === 'nodata' || kind === 'nxdomain' ? [this.soa] : [],
+      edns: ednsState === 0 ? undefined : { flagDo: ednsState === 2 },
+    };
+    if (kind !== 'refused' && kind !== 'servfail') parts.flags |= AA;
+    const body = encodeParts(parts, parts.answers, parts.authorities, 0);
+    slots[variant] = body;
+    return body;
   }
 }
