@@ -113,6 +113,7 @@ export default tseslint.config(
       'bench/**/*.ts',
       'tools/**/*.ts',
       '**/e2e/**/*.ts',
+      '**/__fixtures__/**/*.ts',
     ],
     rules: {
       '@nx/enforce-module-boundaries': boundaries(true),

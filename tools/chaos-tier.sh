@@ -6,7 +6,7 @@
 # leader SIGKILLed and SIGSTOPped, two node clocks ±60 s off (libfaketime), 2,000 idle TCP
 # connections to agent-dns, the index deleted. Each scenario prints `chaos <scenario>: …`
 # figures; the run must take under 5 minutes. Needs root, `ip netns`, curl, dig, libfaketime
-# (tools/setup/apt-deps.sh) and the moto emulator (tools/emulator/ensure.sh), not the node stack.
+# (tools/setup/apt-deps.sh) and the moto emulator (tools/setup/python-tools.sh), not the node stack.
 # Builds the agent bundles first. Prints `SKIPPED chaos: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ for tool in ping curl dig; do
 done
 dpkg -L libfaketime 2>/dev/null | grep -q '/libfaketime\.so\.1$' ||
   skip "libfaketime is not installed (tools/setup/apt-deps.sh)"
-bash tools/emulator/ensure.sh >/dev/null || skip "no moto emulator (tools/emulator/ensure.sh failed)"
+bash tools/setup/python-tools.sh moto_server >/dev/null || skip "no moto emulator (tools/setup/python-tools.sh failed)"
 # podmin-agent and every service program it supervises.
 projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns agent-dataplane)
 NX_DAEMON=false npx nx run-many -t build -p "${projects[@]}" --output-style=stream >/dev/null

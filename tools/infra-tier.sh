@@ -145,7 +145,7 @@ region=us-east-1
 export AWS_ENDPOINT_URL=$endpoint AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=$region AWS_DEFAULT_REGION=$region AWS_EC2_METADATA_DISABLED=true
 unset AWS_PROFILE AWS_SESSION_TOKEN
-moto_python="$(dirname "$(bash tools/emulator/ensure.sh)")/python"
+moto_python="$(bash tools/setup/python-tools.sh python)"
 aws_py() { "$moto_python" "$root/infra/aws/test/emulator.py" "$@"; }
 
 # module_dir NAME TFVARS: a copy of the module as setup writes it, plus the test-only override.

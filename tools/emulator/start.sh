@@ -60,8 +60,8 @@ if [[ -s "${pid_file}" && -s "${endpoint_file}" ]]; then
   rm -f "${pid_file}" "${endpoint_file}"
 fi
 
-moto_bin="$("${script_dir}/ensure.sh")" || die "starting the emulator: ensure.sh failed"
-python_bin="$(dirname "${moto_bin}")/python"
+python_bin="$(bash "${script_dir}/../setup/python-tools.sh" python)" ||
+  die "starting the emulator: tools/setup/python-tools.sh failed"
 
 if [[ -z "${port}" ]]; then
   # Ask the kernel for a free loopback port; the small window until moto binds it is fine.

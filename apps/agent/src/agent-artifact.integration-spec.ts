@@ -9,13 +9,14 @@ import path from 'node:path';
 import { parseAgentArgs, serviceSpecs } from '@podmin/agent-feature-supervisor';
 import { UDP_WORKER_BUNDLE } from '@podmin/agent-feature-dns';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
+  type BuiltAgent,
+  freeAgentPorts,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  waitFor,
+} from '@podmin/testing';
 
 const REPO = path.resolve(__dirname, '../../..');
 const VERSION = (
@@ -105,22 +106,10 @@ describe('the podmin-agent artifact', () => {
     // What `podmin setup` stores create-only before the agent starts.
     const secretsFile = path.join(dir, 'secrets.json');
     const store = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await store.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await store.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
+    await seedClusterSecrets(store, 'demo');
     let agent: BuiltAgent | undefined;
     try {
-      const [health, registry, dns, coordination] = await Promise.all([
-        freeLoopbackPort(),
-        freeLoopbackPort(),
-        freeLoopbackPort(),
-        freeLoopbackPort(),
-      ]);
+      const { health, registry, dns, coordination } = await freeAgentPorts();
       agent = spawnBuiltAgent({
         program: path.join(dir, 'agent/podmin-agent.cjs'),
         args: localAgentArgs(bucket),

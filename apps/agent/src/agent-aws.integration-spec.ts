@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,20 +5,17 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
 import {
+  awsAgentArgs,
   commitDesiredState,
-  freeLoopbackPort,
-  waitFor,
+  emulatorAgentEnv,
+  freeAgentPorts,
   getAwsEmulator,
+  seedClusterSecrets,
+  spawnBuiltAgent,
   uniqueBucketName,
+  waitFor,
 } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
 
 describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
   it('reads the index from S3, secrets and CAs from Parameter Store, and publishes the workload CA bundle', async () => {
@@ -36,15 +32,7 @@ describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
     await s3.send(new CreateBucketCommand({ Bucket: trustBucket }));
     const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
     const cluster = `c${Date.now().toString(36)}`;
-    await secrets.create(
-      `/${cluster}/_system/workload-ca-key`,
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      `/${cluster}/_system/cluster-ca`,
-      Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
-    );
-    await secrets.create(`/${cluster}/default/api/token`, Buffer.from('s3cr3t'));
+    await seedClusterSecrets(secrets, cluster, { [`/${cluster}/default/api/token`]: 's3cr3t' });
 
     const objects = new S3ObjectStore({ client: s3, bucket });
     const d = buildDeployment(
@@ -64,63 +52,25 @@ spec:
     await commitDesiredState(objects, { deploy: [d] });
 
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-aws-node-'));
-    const [health, registry, dns, coordination] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        '--provider',
-        'aws',
-        '--bucket',
-        bucket,
-        '--region',
-        emulator.region,
-        '--cluster',
-        cluster,
-        '--nodegroup',
-        'workers',
-        '--ipv6-prefix',
-        '2600:1f14:abc:1200:1::/80',
-      ],
-      {
-        env: {
-          PATH: process.env['PATH'] ?? '',
-          PODMIN_NODE_ROOT: nodeRoot,
-          // The coordinator binds the node address: here loopback, on ports of this test's own.
-          PODMIN_NODE_ADDRESS: '::1',
-          PODMIN_NODE_ID: 'node-aws',
-          PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
-          PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
-          PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dns}`,
-          PODMIN_AGENT_COORDINATION_PORT: String(coordination),
-          PODMIN_WORKLOAD_CA_PUBLISH: `s3://${trustBucket}/trust/workload-ca.pem`,
-          AWS_ENDPOINT_URL: emulator.endpoint,
-          AWS_ENDPOINT_URL_S3: emulator.endpoint,
-          AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const ports = await freeAgentPorts();
+    const health = ports.health;
+    const agent = spawnBuiltAgent({
+      args: awsAgentArgs(bucket, emulator.region, cluster, 'workers'),
+      nodeRoot,
+      ports,
+      nodeId: 'node-aws',
+      env: {
+        PODMIN_WORKLOAD_CA_PUBLISH: `s3://${trustBucket}/trust/workload-ca.pem`,
+        ...emulatorAgentEnv(emulator),
       },
-    );
-    let output = '';
-    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    const exited = new Promise<number>((resolve) =>
-      child.on('close', (code) => resolve(code ?? -1)),
-    );
+    });
+    const { child, exited } = agent;
     try {
       const manifest = path.join(nodeRoot, 'etc/podmin/manifests/api.yaml');
       const deadline = Date.now() + 30_000;
       while (!fs.existsSync(manifest)) {
         if (Date.now() > deadline)
-          throw new Error(
-            `no static Pod within 30 s; agent log:\n${output.split('\n').slice(-20).join('\n')}`,
-          );
+          throw new Error(`no static Pod within 30 s; agent log:\n${agent.tail(20)}`);
         await new Promise((r) => setTimeout(r, 200));
       }
       const text = fs.readFileSync(manifest, 'utf8');
@@ -142,7 +92,8 @@ spec:
       }
       if (external === '')
         throw new Error(
-          `no external bundle; agent log:\n${output
+          `no external bundle; agent log:\n${agent
+            .output()
             .split('\n')
             .filter((l) => l.includes('identity'))
             .slice(-15)

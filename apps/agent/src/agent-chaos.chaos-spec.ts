@@ -29,7 +29,13 @@ import {
   type ObjectStore,
 } from '@podmin/data-access-object-store';
 import { ParameterStoreSecretStore, createSsmClient } from '@podmin/data-access-secrets';
-import { commitDesiredState, uniqueBucketName, waitFor } from '@podmin/testing';
+import {
+  AGENT_BIN,
+  commitDesiredState,
+  describeUnless,
+  uniqueBucketName,
+  waitFor,
+} from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { PodminError } from '@podmin/util-errors';
 import { buildDeployment } from '@podmin/util-manifest';
@@ -55,7 +61,6 @@ import {
   storeClusterSecrets,
 } from './__fixtures__/netns-cluster';
 
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
 const LEASE_MS = 12_000;
 const POLL_MS = 1_000;
 /** Every bucket outage lasts three leases. */
@@ -122,7 +127,7 @@ function chaosUnavailable(): string | undefined {
   if (faketimeLibrary() === undefined)
     return 'libfaketime is not installed (run tools/setup/apt-deps.sh)';
   if (motoPython() === undefined)
-    return 'no moto emulator (tools/emulator/ensure.sh could not install it)';
+    return 'no moto emulator (tools/setup/python-tools.sh could not install it)';
   return undefined;
 }
 
@@ -222,16 +227,9 @@ function isRefusal(l: LogLine): boolean {
   );
 }
 
-const unavailable = chaosUnavailable();
-if (unavailable !== undefined) {
-  process.stdout.write(`SKIPPED chaos: ${unavailable}\n`);
-  describe.skip(`the chaos tier (${unavailable})`, () => {
-    it('bucket outages, leader failures, clock skew, a DNS TCP flood and a deleted index', () => {
-      expect(unavailable).toBeUndefined();
-    });
-  });
-} else {
-  describe('chaos: faults on three agents in network namespaces, one bucket', () => {
+describeUnless(chaosUnavailable(), 'chaos')(
+  'chaos: faults on three agents in network namespaces, one bucket',
+  () => {
     const tierStarted = Date.now();
     let cluster: NetnsCluster | undefined;
     let work = '';
@@ -472,7 +470,8 @@ if (unavailable !== undefined) {
     }
 
     beforeAll(() => {
-      if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing (build the agent bundles first)`);
+      if (!fs.existsSync(AGENT_BIN))
+        throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
       cluster = NetnsCluster.create(3);
       cluster.checkReachability();
       work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-chaos-'));
@@ -503,7 +502,7 @@ if (unavailable !== undefined) {
           cluster: 'chaos',
           objects,
           setup: {
-            bin: BIN,
+            bin: AGENT_BIN,
             cluster: 'chaos',
             bucket,
             secretsFile,
@@ -975,7 +974,7 @@ if (unavailable !== undefined) {
           cluster: 'chaos-s3',
           objects,
           setup: {
-            bin: BIN,
+            bin: AGENT_BIN,
             cluster: 'chaos-s3',
             provider: 'aws',
             region: AWS_REGION,
@@ -1171,5 +1170,5 @@ if (unavailable !== undefined) {
       figures('run', { seconds: seconds.toFixed(1), budget_s: RUN_BUDGET_MS / 1000 });
       expect(seconds * 1000).toBeLessThanOrEqual(RUN_BUDGET_MS);
     });
-  });
-}
+  },
+);

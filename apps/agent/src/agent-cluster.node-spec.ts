@@ -17,7 +17,7 @@ import {
   type LeaderRecord,
   type ServiceSnapshot,
 } from '@podmin/agent-feature-coordinator';
-import { commitDesiredState, waitFor } from '@podmin/testing';
+import { AGENT_BIN, commitDesiredState, waitFor } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
@@ -30,7 +30,6 @@ import {
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
 
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
 const CLUSTER = 'demo';
 const LEASE_MS = Number(process.env['PODMIN_ELECTION_LEASE_MS'] ?? 35_000);
 const POLL_MS = Number(process.env['PODMIN_ELECTION_POLL_MS'] ?? 5_000);
@@ -86,7 +85,14 @@ describe('three agents in three network namespaces, one bucket', () => {
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
-    const p = startNodeAgent(node, { bin: BIN, cluster: CLUSTER, bucket, secretsFile, work, env });
+    const p = startNodeAgent(node, {
+      bin: AGENT_BIN,
+      cluster: CLUSTER,
+      bucket,
+      secretsFile,
+      work,
+      env,
+    });
     agents.set(node.id, p);
     started.push(p);
     return p;
@@ -158,7 +164,8 @@ describe('three agents in three network namespaces, one bucket', () => {
   beforeAll(async () => {
     const unavailable = netnsUnavailable();
     if (unavailable) throw new Error(`cannot run: ${unavailable}`);
-    if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing (build the agent bundles first)`);
+    if (!fs.existsSync(AGENT_BIN))
+      throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
     cluster = NetnsCluster.create(3);
     cluster.checkReachability();
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cluster-'));

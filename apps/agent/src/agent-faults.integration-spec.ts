@@ -16,37 +16,26 @@ import {
   S3ObjectStore,
 } from '@podmin/data-access-object-store';
 import {
+  awsAgentArgs,
+  type BuiltAgent,
   commitDesiredState,
-  freeLoopbackPort,
+  daemonSetManifest,
+  emulatorAgentEnv,
+  freeAgentPorts,
   getAwsEmulator,
   localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
   uniqueBucketName,
   waitFor,
 } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const manifest = (name: string, image: string, secret: string): string => `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: ${name}, namespace: product }
-spec:
-  selector: { matchLabels: { app: ${name} } }
-  template:
-    metadata:
-      labels: { app: ${name} }
-      annotations: { podmin.dev/aws-parameter-store: ${secret} }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: ${name}, image: "${image}" }]
-`;
+const manifest = (name: string, image: string, secret: string): string =>
+  daemonSetManifest({ name, image, secret });
 
 interface HealthBody {
   status: string;
@@ -147,35 +136,20 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
       'demo.json',
     );
     secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
-    await secrets.create('/demo/product/web/db-url', Buffer.from('postgres://db'));
-    await secrets.create('/demo/product/api/token', Buffer.from('s3cr3t'));
+    await seedClusterSecrets(secrets, 'demo', {
+      '/demo/product/web/db-url': 'postgres://db',
+      '/demo/product/api/token': 's3cr3t',
+    });
     objects = new LocalDirectoryObjectStore(bucket);
     await deploy('web', 'hello:v1', 'db-url');
     await deploy('api', 'hello:v1', 'token');
 
-    healthPort = await freeLoopbackPort();
-    const [registryPort, dnsPort, coordinationPort] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
+    const ports = await freeAgentPorts();
+    healthPort = ports.health;
     agent = spawnBuiltAgent({
       args: localAgentArgs(bucket),
       nodeRoot,
-      ports: {
-        health: healthPort,
-        registry: registryPort,
-        dns: dnsPort,
-        coordination: coordinationPort,
-      },
+      ports,
       env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
     });
     await waitFor(
@@ -483,15 +457,9 @@ describe('podmin-agent keeps what it has while S3 denies the index (built, S3 em
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     const cluster = `c${Date.now().toString(36)}`;
     const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
-    await secrets.create(
-      `/${cluster}/_system/workload-ca-key`,
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      `/${cluster}/_system/cluster-ca`,
-      Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
-    );
-    await secrets.create(`/${cluster}/product/web/db-url`, Buffer.from('postgres://db'));
+    await seedClusterSecrets(secrets, cluster, {
+      [`/${cluster}/product/web/db-url`]: 'postgres://db',
+    });
     const objects = new S3ObjectStore({ client: s3, bucket });
     await commitDesiredState(objects, {
       deploy: [
@@ -505,37 +473,13 @@ describe('podmin-agent keeps what it has while S3 denies the index (built, S3 em
 
     proxy = await deniedKeyProxy(emulator.endpoint, bucket, INDEX_KEY);
     nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-denied-node-'));
-    const [health, registry, dns, coordination] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
+    const { health, registry, dns, coordination } = await freeAgentPorts();
     agent = spawnBuiltAgent({
-      args: [
-        '--provider',
-        'aws',
-        '--bucket',
-        bucket,
-        '--region',
-        emulator.region,
-        '--cluster',
-        cluster,
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        '2600:1f14:abc:1200:1::/80',
-      ],
+      args: awsAgentArgs(bucket, emulator.region, cluster),
       nodeRoot,
       ports: { health, registry, dns, coordination },
-      env: {
-        // S3 through the proxy; Parameter Store straight to the emulator.
-        AWS_ENDPOINT_URL: emulator.endpoint,
-        AWS_ENDPOINT_URL_S3: proxy.endpoint,
-        AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
+      // S3 through the proxy; Parameter Store straight to the emulator.
+      env: { ...emulatorAgentEnv(emulator), AWS_ENDPOINT_URL_S3: proxy.endpoint },
     });
     const healthOf = async (endpoint: 'healthz' | 'readyz') => {
       const res = await fetch(`http://127.0.0.1:${health}/${endpoint}`);

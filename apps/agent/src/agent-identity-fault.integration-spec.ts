@@ -4,26 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
-import { buildDeployment } from '@podmin/util-manifest';
 import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
+  type BuiltAgent,
+  commitDesiredState,
+  daemonSetManifest,
+  freeAgentPorts,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  waitFor,
+} from '@podmin/testing';
+import { buildDeployment } from '@podmin/util-manifest';
 
-const MANIFEST = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: product }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: hello:v1 }]
-`;
+const MANIFEST = daemonSetManifest();
 
 // Issue 21: an identity the node cannot write (EPERM) must reach the staticpod health detail
 // with its path and errno, not as "internal error". An immutable directory (chattr +i) gives
@@ -40,14 +33,7 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
     nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-eperm-'));
     secretsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-secrets-')), 'demo.json');
     const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
+    await seedClusterSecrets(secrets, 'demo');
     immutable = path.join(nodeRoot, 'run/podmin/workloads/web');
     fs.mkdirSync(immutable, { recursive: true });
     execFileSync('chattr', ['+i', immutable]);
@@ -61,21 +47,12 @@ describe('podmin-agent reports an identity EPERM with its cause', () => {
   });
 
   it('shows the path and errno in /healthz', async () => {
-    const [healthPort, registryPort, dnsPort, coordinationPort] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
+    const ports = await freeAgentPorts();
+    const healthPort = ports.health;
     agent = spawnBuiltAgent({
       args: localAgentArgs(bucket),
       nodeRoot,
-      ports: {
-        health: healthPort,
-        registry: registryPort,
-        dns: dnsPort,
-        coordination: coordinationPort,
-      },
+      ports,
       env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
     });
     try {

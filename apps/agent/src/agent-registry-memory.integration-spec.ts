@@ -4,13 +4,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import { spawnBuiltAgent, type BuiltAgent } from './__fixtures__/built-agent';
+  type BuiltAgent,
+  freeAgentPorts,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  waitFor,
+} from '@podmin/testing';
 
 /** The issue's budget: 200 local clients that stop reading cost at most this over idle. */
 const STALLED_CLIENTS = 200;
@@ -42,14 +43,7 @@ describe('agent-registry under clients that stop reading (built agent, local pro
     secretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-secrets-'));
     const secretsFile = path.join(secretsDir, 'demo.json');
     const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await secrets.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await secrets.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
+    await seedClusterSecrets(secrets, 'demo');
     // Larger than every socket buffer on the way, so a client that stops reading stalls it.
     const blob = randomBytes(BLOB_BYTES);
     const hex = createHash('sha256').update(blob).digest('hex');
@@ -57,21 +51,13 @@ describe('agent-registry under clients that stop reading (built agent, local pro
     fs.mkdirSync(path.join(bucket, 'apps/demo/blobs/sha256'), { recursive: true });
     fs.writeFileSync(path.join(bucket, 'apps/demo/blobs/sha256', hex), blob);
 
-    const [healthPort, dnsPort, coordinationPort] = await Promise.all([
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-      freeLoopbackPort(),
-    ]);
-    registryPort = await freeLoopbackPort();
+    const ports = await freeAgentPorts();
+    const healthPort = ports.health;
+    registryPort = ports.registry;
     agent = spawnBuiltAgent({
       args: localAgentArgs(bucket),
       nodeRoot,
-      ports: {
-        health: healthPort,
-        registry: registryPort,
-        dns: dnsPort,
-        coordination: coordinationPort,
-      },
+      ports,
       env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
     });
     let last = '';

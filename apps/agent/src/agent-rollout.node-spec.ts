@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LEADER_RECORD_KEY, parseLeaderRecord } from '@podmin/agent-feature-coordinator';
-import { commitDesiredState, waitFor } from '@podmin/testing';
+import { AGENT_BIN, commitDesiredState, waitFor } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import { ROLLOUT_STATE_KEY, parseRolloutState, type RolloutState } from '@podmin/util-rollout';
 import { ManifestKubelet } from './__fixtures__/manifest-kubelet';
@@ -25,7 +25,6 @@ import {
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
 
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
 const CLUSTER = 'roll';
 const LEASE_MS = 9_000;
 const POLL_MS = 1_000;
@@ -72,7 +71,7 @@ describe('rollouts across three agents in three network namespaces', () => {
 
   function startAgent(node: NetnsNode): NodeProcess {
     const p = startNodeAgent(node, {
-      bin: BIN,
+      bin: AGENT_BIN,
       cluster: CLUSTER,
       bucket,
       secretsFile,
@@ -173,7 +172,8 @@ describe('rollouts across three agents in three network namespaces', () => {
   beforeAll(async () => {
     const unavailable = netnsUnavailable();
     if (unavailable) throw new Error(`cannot run: ${unavailable}`);
-    if (!fs.existsSync(BIN)) throw new Error(`${BIN} is missing (build the agent bundles first)`);
+    if (!fs.existsSync(AGENT_BIN))
+      throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
     cluster = NetnsCluster.create(3, `${NETNS_PREFIX}r${process.pid}-`);
     cluster.checkReachability();
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-rollout-'));

@@ -16,34 +16,20 @@ import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { readSnapshot } from '@podmin/agent-feature-coordinator';
-import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
-import { buildDeployment } from '@podmin/util-manifest';
 import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
-import { spawnBuiltAgent, type AgentPorts, type BuiltAgent } from './__fixtures__/built-agent';
+  type BuiltAgent,
+  commitDesiredState,
+  daemonSetManifest,
+  freeAgentPorts,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  waitFor,
+} from '@podmin/testing';
+import { buildDeployment } from '@podmin/util-manifest';
 import { servePodsApi } from './__fixtures__/pods-api';
 
-const MANIFEST = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: product }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: hello:v1 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: web, namespace: product }
-spec:
-  selector: { app: web }
-  ports: [{ port: 443, targetPort: 8443 }]
-`;
+const MANIFEST = daemonSetManifest({ servicePort: 443 });
 
 const NODE2_PREFIX = 'fd00:1:2:3:5::/80';
 const NODE2_POD = 'fd00:1:2:3:5::a';
@@ -128,12 +114,7 @@ describe('podmin-agent stop (built, two nodes)', () => {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  const ports = async (): Promise<AgentPorts> => ({
-    health: await freeLoopbackPort(),
-    registry: await freeLoopbackPort(),
-    dns: await freeLoopbackPort(),
-    coordination: await freeLoopbackPort(),
-  });
+  const ports = freeAgentPorts;
 
   it.each([
     ['the supervisor alone (systemctl stop, KillMode=mixed)', 'supervisor'],
@@ -144,14 +125,7 @@ describe('podmin-agent stop (built, two nodes)', () => {
       const bucket = tmp('podmin-shutdown-bucket-');
       const secretsFile = path.join(tmp('podmin-shutdown-secrets-'), 'demo.json');
       const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-      await secrets.create(
-        '/demo/_system/workload-ca-key',
-        Buffer.from(generateWorkloadCaSecretValue()),
-      );
-      await secrets.create(
-        '/demo/_system/cluster-ca',
-        Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-      );
+      await seedClusterSecrets(secrets, 'demo');
       const objects = new LocalDirectoryObjectStore(bucket);
       await commitDesiredState(objects, {
         deploy: [buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' })],

@@ -1,57 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import { commitDesiredState, freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
+import {
+  commitDesiredState,
+  daemonSetManifest,
+  freeAgentPorts,
+  freeLoopbackPort,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  waitFor,
+} from '@podmin/testing';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { podPayloadKey, serviceVip, servicePayloadKey } from '@podmin/util-desired-state';
 import { readSnapshot } from '@podmin/agent-feature-coordinator';
 import { buildDeployment } from '@podmin/util-manifest';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
 
-const BIN = path.resolve(__dirname, '../../../dist/bin/podmin-agent.cjs');
-
-const MANIFEST = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: product }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata:
-      labels: { app: web }
-      annotations: { podmin.dev/aws-parameter-store: db-url }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: hello:v1 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: web, namespace: product }
-spec:
-  selector: { app: web }
-  ports: [{ port: 443, targetPort: 8443 }]
-`;
-
-function run(
-  args: string[],
-  env: Record<string, string> = {},
-): { child: ChildProcess; output: () => string; exited: Promise<number> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-  return { child, output: () => output, exited };
-}
+const MANIFEST = daemonSetManifest({ secret: 'db-url', servicePort: 443 });
 
 describe('podmin-agent (built)', () => {
   let bucket: string;
@@ -61,15 +28,7 @@ describe('podmin-agent (built)', () => {
     // What `podmin setup` stores create-only before the agent starts.
     secretsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-secrets-')), 'demo.json');
     const store = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await store.create(
-      '/demo/_system/workload-ca-key',
-      Buffer.from(generateWorkloadCaSecretValue()),
-    );
-    await store.create(
-      '/demo/_system/cluster-ca',
-      Buffer.from(serializeClusterCaSecret(await createClusterCa('demo', new Date()))),
-    );
-    await store.create('/demo/product/web/db-url', Buffer.from('postgres://db'));
+    await seedClusterSecrets(store, 'demo', { '/demo/product/web/db-url': 'postgres://db' });
   });
   afterAll(() => fs.rmSync(bucket, { recursive: true, force: true }));
 
@@ -81,30 +40,33 @@ describe('podmin-agent (built)', () => {
     return {
       dnsPort,
       coordinationPort,
-      ...run(localAgentArgs(bucket), {
-        PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${healthPort}`,
-        PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registryPort}`,
-        PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dnsPort}`,
-        PODMIN_AGENT_COORDINATION_PORT: String(coordinationPort),
-        PODMIN_NODE_ADDRESS: '::1',
-        PODMIN_NODE_ID: 'node-1',
-        PODMIN_NODE_ROOT: nodeRoot,
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+      ...spawnBuiltAgent({
+        args: localAgentArgs(bucket),
+        nodeRoot,
+        ports: {
+          health: healthPort,
+          registry: registryPort,
+          dns: dnsPort,
+          coordination: coordinationPort,
+        },
+        env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
       }),
     };
   };
 
   it('exits non-zero naming every bad flag', async () => {
-    const { exited, output } = run([
-      '--provider',
-      'aws',
-      '--bucket',
-      'B',
-      '--cluster',
-      'Demo',
-      '--ipv6-prefix',
-      'fd00:1:2:3:4::/80',
-    ]);
+    const { exited, output } = spawnBuiltAgent({
+      args: [
+        '--provider',
+        'aws',
+        '--bucket',
+        'B',
+        '--cluster',
+        'Demo',
+        '--ipv6-prefix',
+        'fd00:1:2:3:4::/80',
+      ],
+    });
     expect(await exited).toBe(2);
     for (const flag of ['--bucket', '--region', '--cluster', '--nodegroup', '--ipv6-prefix'])
       expect(output()).toContain(`${flag}:`);
@@ -112,19 +74,15 @@ describe('podmin-agent (built)', () => {
 
   it('exits 2 naming the election rule when the lease leaves a leader no duty window', async () => {
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-node-'));
-    const [health, registry, dns, coordination] = await Promise.all(
-      [1, 2, 3, 4].map(() => freeLoopbackPort()),
-    );
-    const { exited, output } = run(localAgentArgs(bucket), {
-      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
-      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
-      PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dns}`,
-      PODMIN_AGENT_COORDINATION_PORT: String(coordination),
-      PODMIN_NODE_ADDRESS: '::1',
-      PODMIN_NODE_ROOT: nodeRoot,
-      PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-      PODMIN_ELECTION_LEASE_MS: '6000',
-      PODMIN_ELECTION_POLL_MS: '1000',
+    const { exited, output } = spawnBuiltAgent({
+      args: localAgentArgs(bucket),
+      nodeRoot,
+      ports: await freeAgentPorts(),
+      env: {
+        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+        PODMIN_ELECTION_LEASE_MS: '6000',
+        PODMIN_ELECTION_POLL_MS: '1000',
+      },
     });
     try {
       expect(await exited).toBe(2);

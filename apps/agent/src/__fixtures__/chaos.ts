@@ -34,15 +34,15 @@ export function skewedClockEnv(library: string, offset: string): Record<string, 
   };
 }
 
-/** moto_server's Python from the project's cached venv (tools/emulator/ensure.sh), or undefined. */
+/** moto_server's Python from the project's cached venv (tools/setup/python-tools.sh), or undefined. */
 export function motoPython(): string | undefined {
-  const r = spawnSync('bash', [path.join(REPO_ROOT, 'tools/emulator/ensure.sh')], {
+  const r = spawnSync('bash', [path.join(REPO_ROOT, 'tools/setup/python-tools.sh'), 'python'], {
     encoding: 'utf8',
     timeout: 10 * 60_000,
   });
   if (r.status !== 0) return undefined;
-  const python = path.join(path.dirname(r.stdout.trim().split('\n').pop() ?? ''), 'python');
-  return fs.existsSync(python) ? python : undefined;
+  const python = r.stdout.trim().split('\n').pop() ?? '';
+  return python !== '' && fs.existsSync(python) ? python : undefined;
 }
 
 /** One request the counter forwarded. */

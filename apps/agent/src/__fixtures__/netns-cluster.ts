@@ -8,11 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LocalSecretStore, type SecretStore } from '@podmin/data-access-secrets';
 import { formatIpv6 } from '@podmin/util-names';
-import {
-  createClusterCa,
-  generateWorkloadCaSecretValue,
-  serializeClusterCaSecret,
-} from '@podmin/util-pki';
+import { seedClusterSecrets } from '@podmin/testing';
 
 /** Every `ip` call is bounded: a wedged netlink call must fail the test, not hang it. */
 const IP_TIMEOUT_MS = 10_000;
@@ -417,16 +413,10 @@ export async function storeClusterSecrets(
   secrets: string | SecretStore,
   cluster: string,
 ): Promise<void> {
-  const store =
+  await seedClusterSecrets(
     typeof secrets === 'string'
       ? new LocalSecretStore({ file: secrets, provider: 'aws-parameter-store' })
-      : secrets;
-  await store.create(
-    `/${cluster}/_system/workload-ca-key`,
-    Buffer.from(generateWorkloadCaSecretValue()),
-  );
-  await store.create(
-    `/${cluster}/_system/cluster-ca`,
-    Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
+      : secrets,
+    cluster,
   );
 }

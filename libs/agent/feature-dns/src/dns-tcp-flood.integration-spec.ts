@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { serviceVip } from '@podmin/util-desired-state';
-import { dig, which } from './__fixtures__/dig';
+import { describeUnless, which } from '@podmin/testing';
+import { dig } from './__fixtures__/dig';
 import { buildUdpWorker } from './__fixtures__/udp-worker-bundle';
 import { DnsServer, type DnsUdpPath } from './dns-server';
 import { DnsZone } from './dns-zone';
@@ -71,19 +72,14 @@ async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number }
 // Each connection is two descriptors here: the client's and the server's end.
 const connections = Math.min(FLOOD_CONNECTIONS, Math.floor((openFilesLimit() - FD_MARGIN) / 2));
 
-if (which('dig') === undefined) {
-  process.stderr.write(
-    'SKIPPED dns-tcp-flood: dig is not installed (run tools/setup/apt-deps.sh)\n',
-  );
-  test.skip('DnsServer under 2,000 idle TCP connections (dig is not installed)', () => {
-    expect(which('dig')).toBeDefined();
-  });
-} else if (connections < 1) {
-  process.stderr.write(`SKIPPED dns-tcp-flood: open files limit ${openFilesLimit()} is too low\n`);
-  test.skip('DnsServer under 2,000 idle TCP connections (open files limit too low)', () => {
-    expect(connections).toBeGreaterThan(0);
-  });
-} else {
+const unusable =
+  which('dig') === undefined
+    ? 'dig is not installed (run tools/setup/apt-deps.sh)'
+    : connections < 1
+      ? `open files limit ${openFilesLimit()} is too low`
+      : undefined;
+
+describeUnless(unusable, 'dns-tcp-flood')('DnsServer with real dig', () => {
   let worker: { file: string; remove: () => void };
   beforeAll(async () => {
     worker = await buildUdpWorker();
@@ -140,4 +136,4 @@ if (which('dig') === undefined) {
       }
     }, 30_000);
   });
-}
+});

@@ -8,15 +8,22 @@ import {
   md5Etag,
 } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { makeTempDir, emulatorBucket, localAgentArgs } from '@podmin/testing';
+import {
+  describeUnless,
+  emulatorBucket,
+  itIf,
+  localAgentArgs,
+  makeTempDir,
+  which,
+} from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { OCI_INDEX_MEDIA_TYPE, blobPath, sha256Digest } from '@podmin/util-oci';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { TestImage } from './__fixtures__/oci-image';
-import { reportSkip, run, startContainerd, which } from './__fixtures__/real-clients';
+import { containerdUnusable, run, startContainerd } from './__fixtures__/real-clients';
 import type { TestContainerd } from './__fixtures__/real-clients';
-import type { RunningRegistry } from './bootstrap';
-import { startRegistry } from './bootstrap';
+import type { RunningRegistry } from './registry.process';
+import { startRegistry } from './registry.process';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
@@ -169,12 +176,12 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     expect((await bucket.registryStore.get(key)).etag).toBe(expected);
   });
 
-  it('lets skopeo copy the whole multi-platform image and inspect its digest', async () => {
-    const skopeo = which('skopeo');
-    if (skopeo === undefined) {
-      reportSkip('skopeo', 'skopeo is not installed (run tools/setup/apt-deps.sh)');
-      return;
-    }
+  itIf(
+    which('skopeo') !== undefined,
+    'integration:skopeo',
+    'skopeo is not installed (run tools/setup/apt-deps.sh)',
+  )('lets skopeo copy the whole multi-platform image and inspect its digest', async () => {
+    const skopeo = which('skopeo')!;
     const source = `docker://${host}/${HELLO}:v1`;
     const dest = path.join(work.path, `oci-${kind.replace(/\W/g, '-')}`);
     const copy = await run(skopeo, [
@@ -222,8 +229,8 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     expect(refused.stderr).toContain(tampered.platforms[0]!.layer.digest);
   });
 
-  describe('containerd', () => {
-    let containerd: TestContainerd | string;
+  describeUnless(containerdUnusable(), 'integration:containerd')('containerd', () => {
+    let containerd: TestContainerd | undefined;
     let ctr: string;
 
     beforeAll(async () => {
@@ -232,14 +239,11 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     }, 60_000);
 
     afterAll(async () => {
-      if (typeof containerd !== 'string') await containerd.stop();
+      await containerd?.stop();
     }, 30_000);
 
     it.each(['amd64', 'arm64'])('pulls and unpacks linux/%s with ctr', async (arch) => {
-      if (typeof containerd === 'string') {
-        reportSkip(`containerd-${arch}`, containerd);
-        return;
-      }
+      if (containerd === undefined) throw new Error('containerd did not start');
       const pull = await run(ctr, [
         '-a',
         containerd.address,
@@ -274,10 +278,7 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
     });
 
     it('fails to pull an image whose layer was tampered with in the bucket', async () => {
-      if (typeof containerd === 'string') {
-        reportSkip('containerd-tampered', containerd);
-        return;
-      }
+      if (containerd === undefined) throw new Error('containerd did not start');
       const pull = await run(ctr, [
         '-a',
         containerd.address,

@@ -2,6 +2,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { clearPodNetwork, podNetwork } from './node-stack';
+import { describeUnless } from '@podmin/testing';
 
 // Teardown's last resort for a Pod network containerd did not remove, against the real kernel:
 // a namespace mounted under /run/netns with a ptp-style veth (a /128 route on the host side).
@@ -14,13 +15,9 @@ const unusable =
       ? 'ip netns does not work here'
       : undefined;
 
-if (unusable !== undefined) {
-  process.stderr.write(`SKIPPED integration:pod-network: ${unusable}\n`);
-  test.skip(`clearPodNetwork with real namespaces and veths (${unusable})`, () => {
-    expect(unusable).toBeUndefined();
-  });
-} else {
-  describe('clearPodNetwork with real namespaces and veths', () => {
+describeUnless(unusable, 'integration:pod-network')(
+  'clearPodNetwork with real namespaces and veths',
+  () => {
     const tag = randomBytes(3).toString('hex');
     const prefix = `fd00:7e57:${tag.slice(0, 4)}:0:${tag.slice(4)}::/80`;
     const net = prefix.replace('::/80', '::');
@@ -80,5 +77,5 @@ if (unusable !== undefined) {
       expect(fs.existsSync(`/run/netns/${other.ns}`)).toBe(true);
       expect(await clearPodNetwork(await podNetwork(prefix))).toEqual([]);
     }, 30_000);
-  });
-}
+  },
+);

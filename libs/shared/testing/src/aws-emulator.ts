@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { repoRoot } from './repo-root';
 
 /** Where and how to reach the AWS-API emulator from a test. */
 export interface AwsEmulator {
@@ -93,7 +94,7 @@ async function startEmulator(stateFile: string): Promise<string> {
     [
       '-c',
       WATCHDOG_LAUNCHER,
-      path.join(findRepoRoot(), 'tools', 'emulator'),
+      path.join(repoRoot(), 'tools', 'emulator'),
       stateFile,
       logFile,
       '-H',
@@ -165,11 +166,11 @@ main(sys.argv[4:])
 `;
 
 function ensureInstalled(): Promise<string> {
-  const script = path.join(findRepoRoot(), 'tools', 'emulator', 'ensure.sh');
+  const script = path.join(repoRoot(), 'tools', 'setup', 'python-tools.sh');
   return new Promise((resolve, reject) => {
     execFile(
       'bash',
-      [script],
+      [script, 'moto_server'],
       { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err) {
@@ -194,20 +195,6 @@ function ensureInstalled(): Promise<string> {
       },
     );
   });
-}
-
-function findRepoRoot(): string {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    if (
-      existsSync(path.join(dir, 'nx.json')) &&
-      existsSync(path.join(dir, 'tools', 'emulator', 'ensure.sh'))
-    ) {
-      return dir;
-    }
-    if (path.dirname(dir) === dir) {
-      throw new Error(`finding the podmin repository root from ${__dirname}: no nx.json above it`);
-    }
-  }
 }
 
 function freeLoopbackPort(): Promise<number> {

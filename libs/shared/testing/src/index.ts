@@ -4,6 +4,8 @@ export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
 export { emulatorBucket, type EmulatorBucket } from './emulator-bucket';
 /** Temporary directories with a cleanup function. */
 export { makeTempDir, type TempDir } from './temp-dir';
+/** A temporary HOME with its own XDG directories, for CLI runs. */
+export { makeTempHome, useTempHome, type TempHome } from './temp-home';
 /** Unique, valid S3 bucket names for tests. */
 export { uniqueBucketName } from './bucket-name';
 /** Commits test desired state through the desired-state library (payloads, then index CAS). */
@@ -12,8 +14,41 @@ export { commitDesiredState, type DesiredStateChange, type TestDeployment } from
 export { InMemoryObjectStore } from './in-memory-object-store';
 /** Loopback ports and bounded polling for tests that drive real processes. */
 export { freeLoopbackPort, waitFor } from './wait';
-/** The agent's six flags for the local provider, as a valid command line for agent specs. */
-export { localAgentArgs, localAgentFlags } from './agent-flags';
+/** podmin-agent command lines for the local and aws providers, for agent specs. */
+export {
+  agentArgs,
+  awsAgentArgs,
+  localAgentArgs,
+  localAgentFlags,
+  type AgentFlagValues,
+} from './agent-flags';
+/** The built podmin-agent, started on loopback ports of the test's choosing. */
+export {
+  AGENT_BIN,
+  agentNodeEnv,
+  emulatorAgentEnv,
+  freeAgentPorts,
+  spawnBuiltAgent,
+  type AgentPorts,
+  type BuiltAgent,
+  type BuiltAgentOptions,
+} from './built-agent';
+/** DaemonSet (and Service) manifests as a user deploys them, for agent specs. */
+export { daemonSetManifest, type TestDaemonSet } from './manifests';
+/** The secrets `podmin setup` seeds before an agent starts (workload CA key, cluster CA). */
+export { seedClusterSecrets, type SecretCreator } from './seeded-secrets';
+/** Tiers that cannot run here: Jest's own skip and one `SKIPPED <tier>: <reason>` line. */
+export {
+  describeIf,
+  describeIfRoot,
+  describeUnless,
+  isRoot,
+  itIf,
+  reportSkipped,
+  which,
+} from './skip';
+/** The workspace root, for specs that run its scripts or read its build output. */
+export { repoRoot } from './repo-root';
 /** The real OpenTofu/Terraform for infrastructure tests. */
 export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
 /** A loopback HTTP server shaped like the upstreams the dependency resolver reads. */

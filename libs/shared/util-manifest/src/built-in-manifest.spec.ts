@@ -1,4 +1,3 @@
-import { ValidationError } from '@podmin/util-errors';
 import {
   assertInitImages,
   assertNoBuiltInOnlyFlags,
@@ -9,18 +8,7 @@ import type { BuiltInOptions } from './built-in-manifest';
 import { buildDeployment } from './deployment';
 import { parseImageFlags, parsePortFlags } from './flags';
 import { parseYamlStream } from './yaml';
-
-function captureError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      return err;
-    }
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { captureError } from './__fixtures__/capture-error';
 
 function options(overrides: Partial<BuiltInOptions> = {}): BuiltInOptions {
   return { name: 'app', nodegroup: 'workers', images: parseImageFlags(['hello:v1']), ...overrides };

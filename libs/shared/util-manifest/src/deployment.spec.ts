@@ -1,20 +1,9 @@
-import { ValidationError } from '@podmin/util-errors';
+import type { ValidationError } from '@podmin/util-errors';
 import { buildDeployment } from './deployment';
 import type { BuildOptions } from './deployment';
 import { parseImageFlags } from './flags';
 import { parseYamlStream, stringifyCanonical } from './yaml';
-
-function captureError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      return err;
-    }
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { captureError } from './__fixtures__/capture-error';
 
 const FULL_DAEMONSET = `apiVersion: apps/v1
 kind: DaemonSet

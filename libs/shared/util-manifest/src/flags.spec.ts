@@ -1,17 +1,5 @@
-import { ValidationError } from '@podmin/util-errors';
 import { checkImageOverrides, parseImageFlags, parsePortFlags, parseQuantity } from './flags';
-
-function captureError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      return err;
-    }
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { captureError } from './__fixtures__/capture-error';
 
 describe('parseImageFlags', () => {
   it('accepts no values', () => {

@@ -1,18 +1,6 @@
-import { ValidationError } from '@podmin/util-errors';
 import { clusterDestination, formatReference } from '@podmin/util-oci';
 import { CLUSTER_REGISTRY, checkClusterImage, resolveClusterImage } from './image-reference';
-
-function captureError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      return err;
-    }
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { captureError } from './__fixtures__/capture-error';
 
 const SHA256 = 'a'.repeat(64);
 const SHA512 = '0123456789abcdef'.repeat(8);

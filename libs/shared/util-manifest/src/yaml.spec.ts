@@ -1,17 +1,6 @@
-import { PodminError, ValidationError } from '@podmin/util-errors';
+import { PodminError } from '@podmin/util-errors';
 import { parseYamlStream, stringifyCanonical, yamlSizeBound } from './yaml';
-
-function captureError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ValidationError) {
-      return err;
-    }
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { captureError } from './__fixtures__/capture-error';
 
 describe('parseYamlStream', () => {
   it('parses every document of a stream and skips empty ones', () => {

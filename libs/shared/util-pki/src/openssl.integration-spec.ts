@@ -1,11 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { makeTempDir } from '@podmin/testing';
-import type { TempDir } from '@podmin/testing';
 import { CLOCK_SKEW_MARGIN_MS, HOUR_MS, systemClock } from './clock';
 import type { IssuedCertificate } from './issue';
 import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
@@ -17,12 +16,14 @@ const run = promisify(execFile);
 const openssl = async (...args: string[]): Promise<string> =>
   (await run(OPENSSL, args, { timeout: 10_000 })).stdout;
 
-let dir: TempDir;
+// A plain temporary directory: @podmin/testing seeds secrets with this library, so its specs
+// cannot import that one back.
+let dir: string;
 let issuer: WorkloadIssuer;
 let server: IssuedCertificate;
 let client: IssuedCertificate;
 let issuedAt: Date;
-const file = (name: string): string => path.join(dir.path, name);
+const file = (name: string): string => path.join(dir, name);
 
 async function writeLeaf(name: string, leaf: IssuedCertificate): Promise<void> {
   await writeFile(file(`${name}.crt`), leaf.certificatePem);
@@ -30,7 +31,7 @@ async function writeLeaf(name: string, leaf: IssuedCertificate): Promise<void> {
 }
 
 beforeAll(async () => {
-  dir = await makeTempDir('util-pki-openssl');
+  dir = await mkdtemp(path.join(os.tmpdir(), 'util-pki-openssl-'));
   const key = WorkloadCaKey.fromSeed(Buffer.alloc(32, 42));
   // openssl checks validity against the real time, so these certificates start now.
   const now = systemClock.now();
@@ -59,7 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await dir.cleanup();
+  await rm(dir, { recursive: true, force: true });
 });
 
 describe('workload certificates under real openssl', () => {

@@ -1,25 +1,18 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { run } from '../../cli';
 import { createCliContext } from '../../cli-context';
+import { useTempHome } from '@podmin/testing';
 
 describe('podmin rollout (in process)', () => {
-  let home: string;
+  const temp = useTempHome('podmin-rollout-cli');
+  const home = () => temp().home;
+  const env = () => temp().env;
+  const stateFile = () =>
+    path.join(home(), 'd', 'podmin', 'buckets', 'demo', 'dns', 'rollouts.json');
   let reporter: RecordingReporter;
-  const env = () => ({
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'c'),
-    XDG_DATA_HOME: path.join(home, 'd'),
-    XDG_CACHE_HOME: path.join(home, 'k'),
-  });
-  const stateFile = () => path.join(home, 'd', 'podmin', 'buckets', 'demo', 'dns', 'rollouts.json');
-  beforeEach(() => {
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-rollout-cli-'));
-    reporter = new RecordingReporter();
-  });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+  beforeEach(() => (reporter = new RecordingReporter()));
 
   it('pauses, resumes and restarts through the registered commands', async () => {
     const ctx = createCliContext(reporter, env());
@@ -61,7 +54,7 @@ describe('podmin rollout (in process)', () => {
   it('refuses secret update --restart without the deployment (2), before any change', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    const file = path.join(home, 'value');
+    const file = path.join(home(), 'value');
     fs.writeFileSync(file, 'v');
     const update = ['secret', 'update', 'k', '--from-file', file, '--restart'];
     expect(await run([...update, '--for', 'web'], ctx)).toBe(2);
@@ -81,7 +74,7 @@ describe('podmin rollout (in process)', () => {
     expect(
       await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
     ).toBe(0);
-    const file = path.join(home, 'value');
+    const file = path.join(home(), 'value');
     fs.writeFileSync(file, 'one');
     expect(await run(['secret', 'create', 'k', '--for', 'web', '--from-file', file], ctx)).toBe(0);
     fs.writeFileSync(file, 'two');

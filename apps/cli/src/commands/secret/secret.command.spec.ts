@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import yargs from 'yargs/yargs';
 import { RecordingReporter } from '@podmin/cli-util-io';
@@ -7,21 +6,14 @@ import type { SecretValueInput } from '@podmin/cli-feature-secrets';
 import { run } from '../../cli';
 import { createCliContext } from '../../cli-context';
 import { secretCommand } from './secret.command';
+import { useTempHome } from '@podmin/testing';
 
 describe('podmin secret (in process)', () => {
-  let home: string;
+  const temp = useTempHome('podmin-secret-cli');
+  const home = () => temp().home;
+  const env = () => temp().env;
   let reporter: RecordingReporter;
-  const env = () => ({
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'c'),
-    XDG_DATA_HOME: path.join(home, 'd'),
-    XDG_CACHE_HOME: path.join(home, 'k'),
-  });
-  beforeEach(() => {
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-secret-cli-'));
-    reporter = new RecordingReporter();
-  });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+  beforeEach(() => (reporter = new RecordingReporter()));
 
   it('needs a current context', async () => {
     const ctx = createCliContext(reporter, env());
@@ -32,7 +24,7 @@ describe('podmin secret (in process)', () => {
   it('creates from a file and lists through the registered commands', async () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    const file = path.join(home, 'value');
+    const file = path.join(home(), 'value');
     fs.writeFileSync(file, 'hidden-value');
     expect(
       await run(

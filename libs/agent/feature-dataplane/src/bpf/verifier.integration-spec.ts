@@ -2,19 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BpfObject } from './libbpf';
 import { MAPS, PROGRAM } from '../maps/layout';
+import { describeIfRoot } from '@podmin/testing';
 
 // Every committed eBPF object goes through this kernel's verifier (libbpf loads it for real)
 // and declares the maps the user-space layouts expect, with their bounds.
 const objDir = path.resolve(__dirname, '../../../../../bpf/obj');
 const objects = fs.readdirSync(objDir).filter((n) => n.endsWith('.o'));
 
-if (process.getuid?.() !== 0) {
-  process.stderr.write('SKIPPED integration:bpf-verifier: loading eBPF programs needs root\n');
-  test.skip('the committed eBPF objects on this kernel (loading eBPF programs needs root)', () => {
-    expect(process.getuid?.()).toBe(0);
-  });
-} else {
-  describe('the committed eBPF objects on this kernel', () => {
+describeIfRoot('integration:bpf-verifier', 'loading eBPF programs')(
+  'the committed eBPF objects on this kernel',
+  () => {
     it('has objects to check', () => {
       expect(objects).toContain('service_lb.o');
     });
@@ -32,5 +29,5 @@ if (process.getuid?.() !== 0) {
         obj.close();
       }
     });
-  });
-}
+  },
+);

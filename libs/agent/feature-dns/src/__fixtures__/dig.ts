@@ -1,20 +1,4 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
-
-/** The absolute path of `command` on PATH, or undefined. */
-export function which(command: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
 
 /** What one `dig` run printed, picked apart. */
 export interface DigResult {

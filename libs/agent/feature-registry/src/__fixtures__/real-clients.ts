@@ -1,8 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isRoot, which } from '@podmin/testing';
 
 /** Output of a finished command. */
 export interface CommandResult {
@@ -33,25 +34,6 @@ export function run(
   });
 }
 
-/** The absolute path of `command` on PATH, or undefined. */
-export function which(command: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
-
-/** Prints the standard skip line so a missing tool never passes silently. */
-export function reportSkip(what: string, reason: string): void {
-  process.stderr.write(`SKIPPED integration:${what}: ${reason}\n`);
-}
-
 /** A containerd daemon private to one test, and its `ctr` address. */
 export interface TestContainerd {
   /** gRPC socket for `ctr -a`. */
@@ -62,19 +44,23 @@ export interface TestContainerd {
   stop: () => Promise<void>;
 }
 
-/**
- * Starts containerd with its root, state and sockets under `dir` and the CRI plugin off;
- * returns a reason string instead when it cannot run here (not root, or it fails to answer).
- */
-export async function startContainerd(dir: string): Promise<TestContainerd | string> {
-  const containerd = which('containerd');
-  const ctr = which('ctr');
-  if (containerd === undefined || ctr === undefined) {
+/** Why containerd cannot run for a test here (not installed, not root), or undefined. */
+export function containerdUnusable(): string | undefined {
+  if (which('containerd') === undefined || which('ctr') === undefined)
     return 'containerd or ctr is not installed (run tools/setup/apt-deps.sh)';
-  }
-  if (process.getuid?.() !== 0) {
-    return 'containerd needs root for its snapshotter and mounts';
-  }
+  if (!isRoot()) return 'containerd needs root for its snapshotter and mounts';
+  return undefined;
+}
+
+/**
+ * Starts containerd with its root, state and sockets under `dir` and the CRI plugin off, where
+ * {@link containerdUnusable} says it can run; throws when it fails to answer.
+ */
+export async function startContainerd(dir: string): Promise<TestContainerd> {
+  const unusable = containerdUnusable();
+  if (unusable !== undefined) throw new Error(`starting containerd: ${unusable}`);
+  const containerd = which('containerd') ?? 'containerd';
+  const ctr = which('ctr') ?? 'ctr';
   const root = path.join(dir, 'root');
   const address = path.join(dir, 'containerd.sock');
   await mkdir(root, { recursive: true });
@@ -120,5 +106,7 @@ export async function startContainerd(dir: string): Promise<TestContainerd | str
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();
-  return `containerd did not answer within 20 s: ${readFileSync(logFile, 'utf8').split('\n').slice(-5).join(' | ')}`;
+  throw new Error(
+    `containerd did not answer within 20 s: ${readFileSync(logFile, 'utf8').split('\n').slice(-5).join(' | ')}`,
+  );
 }
