@@ -10,46 +10,30 @@
 // both measurable. Wall time is printed for both providers (local: a directory bucket).
 //   node bench/deploy-preflight.mjs [runs] [latency-ms]
 //     (needs PODMIN_TEST_AWS_ENDPOINT, or starts the emulator; build first: npm run build)
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
+// Exits 1 when a budget is missed, 2 when a command fails; cleans up on SIGINT/SIGTERM/SIGHUP.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
+import { cleanup, killAtCleanup, onCleanup, result, startEmulator, tempDir } from './lib/bench.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'dist/bin/podmin.cjs');
 const fixture = path.join(root, 'libs/cli/feature-image/src/__fixtures__/hello-app');
 const runs = Number(process.argv[2] ?? 7);
 const latencyMs = Number(process.argv[3] ?? 20);
-const state = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-preflight-'));
+const state = tempDir('podmin-bench-preflight-');
 const hostArch = process.arch === 'x64' ? 'amd64' : process.arch;
 // Unique per run: the emulator's secret store is shared by every run against it.
 const cluster = `bench${process.pid}`;
 
 let upstream = process.env.PODMIN_TEST_AWS_ENDPOINT;
-let started = false;
 let proxy;
-const cleanup = () => {
-  proxy?.close();
-  if (started) spawnSync('bash', [path.join(root, 'tools/emulator/stop.sh'), state]);
-  fs.rmSync(state, { recursive: true, force: true });
-};
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    cleanup();
-    process.exit(130);
-  });
-}
+onCleanup(() => proxy?.close());
 
 try {
   if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run npm run build first`);
-  if (!upstream) {
-    const out = execFileSync('bash', [path.join(root, 'tools/emulator/start.sh'), state], {
-      encoding: 'utf8',
-    });
-    upstream = /PODMIN_TEST_AWS_ENDPOINT=(\S+)/.exec(out)[1];
-    started = true;
-  }
+  upstream ||= startEmulator(root, path.join(state, 'emulator'));
   const target = new URL(upstream);
   /** Requests since the last reset: what, when it arrived and when its response ended. */
   let requests = [];
@@ -101,11 +85,13 @@ try {
   const podmin = (box, args, input) =>
     new Promise((resolve, reject) => {
       const begin = performance.now();
-      const child = spawn(process.execPath, [bin, ...args], {
-        cwd: box.home,
-        env: box.env,
-        stdio: ['pipe', 'ignore', 'pipe'],
-      });
+      const child = killAtCleanup(
+        spawn(process.execPath, [bin, ...args], {
+          cwd: box.home,
+          env: box.env,
+          stdio: ['pipe', 'ignore', 'pipe'],
+        }),
+      );
       child.stdin.end(input);
       let err = '';
       child.stderr.on('data', (d) => (err += d));
@@ -279,15 +265,23 @@ spec:
       addedRequests <= requestBudget,
     ],
   ];
-  let over = false;
-  for (const [line, ok] of lines) {
-    console.log(`${line} ${ok ? 'OK' : 'OVER BUDGET'}`);
-    over ||= !ok;
-  }
-  cleanup();
-  process.exit(over ? 1 : 0);
+  for (const [line, ok] of lines) console.log(`${line} ${ok ? 'OK' : 'OVER BUDGET'}`);
+  result({
+    figure: `rounds of requests the preflight adds: ${addedRounds}`,
+    anchor: '1 round',
+    ratio: addedRounds,
+    max: 1,
+  });
+  result({
+    figure: `requests the preflight adds: ${addedRequests}`,
+    anchor: `${requestBudget} requests`,
+    ratio: addedRequests / requestBudget,
+    max: 1,
+  });
+  await cleanup();
+  process.exit(lines.every(([, ok]) => ok) ? 0 : 1);
 } catch (err) {
   console.error(err instanceof Error ? err.message : err);
-  cleanup();
+  await cleanup();
   process.exit(2);
 }

@@ -11,9 +11,9 @@
 // --quick: 200 nodes (a smoke run for the integration test). --node: the per-node part (see
 // nodeBench below). Exit 1: a budget missed or an invariant broken; 2: the run failed.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
+import { killAtCleanup, result, tempDir, yieldToSignals } from './lib/bench.mjs';
 
 const args = process.argv.slice(2);
 const usage = 'usage: node bench/rollout.mjs [--quick] [--seed=N] [--node]';
@@ -147,24 +147,26 @@ async function nodeBench() {
   await new Promise((r) => setTimeout(r, 1000));
   // The deploy runs beside the request loop (a child process, awaited without blocking it).
   const deploy = await new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        path.join(root, 'dist/bin/podmin.cjs'),
-        'deploy',
-        '--no-preflight',
-        'web',
-        '-g',
-        'default',
-        '-f',
-        manifest,
-        '--image',
-        `hello:${tag}`,
-        '--wait',
-        '--timeout',
-        '3m',
-      ],
-      { env, stdio: ['ignore', 'ignore', 'pipe'] },
+    const child = killAtCleanup(
+      spawn(
+        process.execPath,
+        [
+          path.join(root, 'dist/bin/podmin.cjs'),
+          'deploy',
+          '--no-preflight',
+          'web',
+          '-g',
+          'default',
+          '-f',
+          manifest,
+          '--image',
+          `hello:${tag}`,
+          '--wait',
+          '--timeout',
+          '3m',
+        ],
+        { env, stdio: ['ignore', 'ignore', 'pipe'] },
+      ),
     );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -204,6 +206,20 @@ async function nodeBench() {
   console.log(
     `node: applied → new Pod serving ${servingMs ?? 'never'} ms (budget 5000), ratio ${servingMs === undefined ? '-' : (servingMs / 5000).toFixed(2)} ${okServing ? 'OK' : 'OVER BUDGET'}`,
   );
+  result({
+    figure: `node: failed requests during a surge rollout: ${failed}`,
+    anchor: '0 requests',
+    ratio: failed,
+    max: 0,
+  });
+  if (servingMs !== undefined) {
+    result({
+      figure: `node: applied → new Pod serving ${servingMs} ms`,
+      anchor: '5000 ms',
+      ratio: servingMs / 5000,
+      max: 1,
+    });
+  }
   return okFailed && okServing;
 }
 
@@ -450,7 +466,7 @@ function simulate(lib, variant, total) {
   };
 }
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-rollout-'));
+const dir = tempDir('podmin-bench-rollout-');
 let lib;
 try {
   lib = await bundleLibraries(path.join(dir, 'rollout-lib.cjs'), [
@@ -470,6 +486,7 @@ try {
   );
   const rows = [];
   for (const variant of VARIANTS) {
+    await yieldToSignals();
     const run = simulate(lib, variant, NODES);
     const waves = run.batches.length;
     const requests = run.gets + run.puts;
@@ -501,6 +518,26 @@ try {
       `  invariants: nodes without an available Pod max ${run.maxWithoutAvailable} <= ${run.limits.maxUnavailable}, nodes running two Pods max ${run.maxRunningTwo} <= ${run.limits.maxSurge} ${invariantsOk ? 'OK' : `BROKEN (${run.violations.length === 1 ? 'once' : `${run.violations.length} times`}, first at ${run.violations[0]})`}`,
     );
     if (!timeOk || !requestsOk || !invariantsOk) exitCode = 1;
+    result({
+      figure: `${variant.name}: completion of ${NODES} nodes ${run.finishedAt === undefined ? 'never' : `${seconds(run.finishedAt)} s`}`,
+      anchor: `12 waves bound ${seconds(boundMs)} s`,
+      // Not finished: twice the bound, which is what the simulation gave up at or beyond.
+      ratio:
+        run.finishedAt === undefined ? Math.max(2, GIVE_UP_MS / boundMs) : run.finishedAt / boundMs,
+      max: 1,
+    });
+    result({
+      figure: `${variant.name}: bucket requests ${requests}`,
+      anchor: `3 × ${atLimitWaves} waves + 5 = ${requestBudget}`,
+      ratio: requests / requestBudget,
+      max: 1,
+    });
+    result({
+      figure: `${variant.name}: invariant violations ${run.violations.length}`,
+      anchor: '0 violations',
+      ratio: run.violations.length,
+      max: 0,
+    });
     rows.push([
       variant.name,
       String(NODES),
@@ -513,6 +550,7 @@ try {
       timeOk && requestsOk && invariantsOk ? 'OK' : 'OVER BUDGET',
     ]);
   }
+  await yieldToSignals();
   const header = [
     'variant',
     'nodes',

@@ -6,10 +6,10 @@
 // @podmin/agent-feature-coordinator bundled here with esbuild, the .proto files beside it.
 //   node bench/snapshot.mjs [runs=7]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
+import { tempDir, yieldToSignals } from './lib/bench.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const runs = Number(process.argv[2] ?? 7);
@@ -21,7 +21,8 @@ const SIZES = [1000, 10000];
 const BACKENDS = 3;
 const NODES = 100;
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-bench-snapshot-'));
+// Removed at the end and on SIGINT/SIGTERM/SIGHUP (bench/lib/bench.mjs).
+const dir = tempDir('podmin-bench-snapshot-');
 try {
   const libFile = path.join(dir, 'snapshot-lib.cjs');
   // protoRoot() looks for proto/ beside the bundle, as in a built agent.
@@ -56,6 +57,7 @@ try {
     `runs per line: ${runs} (median, min, max); ${BACKENDS} backends a Service on ${NODES} nodes`,
   );
   for (const count of SIZES) {
+    await yieldToSignals();
     const services = [];
     const nodes = Array.from({ length: NODES }, (_, n) => ({
       nodeId: `i-0${n.toString(16).padStart(16, '0')}`,

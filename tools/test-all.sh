@@ -42,6 +42,17 @@ step "integration tests (AWS API emulator on loopback, real processes)"
 eval "$(bash tools/emulator/start.sh "$state")"
 run npx nx run-many -t integration --output-style=stream --skip-nx-cache --parallel=1
 
+step "benchmarks, quick (every DESIGN §8 budget once; one that cannot run here prints SKIPPED)"
+# A bench that fails to run fails the tests. A budget OVER in a smoke run on a shared machine is
+# reported, not failed: budgets are judged by full runs (node bench/run-all.mjs, bench/README.md).
+bench_status=0
+node bench/run-all.mjs --quick 2>&1 | tee -a "$log" || bench_status=${PIPESTATUS[0]}
+case $bench_status in
+  0) ;;
+  1) echo "benchmarks, quick: a budget is OVER in the smoke run (see the table); run node bench/run-all.mjs on a quiet machine" | tee -a "$log" ;;
+  *) status=1 ;;
+esac
+
 step "node tier"
 if [[ -x tools/node-tier.sh ]]; then
   run bash tools/node-tier.sh

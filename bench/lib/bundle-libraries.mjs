@@ -1,5 +1,6 @@
 // Bundles what a benchmark needs from the workspace's libraries into one CommonJS file and
 // loads it, so benchmarks run the same code the bundled agent and CLI do.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -13,7 +14,9 @@ const root = path.resolve(import.meta.dirname, '../..');
  * then resolve through a `node_modules` beside `outfile`).
  */
 export async function bundleLibraries(outfile, lines, { external = [] } = {}) {
-  await build({
+  // Written here, not by esbuild's service process, which could still write (and recreate a
+  // temporary directory) after a bench killed mid-build had removed it.
+  const result = await build({
     stdin: {
       contents: ["import 'reflect-metadata';", ...lines].join('\n'),
       resolveDir: root,
@@ -36,6 +39,11 @@ export async function bundleLibraries(outfile, lines, { external = [] } = {}) {
       ...external,
     ],
     logLevel: 'warning',
+    write: false,
   });
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    fs.writeFileSync(file.path, file.contents);
+  }
   return createRequire(import.meta.url)(outfile);
 }

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 // podmin's Service VIP dataplane: one TCX ingress program attached to the Pod host-side veths,
 // the Pod ENI and the lowest-metric IPv6 default-route interface.
 //
@@ -675,4 +675,9 @@ int podmin_ingress(struct __sk_buff *skb) {
   return from_backend(skb, ip6);
 }
 
+// The kernel lets only programs under a GPL-compatible licence call GPL-only helpers, and
+// bpf_fib_lookup is one (an "Apache-2.0" licence string fails the load: "cannot call
+// GPL-restricted function from non-GPL compatible program"). This file is therefore dual
+// licensed, GPL-2.0-only or BSD-2-Clause, as its SPDX line says; "Dual BSD/GPL" is the kernel's
+// name for that. The rest of podmin is Apache-2.0.
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

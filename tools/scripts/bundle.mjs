@@ -496,6 +496,16 @@ const FAST_PATHS = [
     file: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]index\.cjs$/,
     slow: 't||r.getInternalMethods().getUsageInstance().cacheHelpMessage(),',
     fast: '',
+    // yargs' shim reads stdout's columns when it loads, which creates process.stdout and loads
+    // node:stream with its dozen modules (2.4 ms of `podmin validate`'s CPU profile), only to
+    // find no columns when stdout is not a terminal. Only a terminal has columns; a file, pipe,
+    // socket or /dev/null has none, told by fstat (node:tty's isatty would load node:net).
+    also: [
+      [
+        'stdColumns:void 0!==process.stdout.columns?process.stdout.columns:null',
+        'stdColumns:(()=>{try{const fs=require("node:fs"),s=fs.fstatSync(1);if(!s.isCharacterDevice()||s.rdev===fs.statSync("/dev/null").rdev)return null}catch{return null}return void 0!==process.stdout.columns?process.stdout.columns:null})()',
+      ],
+    ],
   },
   // wrap-ansi reads ansi-styles only for strings with escape codes, yet building its tables
   // (colour conversions for every model) at load was 4.6 ms of a deploy's CPU profile (100 µs samples).
@@ -509,15 +519,17 @@ if (target.split) {
   plugins.push({
     name: 'help-layout-fast-paths',
     setup(b) {
-      for (const { file, slow, fast } of FAST_PATHS) {
+      for (const { file, slow, fast, also = [] } of FAST_PATHS) {
         b.onLoad({ filter: file }, (args) => {
-          const source = fs.readFileSync(args.path, 'utf8');
+          let source = fs.readFileSync(args.path, 'utf8');
           // An ES module copy (strip-ansi 7) has its own fast path; a changed CommonJS one fails.
-          if (!source.includes(slow)) {
-            if (/^import /m.test(source)) return undefined;
-            throw new Error(`${args.path}: no \`${slow}\` to add a fast path to`);
+          if (!source.includes(slow) && /^import /m.test(source)) return undefined;
+          for (const [from, to] of [[slow, fast], ...also]) {
+            if (!source.includes(from))
+              throw new Error(`${args.path}: no \`${from}\` to add a fast path to`);
+            source = source.replace(from, to);
           }
-          return { contents: source.replace(slow, fast), loader: 'js' };
+          return { contents: source, loader: 'js' };
         });
       }
     },
@@ -730,21 +742,101 @@ async function buildSplit(options) {
     fs.writeFileSync(path.join(chunkDir, name), code);
     chunks[name] = createHash('sha256').update(code).digest('hex').slice(0, 16);
   }
-  const commands = fs
+  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks, commands()));
+  shipCodeCache(chunks);
+  return split;
+}
+
+/**
+ * The code cache shipped with the CLI (`<out>.v8/` beside the loader, an Nx output of cli:build):
+ * the first run after install found no cache and compiled every chunk it ran, then serialised a
+ * cache for each, 1.92× a bare `node -e 0` for `podmin validate` against 1.4× with the cache
+ * (issue 35). The build runs the CLI it just wrote once per command (the common commands for
+ * real, on a scratch manifest and a local bucket in a temporary HOME; every other command with
+ * --help) with an empty cache directory, and keeps what those runs wrote. The files are named
+ * as in the user's cache directory (chunk content, command, Node.js version, architecture);
+ * V8 itself rejects one made by another V8 build or with other V8 flags, and the loader then
+ * compiles and writes the user's own cache as before. So a build restored from the Nx cache on
+ * another Node.js version (cli:build's inputs name the version, so it is not) would still run.
+ */
+function shipCodeCache(chunks) {
+  const { spawnSync } = require('node:child_process');
+  const os = require('node:os');
+  const shipped = outfile.replace(/\.c?js$/, '') + '.v8';
+  fs.rmSync(shipped, { recursive: true, force: true });
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-code-cache-'));
+  try {
+    // Only what a user's shell has: NODE_OPTIONS would change V8's flags, and the cache with them.
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, 'c'),
+      XDG_DATA_HOME: path.join(home, 'd'),
+      XDG_CACHE_HOME: path.join(home, 'k'),
+      COLUMNS: '100',
+    };
+    const run = (...args) =>
+      spawnSync(process.execPath, [outfile, ...args], {
+        cwd: home,
+        env,
+        stdio: 'ignore',
+        timeout: 60_000,
+      }).status;
+    // Real runs first: a command's cache is written by its first run and holds what that ran.
+    const trained = new Set(['init', 'validate', 'connect', 'deploy', 'list', 'status', 'history']);
+    run('init', 'web', '-g', 'default', '--image', 'hello:v1', '--service');
+    run('validate', '-f', 'daemonset.yaml');
+    run('connect', 'build', '--provider', 'local', '--bucket', path.join(home, 'bucket'));
+    run(
+      'deploy',
+      '--no-preflight',
+      'web',
+      '-g',
+      'default',
+      '-f',
+      'daemonset.yaml',
+      '--image',
+      'web=hello:v2',
+    );
+    run('list');
+    run('status');
+    run('history', 'web', '-g', 'default');
+    run('--help');
+    for (const command of commands()) if (!trained.has(command)) run(command, '--help');
+    const written = path.join(home, 'k', 'podmin', 'v8');
+    const names = new Set(Object.values(chunks));
+    fs.mkdirSync(shipped, { recursive: true });
+    let count = 0;
+    for (const file of fs.existsSync(written) ? fs.readdirSync(written).sort() : []) {
+      // Only caches of this build's chunks (by the content hash in the name) made by this Node.js.
+      const m = /^podmin-([0-9a-f]{16})-[\w-]+-(v[\d.]+)-(\w+)\.bin$/.exec(file);
+      if (!m || !names.has(m[1]) || m[2] !== process.version || m[3] !== process.arch) continue;
+      fs.copyFileSync(path.join(written, file), path.join(shipped, file));
+      count++;
+    }
+    if (count === 0) throw new Error(`${shipped}: the CLI's runs wrote no code cache`);
+    process.stdout.write(`shipped ${count} code cache files in ${path.relative(root, shipped)}\n`);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The CLI's top-level command names: each has a code cache of its own (splitLoader). */
+function commands() {
+  return fs
     .readdirSync(path.join(root, target.commandsDir), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .concat('completion')
     .sort();
-  fs.writeFileSync(outfile, splitLoader(path.basename(chunkDir), chunks, commands));
-  return split;
 }
 
 /**
  * The loader: runs `main.cjs` of the chunk directory and every chunk it requires through
- * vm.Script with a V8 code cache kept in the Podmin cache directory (one file per chunk and
- * command, keyed by its content, the command, Node.js version and architecture), written at
- * exit for each chunk that had none. Chunks see the loader's directory as __dirname, where the
+ * vm.Script with a V8 code cache: the user's, kept in the Podmin cache directory (one file per
+ * chunk and command, keyed by its content, the command, Node.js version and architecture),
+ * else the one the build shipped beside the loader (shipCodeCache); written to the user's
+ * directory at exit for each chunk that had no usable one. Chunks see the loader's directory as __dirname, where the
  * other bundles are. Without a usable cache a chunk compiles normally; a chunk can also be
  * required without the loader.
  *
@@ -764,15 +856,19 @@ const fs = require("node:fs"), path = require("node:path"), vm = require("node:v
 const dir = path.join(__dirname, ${JSON.stringify(chunkDirName)});
 const env = process.env, xdg = env.XDG_CACHE_HOME, home = () => require("node:os").homedir();
 const cacheDir = path.join(xdg && path.isAbsolute(xdg) ? path.join(xdg, "podmin") : process.platform === "linux" ? path.join(home(), ".cache", "podmin") : path.join(home(), ".podmin", "cache"), "v8");
+// The cache the build made (shipCodeCache), read when the user's cache has no file of a chunk:
+// the user's directory exists only once a run wrote to it, so mostly it is not searched at all.
+const shippedDir = path.join(__dirname, ${JSON.stringify(chunkDirName.replace(/\.chunks$/, '.v8'))}), userCache = fs.existsSync(cacheDir);
 const loaded = Object.create(null), uncached = [];
 const word = process.argv.slice(2).find((a) => !a.startsWith("-")), command = COMMANDS.includes(word) ? word : "_";
 const chunkRequire = Object.assign((id) => id.startsWith("./") && Object.hasOwn(CHUNKS, id.slice(2)) ? load(id.slice(2)) : require(id), require);
 function load(name) {
   if (loaded[name] !== undefined) return loaded[name].exports;
   const file = path.join(dir, name), mod = (loaded[name] = { exports: {}, id: file, filename: file });
-  const cacheFile = path.join(cacheDir, "podmin-" + CHUNKS[name] + "-" + command + "-" + process.version + "-" + process.arch + ".bin");
+  const cacheName = "podmin-" + CHUNKS[name] + "-" + command + "-" + process.version + "-" + process.arch + ".bin", cacheFile = path.join(cacheDir, cacheName);
   let cachedData;
-  try { cachedData = fs.readFileSync(cacheFile); } catch {}
+  if (userCache) try { cachedData = fs.readFileSync(cacheFile); } catch {}
+  if (cachedData === undefined) try { cachedData = fs.readFileSync(path.join(shippedDir, cacheName)); } catch {}
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData });
   if (cachedData === undefined || script.cachedDataRejected) uncached.push([script, cacheFile]);
   script.runInThisContext().call(mod.exports, mod.exports, chunkRequire, mod, file, __dirname);

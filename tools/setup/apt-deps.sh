@@ -6,14 +6,14 @@
 # (queries CoreDNS on the local node) and gcc with an arm64 cross compiler (the node tier's
 # multi-platform C workload), ping (the netns tier checks its namespaces reach each
 # other), and for the eBPF dataplane clang, llvm and libbpf-dev (bpf/build.sh), libbpf1 (loaded
-# through FFI at run time), bpftool (verifier logs), iperf3 and iptables (its benchmark), and
+# through FFI at run time), bpftool (verifier logs), iptables and nftables (its benchmark), and
 # libfaketime (the chaos tier runs a node's agent with its clock 60 s off). Idempotent: does
 # nothing when every package is already installed.
 #
 # Usage: tools/setup/apt-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-readonly PACKAGES=(skopeo containerd protobuf-compiler bats shellcheck kmod bind9-dnsutils nsd dnsperf gcc binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross iputils-ping clang llvm libbpf-dev libbpf1 bpftool iperf3 iptables libfaketime)
+readonly PACKAGES=(skopeo containerd protobuf-compiler bats shellcheck kmod bind9-dnsutils nsd dnsperf gcc binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross iputils-ping clang llvm libbpf-dev libbpf1 bpftool iptables nftables libfaketime)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

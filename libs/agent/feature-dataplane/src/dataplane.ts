@@ -176,18 +176,9 @@ export class Dataplane {
 
   /** Per-counter totals over every CPU (zeros when not loaded). */
   counters(): Record<StatName, number> {
-    const out = Object.fromEntries(STATS.map((s) => [s, 0])) as Record<StatName, number>;
     const stats = this.loaded?.stats;
-    if (!stats) return out;
-    STATS.forEach((name, i) => {
-      const value = stats.lookup(indexKey(i));
-      if (!value) return;
-      let sum = 0;
-      for (let off = 0; off + 8 <= value.length; off += 8)
-        sum += Number(value.readBigUInt64LE(off));
-      out[name] = sum;
-    });
-    return out;
+    if (!stats) return Object.fromEntries(STATS.map((s) => [s, 0])) as Record<StatName, number>;
+    return statCounters(stats);
   }
 
   /** Entries in the forward and reverse flow maps (tests and diagnostics; walks the maps). */
@@ -249,6 +240,19 @@ export class Dataplane {
     this.interfaceProblem = undefined;
     this.state = { ...this.state, attached: false, interfaces: [] };
   }
+}
+
+/** Per-counter totals over every CPU of `podmin_stats`, opened with one 8-byte slot per CPU. */
+export function statCounters(stats: BpfMap): Record<StatName, number> {
+  const out = Object.fromEntries(STATS.map((s) => [s, 0])) as Record<StatName, number>;
+  STATS.forEach((name, i) => {
+    const value = stats.lookup(indexKey(i));
+    if (!value) return;
+    let sum = 0;
+    for (let off = 0; off + 8 <= value.length; off += 8) sum += Number(value.readBigUInt64LE(off));
+    out[name] = sum;
+  });
+  return out;
 }
 
 /** Number of possible CPUs (the kernel sizes per-CPU map values by it). */

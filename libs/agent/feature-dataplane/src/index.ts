@@ -2,6 +2,10 @@
 export * from './dataplane-error';
 /** libbpf through FFI: the object, its maps and TCX links. */
 export * from './bpf/libbpf';
+/** Ethernet/IPv6/TCP/UDP frames for BPF_PROG_TEST_RUN and their checksums. */
+export * from './bpf/frames';
+/** setns for the calling thread (BPF_PROG_TEST_RUN against a namespace's FIB). */
+export * from './bpf/netns';
 /** Byte layouts of the maps (shared with bpf/src/service_lb.c). */
 export * from './maps/layout';
 /** Snapshot → maps, by difference. */

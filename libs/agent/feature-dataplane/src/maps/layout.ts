@@ -4,22 +4,78 @@ import { DataplaneError } from '../dataplane-error';
 // Byte layouts of the eBPF maps' keys and values: keep in step with bpf/src/service_lb.c.
 // Ports are stored in network byte order, as the program compares them with packet headers.
 
-/** Map names and their key and value sizes, as the object declares them. */
+/** BPF map types (enum bpf_map_type) of the maps the object declares. */
+export const MAP_TYPE = { hash: 1, array: 2, percpuArray: 6, lruHash: 9 } as const;
+
+/** One map as user space expects the object to declare it. */
+export interface MapLayout {
+  readonly name: string;
+  /** enum bpf_map_type. */
+  readonly type: number;
+  /** Key size in bytes. */
+  readonly key: number;
+  /** Value size in bytes (per CPU for per-CPU maps). */
+  readonly value: number;
+  readonly maxEntries: number;
+}
+
+/**
+ * Every map of the object: name, type, key and value sizes and bounds. BpfObject.load checks
+ * the object against these before loading it and refuses an object that disagrees.
+ */
 export const MAPS = {
-  config: { name: 'podmin_config', key: 4, value: 24 },
-  vips: { name: 'podmin_vips', key: 16, value: 4 },
-  services: { name: 'podmin_services', key: 20, value: 8 },
-  backends: { name: 'podmin_backends', key: 8, value: 20 },
-  fwdFlows: { name: 'podmin_fwd_flows', key: 40, value: 40 },
-  revFlows: { name: 'podmin_rev_flows', key: 40, value: 72 },
-  stats: { name: 'podmin_stats', key: 4, value: 8 },
-} as const;
+  config: { name: 'podmin_config', type: MAP_TYPE.array, key: 4, value: 24, maxEntries: 1 },
+  vips: { name: 'podmin_vips', type: MAP_TYPE.hash, key: 16, value: 4, maxEntries: 65_536 },
+  services: {
+    name: 'podmin_services',
+    type: MAP_TYPE.hash,
+    key: 20,
+    value: 8,
+    maxEntries: 65_536,
+  },
+  backends: {
+    name: 'podmin_backends',
+    type: MAP_TYPE.hash,
+    key: 8,
+    value: 20,
+    maxEntries: 65_536,
+  },
+  fwdFlows: {
+    name: 'podmin_fwd_flows',
+    type: MAP_TYPE.lruHash,
+    key: 40,
+    value: 40,
+    maxEntries: 262_144,
+  },
+  revFlows: {
+    name: 'podmin_rev_flows',
+    type: MAP_TYPE.lruHash,
+    key: 40,
+    value: 72,
+    maxEntries: 262_144,
+  },
+  stats: { name: 'podmin_stats', type: MAP_TYPE.percpuArray, key: 4, value: 8, maxEntries: 8 },
+} as const satisfies Record<string, MapLayout>;
 
 /** The bounds the object declares (spec: 65,536 service keys, backends and VIPs). */
-export const MAP_CAPACITY = { vips: 65_536, services: 65_536, backends: 65_536, flows: 262_144 };
+export const MAP_CAPACITY = {
+  vips: MAPS.vips.maxEntries,
+  services: MAPS.services.maxEntries,
+  backends: MAPS.backends.maxEntries,
+  flows: MAPS.fwdFlows.maxEntries,
+};
 
 /** The program's name inside the object. */
 export const PROGRAM = 'podmin_ingress';
+
+/** TCX verdicts the program returns (linux/bpf.h of kernels >= 6.6). */
+export const TCX = { NEXT: -1, PASS: 0, DROP: 2, REDIRECT: 7 } as const;
+
+/** `struct rev_val` flags: FIN seen from the client, FIN seen from the backend, a reset. */
+export const FLOW_FLAGS = { FIN_FWD: 1, FIN_REV: 2, RST: 4 } as const;
+
+/** The source-NAT port range (30000-32767). */
+export const SNAT_PORTS = { min: 30_000, count: 2_768 } as const;
 
 /** IP protocol numbers the dataplane forwards. */
 export const IPPROTO = { TCP: 6, UDP: 17 } as const;
@@ -149,4 +205,51 @@ export function reverseFlow(key: Buffer, value: Buffer): ReverseFlow {
     clientPort: value.readUInt16BE(32),
     vipPort: value.readUInt16BE(34),
   };
+}
+
+/** `struct flow_key`: a flow direction's tuple (the forward map's and the reverse map's key). */
+export function flowKey(
+  src: string,
+  dst: string,
+  sport: number,
+  dport: number,
+  proto: number,
+): Buffer {
+  const out = Buffer.alloc(MAPS.fwdFlows.key);
+  addressBytes(src).copy(out, 0);
+  addressBytes(dst).copy(out, 16);
+  out.writeUInt16BE(sport, 32);
+  out.writeUInt16BE(dport, 34);
+  out.writeUInt8(proto, 36);
+  return out;
+}
+
+/** `struct fwd_val` with no cached route: the backend and the flow's SNAT port. */
+export function forwardFlowValue(backend: string, backendPort: number, snatPort: number): Buffer {
+  const out = Buffer.alloc(MAPS.fwdFlows.value);
+  addressBytes(backend).copy(out, 0);
+  out.writeUInt16BE(backendPort, 16);
+  out.writeUInt16BE(snatPort, 18);
+  return out;
+}
+
+/** `struct rev_val` with no cached route: whom the replies go back to, and the flow's state. */
+export function reverseFlowValue(flow: {
+  client: string;
+  clientPort: number;
+  vip: string;
+  vipPort: number;
+  /** FLOW_FLAGS bits. */
+  flags: number;
+  /** bpf_ktime_get_ns (CLOCK_MONOTONIC) of the flow's last packet. */
+  seenNs: bigint;
+}): Buffer {
+  const out = Buffer.alloc(MAPS.revFlows.value);
+  addressBytes(flow.client).copy(out, 0);
+  addressBytes(flow.vip).copy(out, 16);
+  out.writeUInt16BE(flow.clientPort, 32);
+  out.writeUInt16BE(flow.vipPort, 34);
+  out.writeUInt32LE(flow.flags, 36);
+  out.writeBigUInt64LE(flow.seenNs, 40);
+  return out;
 }
