@@ -1,17 +1,9 @@
-import path from 'node:path';
-import {
-  credentials,
-  loadPackageDefinition,
-  status,
-  type Client,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { credentials, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import type { Observable } from 'rxjs';
 import {
   AGENT_PROTO_PACKAGE,
   AGENT_SERVICES,
-  protoRoot,
+  agentProtoService,
   type AgentClients,
   type AgentServiceName,
 } from '@podmin/agent-contracts';
@@ -96,20 +88,9 @@ export function agentClient<N extends AgentServiceName>(
   socketPath: string,
 ): AgentClient<N> {
   const contract = AGENT_SERVICES[name];
-  const root = protoRoot();
-  const definition = loadSync(path.join(root, contract.protoFile), {
-    includeDirs: [root],
-    keepCase: false,
-    defaults: true,
-    // As the generated types say: ts-proto's uint64 is a number (generations stay far below
-    // 2^53) and its enums are their names (stringEnums).
-    longs: Number,
-    enums: String,
-  });
-  let node: unknown = loadPackageDefinition(definition);
-  for (const part of [...AGENT_PROTO_PACKAGE.split('.'), contract.service])
-    node = (node as Record<string, unknown> | undefined)?.[part];
-  if (typeof node !== 'function')
+  // Decoded as the generated types say (the contracts' one set of proto-loader options).
+  const node = agentProtoService(contract.protoFile, `${AGENT_PROTO_PACKAGE}.${contract.service}`);
+  if (node === undefined)
     throw new PodminError(
       'INTERNAL',
       `loading ${contract.protoFile}: no service ${contract.service}`,

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
-import { AGENT_PROTO_PACKAGE, protoRoot } from '@podmin/agent-contracts';
+import { AGENT_PROTO_PACKAGE, agentProtoLoaderOptions, protoRoot } from '@podmin/agent-contracts';
 import { GrpcErrorFilter } from './grpc-error.filter';
 
 /** How one agent service process binds its gRPC server. */
@@ -67,15 +67,8 @@ export async function startGrpcService(options: GrpcServiceOptions): Promise<Grp
     options: {
       package: AGENT_PROTO_PACKAGE,
       protoPath: options.protoFiles.map((f) => path.join(root, f)),
-      // Decoded as the generated types say: absent fields as their defaults, uint64 as a number,
-      // enums by name (ts-proto's stringEnums); agent-client.ts decodes replies the same way.
-      loader: {
-        includeDirs: [root],
-        keepCase: false,
-        defaults: true,
-        longs: Number,
-        enums: String,
-      },
+      // Decoded as the generated types say, with the options agent-client.ts decodes replies by.
+      loader: agentProtoLoaderOptions(),
       url: `unix://${options.socketPath}`,
       onLoadPackageDefinition: (
         _pkg: unknown,

@@ -6,9 +6,14 @@ import {
   type ClientReadableStream,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { PROTO_FILES, protoRoot, type corev1, type kubeletPods } from '@podmin/agent-contracts';
+import {
+  PROTO_FILES,
+  loadAgentProto,
+  protoRoot,
+  type corev1,
+  type kubeletPods,
+} from '@podmin/agent-contracts';
 import { PodminError } from '@podmin/util-errors';
 
 /** kubelet's default Pods API socket, relative to its root directory (`--root-dir`). */
@@ -152,13 +157,7 @@ export class KubeletPodsClient {
   private readonly stub: PodsStub;
 
   constructor(readonly socketPath: string) {
-    const root = protoRoot();
-    const definition = loadSync(path.join(root, PROTO_FILES.kubeletPods), {
-      includeDirs: [root],
-      keepCase: false,
-      enums: String,
-      defaults: true,
-    });
+    const definition = loadAgentProto(PROTO_FILES.kubeletPods);
     const pkg = loadPackageDefinition(definition) as unknown as {
       v1alpha1: { Pods: new (address: string, creds: unknown) => PodsStub };
     };

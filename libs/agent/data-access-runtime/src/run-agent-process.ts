@@ -15,6 +15,7 @@ import {
 } from '@podmin/agent-data-access-grpc';
 import { AGENT_PROVIDERS } from '@podmin/agent-data-access-node';
 import {
+  SERVICE_SHUTDOWN_GRACE_MS,
   parseAgentProcessConfig,
   type AgentProcessConfig,
   type LoopbackAddress,
@@ -112,7 +113,8 @@ export const processChannel: SupervisorChannel = {
     : {}),
 };
 
-const DEFAULT_GRACE_MS = 8_000;
+// The process's own shutdown bound, below the supervisor's kill (both in the agent's constants).
+const DEFAULT_GRACE_MS = SERVICE_SHUTDOWN_GRACE_MS;
 
 /**
  * The one entry of every agent service process: parses flags and environment once into a

@@ -33,8 +33,6 @@ export interface ReadinessSource {
   health(): ReadinessHealth;
   run(signal: AbortSignal): Promise<void>;
 }
-/** Injection token of {@link ReadinessSource}. */
-export const READINESS_SOURCE = Symbol('READINESS_SOURCE');
 
 /**
  * The bucket's clock as last seen in responses the node gets anyway (an `ObjectStore` with
@@ -101,8 +99,6 @@ export interface NodeLeafSource {
   /** A leaf valid now; a new one once the previous one is past its renewal point. */
   leaf(): Promise<NodeLeaf>;
 }
-/** Injection token of {@link NodeLeafSource}. */
-export const NODE_LEAF_SOURCE = Symbol('NODE_LEAF_SOURCE');
 
 /** A running coordination server. */
 export interface CoordinationServing {
@@ -123,5 +119,3 @@ export interface CoordinationTransport {
   /** Closes client channels. */
   close(): void;
 }
-/** Injection token of {@link CoordinationTransport}. */
-export const COORDINATION_TRANSPORT = Symbol('COORDINATION_TRANSPORT');

@@ -47,7 +47,8 @@ export * from './coordinator/coordinator';
 export * from './coordinator/services-view';
 /** The agent-coordinator process and its Nest module. */
 export * from './coordinator/coordinator.module';
-export * from './coordinator/coordinator.bootstrap';
+export * from './coordinator/coordinator.grpc-controller';
+export * from './coordinator/coordinator.process';
 /** Adapters: the node leaf from agent-identity, the mTLS transport. */
 export * from './adapters/identity-node-leaf';
 export * from './adapters/mtls-transport';

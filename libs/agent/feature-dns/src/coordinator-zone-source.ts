@@ -1,4 +1,5 @@
 import { coordinator } from '@podmin/agent-contracts';
+import { ServicesWatchLoop } from '@podmin/agent-data-access-grpc';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { DnsZone, type ZoneService } from './dns-zone';
 import type { ServicesWatch, ZoneSource } from './dns.ports';
@@ -8,13 +9,13 @@ export interface CoordinatorZoneSourceOptions {
   /** The cluster whose VIPs the zones serve. */
   cluster: string;
   logger: StructuredLogger;
-  /** How long the coordinator may hold one poll (default 25 s). */
+  /** How long the coordinator may hold one poll (default `WATCH_SERVICES_WAIT_MS`, 25 s). */
   waitMs?: number;
   /** Added to `waitMs` for the call's deadline (default 5 s). */
   deadlineMarginMs?: number;
   /** First retry delay after a failed poll, doubled per failure up to `maxBackoffMs` (250 ms). */
   initialBackoffMs?: number;
-  /** Longest retry delay (default 5 s). */
+  /** Longest retry delay (default 5 s; `WATCH_SERVICES_RETRY`). */
   maxBackoffMs?: number;
   /** Called whenever what `status()` reports changes (for the process's health). */
   onChange?: (status: CoordinatorZoneStatus) => void;
@@ -57,22 +58,41 @@ export class CoordinatorZoneSource implements ZoneSource {
   private readonly listeners = new Set<(zone: DnsZone) => void>();
   private state: CoordinatorZoneStatus;
   private identities = '';
-  private running = false;
-  private wake: (() => void) | undefined;
-  private loop: Promise<void> | undefined;
-  private readonly waitMs: number;
-  private readonly marginMs: number;
-  private readonly initialBackoffMs: number;
-  private readonly maxBackoffMs: number;
+  private readonly loop: ServicesWatchLoop;
 
   constructor(
-    private readonly watch: ServicesWatch,
+    watch: ServicesWatch,
     private readonly options: CoordinatorZoneSourceOptions,
   ) {
-    this.waitMs = options.waitMs ?? 25_000;
-    this.marginMs = options.deadlineMarginMs ?? 5_000;
-    this.initialBackoffMs = options.initialBackoffMs ?? 250;
-    this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
+    this.loop = new ServicesWatchLoop(
+      watch,
+      {
+        // Identities only: readiness changes (backends) never reach or wake the DNS process.
+        identitiesOnly: true,
+        knownRevision: () => this.state.revision,
+        onView: (view) => {
+          if (!view.unchanged) this.apply(view);
+        },
+        onUnreachable: (err) => {
+          options.logger.event('warn', 'coordinator unreachable; answering from the last zone', {
+            error: messageOf(err),
+            revision: this.state.revision,
+            services: this.state.zone.size,
+          });
+          this.update({ unreachable: true });
+        },
+        onReachable: (outageMs) => {
+          options.logger.event('info', 'coordinator reachable again', { outageMs });
+          this.update({ unreachable: false });
+        },
+      },
+      {
+        waitMs: options.waitMs,
+        deadlineMarginMs: options.deadlineMarginMs,
+        initialBackoffMs: options.initialBackoffMs,
+        maxBackoffMs: options.maxBackoffMs,
+      },
+    );
     this.state = {
       zone: DnsZone.build({ cluster: options.cluster, generation: 0, services: [] }),
       revision: '',
@@ -91,67 +111,16 @@ export class CoordinatorZoneSource implements ZoneSource {
   subscribe(listener: (zone: DnsZone) => void): () => void {
     this.listeners.add(listener);
     listener(this.state.zone);
-    if (!this.running) {
-      this.running = true;
-      this.loop = this.run();
-    }
+    this.loop.start();
     return () => {
       this.listeners.delete(listener);
-      if (this.listeners.size === 0) this.stop();
+      if (this.listeners.size === 0) this.loop.stop();
     };
   }
 
   /** Resolves when the loop has ended after the last unsubscribe (tests). */
   async stopped(): Promise<void> {
-    await this.loop;
-  }
-
-  private stop(): void {
-    this.running = false;
-    this.wake?.();
-  }
-
-  private async run(): Promise<void> {
-    let backoffMs = this.initialBackoffMs;
-    let outageSince: number | undefined;
-    while (this.running) {
-      let view: coordinator.ServicesView;
-      try {
-        view = await this.watch.watchServices(
-          // Identities only: readiness changes (backends) never reach or wake the DNS process.
-          { knownRevision: this.state.revision, waitMs: this.waitMs, identitiesOnly: true },
-          { timeoutMs: this.waitMs + this.marginMs },
-        );
-      } catch (err) {
-        if (!this.running) break;
-        if (outageSince === undefined) {
-          outageSince = Date.now();
-          this.options.logger.event(
-            'warn',
-            'coordinator unreachable; answering from the last zone',
-            {
-              error: messageOf(err),
-              revision: this.state.revision,
-              services: this.state.zone.size,
-            },
-          );
-          this.update({ unreachable: true });
-        }
-        await this.sleep(backoffMs);
-        backoffMs = Math.min(this.maxBackoffMs, backoffMs * 2);
-        continue;
-      }
-      backoffMs = this.initialBackoffMs;
-      if (outageSince !== undefined) {
-        this.options.logger.event('info', 'coordinator reachable again', {
-          outageMs: Date.now() - outageSince,
-        });
-        outageSince = undefined;
-        this.update({ unreachable: false });
-      }
-      if (!this.running) break;
-      if (!view.unchanged) this.apply(view);
-    }
+    await this.loop.stopped();
   }
 
   /** Follows one view: a new zone when its identities differ, else only the revision. */
@@ -204,17 +173,5 @@ export class CoordinatorZoneSource implements ZoneSource {
   private update(change: Partial<CoordinatorZoneStatus>): void {
     this.state = { ...this.state, ...change };
     this.options.onChange?.(this.state);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 }

@@ -1,4 +1,3 @@
-import type { coordinator } from '@podmin/agent-contracts';
 import type { DnsZone } from './dns-zone';
 
 /**
@@ -13,13 +12,5 @@ export interface ZoneSource {
 /** Injection token of the ZoneSource port. */
 export const ZONE_SOURCE = Symbol('ZONE_SOURCE');
 
-/**
- * The coordinator's long poll as agent-dns uses it (the coordinator client satisfies it):
- * answers at once when the view differs from `knownRevision`, else on change or after `waitMs`.
- */
-export interface ServicesWatch {
-  watchServices(
-    request: coordinator.WatchServicesRequest,
-    options: { timeoutMs: number },
-  ): Promise<coordinator.ServicesView>;
-}
+/** The coordinator's long poll as agent-dns uses it: the agent's one WatchServices client's port. */
+export type { ServicesWatch } from '@podmin/agent-data-access-grpc';

@@ -1,12 +1,16 @@
-import { Controller, Inject, Module, type DynamicModule } from '@nestjs/common';
-import { dns, type ProcessLifecycle } from '@podmin/agent-contracts';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { ProcessLifecycle } from '@podmin/agent-contracts';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
 import { formatAddress } from '@podmin/agent-util-config';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { CoordinatorZoneSource, type CoordinatorZoneStatus } from './coordinator-zone-source';
+import { DnsGrpcController, ZONE_STATUS } from './dns.grpc-controller';
 import { DnsModule } from './dns.module';
-import { DnsServer, type DnsServerOptions } from './dns-server';
+import type { DnsServerOptions } from './dns-server';
 import type { ServicesWatch } from './dns.ports';
+
+// The gRPC controller lives in its own module; exported here too, as before.
+export { DnsGrpcController } from './dns.grpc-controller';
 
 /** Everything the agent-dns module is built from. */
 export interface DnsProcessDeps {
@@ -23,8 +27,6 @@ export interface DnsProcessDeps {
   server?: Omit<DnsServerOptions, 'host' | 'port'>;
 }
 
-const ZONE_STATUS = Symbol('DNS_ZONE_STATUS');
-
 /** The health one zone status means: unhealthy, with why, until DNS follows a snapshot. */
 export function dnsHealth(status: CoordinatorZoneStatus): { healthy: boolean; detail?: string } {
   const serving =
@@ -35,28 +37,6 @@ export function dnsHealth(status: CoordinatorZoneStatus): { healthy: boolean; de
   if (status.problem !== undefined) return { healthy: false, detail: status.problem };
   if (status.revision === '') return { healthy: false, detail: serving };
   return { healthy: true };
-}
-
-/** gRPC controller of the Dns contract: what is served and what has been seen. */
-@Controller()
-@dns.DnsControllerMethods()
-export class DnsGrpcController implements dns.DnsController {
-  constructor(
-    @Inject(DnsServer) private readonly server: DnsServer,
-    @Inject(ZONE_STATUS) private readonly zone: { status(): CoordinatorZoneStatus },
-  ) {}
-
-  getStatus(): dns.DnsStatus {
-    const counters = this.server.counters();
-    const status = this.zone.status();
-    return {
-      address: formatAddress(this.server.address()),
-      services: status.zone.size,
-      snapshotRevision: status.revision,
-      answered: Object.values(counters.responses).reduce((a, b) => a + b, 0),
-      malformed: counters.malformed,
-    };
-  }
 }
 
 /** The agent-dns Nest module: the DNS listeners fed by the coordinator, and the Dns contract. */

@@ -15,8 +15,6 @@ export interface CaStateObjects {
   /** Replaces only if the ETag matches; PRECONDITION_FAILED otherwise. */
   putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
 }
-/** Injection token of {@link CaStateObjects}. */
-export const CA_STATE_OBJECTS = Symbol('CA_STATE_OBJECTS');
 
 /** The current content of the external trust bundle. */
 export interface ExternalBundleContent {
@@ -36,13 +34,6 @@ export interface ExternalBundle {
   /** Writes `body` if the object still has `etag` (or is still absent when undefined); PRECONDITION_FAILED otherwise. */
   write(body: string, etag: string | undefined): Promise<string>;
 }
-/** Injection token of the optional {@link ExternalBundle}. */
-export const EXTERNAL_BUNDLE = Symbol('EXTERNAL_BUNDLE');
-
-/** Injection token of the identity services' `Clock` (from `@podmin/util-pki`). */
-export const IDENTITY_CLOCK = Symbol('IDENTITY_CLOCK');
-/** Injection token of the in-memory `WorkloadCaKey` (from `@podmin/util-pki`). */
-export const WORKLOAD_CA_KEY = Symbol('WORKLOAD_CA_KEY');
 
 /**
  * Whether this node leads now, asked before every leader-only duty (CA rotation, the external

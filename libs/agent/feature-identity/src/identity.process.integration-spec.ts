@@ -11,7 +11,7 @@ import { hasCode } from '@podmin/util-errors';
 import { WorkloadCaKey, createClusterCa, floorToSecond } from '@podmin/util-pki';
 import { FakeClock } from './__fixtures__/fakes';
 import { CA_STATE_KEY } from './ca-state';
-import { IdentityProcessService } from './identity.process';
+import { IdentityProcessService } from './identity.service';
 import type { LeadershipCheck } from './identity.ports';
 import { WorkloadCaRotator } from './workload-ca.rotator';
 

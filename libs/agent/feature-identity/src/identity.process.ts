@@ -1,225 +1,74 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import {
-  Controller,
-  Inject,
-  Injectable,
-  Module,
-  type DynamicModule,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import { identity } from '@podmin/agent-contracts';
-import { MIN_LEADER_DUTY_MS } from '@podmin/agent-util-config';
-import { FaultBackoff } from '@podmin/agent-util-faults';
-import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { hasCode } from '@podmin/util-errors';
-import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
-import type { CaStateObjects, ExternalBundle, LeadershipCheck } from './identity.ports';
-import { WorkloadCaRotator } from './workload-ca.rotator';
-import { WorkloadCaTrust } from './workload-ca.trust';
-import {
-  GENERATIONS_DIR,
-  IDENTITY_LINK,
-  WORKLOADS_DIR,
-  WorkloadIdentityService,
-} from './workload-identity.service';
+import { openBucketStore, openS3Bucket, openSecretStores } from '@podmin/agent-data-access-node';
+import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
+import { PodminError } from '@podmin/util-errors';
+import { systemSecretName } from '@podmin/data-access-secrets';
+import { parseClusterCaSecret, parseWorkloadCaSecret, systemClock } from '@podmin/util-pki';
+import { ObjectStoreExternalBundle, parseS3Url } from './adapters/object-store-external-bundle';
+import { IdentityModule } from './identity.module';
+import type { LeadershipCheck } from './identity.ports';
+import type { AgentClient } from '@podmin/agent-data-access-grpc';
 
-/** Everything the identity process is built from (secrets already parsed, held in memory only). */
-export interface IdentityProcessDeps {
-  cluster: string;
-  nodegroup: string;
-  nodeRoot: string;
-  nodeAddress: string;
-  nodeId: string;
-  objects: CaStateObjects;
-  workloadCaKey: WorkloadCaKey;
-  clusterCa: ClusterCa;
-  clock: Clock;
-  logger: StructuredLogger;
-  /** Whether this node leads now: only the leader rotates `identity/ca.json`. */
-  leadership: LeadershipCheck;
-  /** The `--workload-ca-publish` destination, when configured. */
-  external?: ExternalBundle;
+/** Secret-store names of the two CA secrets `podmin setup` stores create-only. */
+export const WORKLOAD_CA_KEY_SECRET = 'workload-ca-key';
+/** Secret-store key of the cluster coordination CA. */
+export const CLUSTER_CA_SECRET = 'cluster-ca';
+
+/** Leadership as the local coordinator judges it (the lease is its alone). */
+export function coordinatorLeadership(
+  coordinator: Pick<AgentClient<'coordinator'>, 'getLeadership'>,
+): LeadershipCheck {
+  return {
+    async leading(minValidMs) {
+      const view = await coordinator.getLeadership({}, { timeoutMs: 2000 });
+      return view.leader && view.validForMs >= minValidMs;
+    },
+  };
 }
 
-const DEPS = Symbol('IDENTITY_PROCESS_DEPS');
-const MAX_ROTATION_WAIT_MS = 60 * 60 * 1000;
-// A follower checks again this often, so a new leader takes over rotation within seconds; a
-// failed pass is retried by the agent's fault backoff up to the same interval, so a bucket
-// fault costs no more requests than health and its end is seen within one interval.
-const FOLLOWER_CHECK_MS = 5 * 1000;
-// A rotation pass (a few conditional writes) must fit in what is left of the leader's term;
-// the configuration refuses election timings that never leave a leader this much.
-const MIN_DUTY_MS = MIN_LEADER_DUTY_MS;
-
-/** Identity services of one node: CA trust, leader rotation, workload generations, node leaves. */
-@Injectable()
-export class IdentityProcessService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly trust: WorkloadCaTrust;
-  private readonly rotator: WorkloadCaRotator;
-  private readonly workloads: WorkloadIdentityService;
-  private readonly nodeLeaf: NodeLeafSource;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
-  private readonly rotationBackoff = new FaultBackoff({ pollMs: FOLLOWER_CHECK_MS });
-
-  constructor(@Inject(DEPS) private readonly deps: IdentityProcessDeps) {
-    this.trust = new WorkloadCaTrust(deps.objects, deps.workloadCaKey, deps.clock, deps.cluster);
-    this.rotator = new WorkloadCaRotator(
-      deps.objects,
-      deps.workloadCaKey,
-      deps.clock,
-      { cluster: deps.cluster },
-      deps.external,
-    );
-    this.workloads = new WorkloadIdentityService(deps.nodeRoot, deps.clock);
-    this.nodeLeaf = new NodeLeafSource(
-      deps.clusterCa,
-      {
-        cluster: deps.cluster,
-        nodegroup: deps.nodegroup,
-        nodeId: deps.nodeId,
-        ipv6: deps.nodeAddress,
-      },
-      deps.clock,
-    );
-  }
-
-  /** Runs one rotation pass and schedules the next (leader only). */
-  async rotate(): Promise<void> {
-    if (this.stopped) return;
-    let waitMs = FOLLOWER_CHECK_MS;
+/**
+ * The agent-identity process: reads the workload CA key and cluster CA from the secret store
+ * (held in memory only), then serves the Identity contract.
+ */
+export const identityProcess: AgentProcessDefinition = {
+  service: 'identity',
+  module: async ({ config, env, logger, client }) => {
+    const secrets = openSecretStores(config, env)['aws-parameter-store'];
+    let workloadCaKey;
+    let clusterCa;
     try {
-      if (!(await this.leading())) return;
-      const report = await this.rotator.reconcile();
-      this.rotationBackoff.succeeded();
-      if (report.steps.length > 0)
-        this.deps.logger.event('info', 'rotate workload CA', { steps: report.steps.join(', ') });
-      this.deps.logger.event('debug', 'next workload CA check', {
-        at: report.nextCheckAt.toISOString(),
-      });
-      waitMs = Math.max(
-        1000,
-        Math.min(
-          MAX_ROTATION_WAIT_MS,
-          report.nextCheckAt.getTime() - this.deps.clock.now().getTime(),
-        ),
+      workloadCaKey = parseWorkloadCaSecret(
+        await secrets.get(systemSecretName(config.cluster, WORKLOAD_CA_KEY_SECRET)),
+      );
+      clusterCa = parseClusterCaSecret(
+        await secrets.get(systemSecretName(config.cluster, CLUSTER_CA_SECRET)),
+        config.cluster,
       );
     } catch (err) {
-      waitMs = Math.round(this.rotationBackoff.failed());
-      this.deps.logger.event('warn', 'rotate workload CA failed', {
-        error: err instanceof Error ? err.message : String(err),
-        retryInMs: waitMs,
-      });
-    } finally {
-      if (!this.stopped) this.timer = setTimeout(() => void this.rotate(), waitMs);
+      throw new PodminError(
+        err instanceof PodminError ? err.code : 'INTERNAL',
+        `reading CA secrets: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err, hint: 'run `podmin setup` to create them' },
+      );
     }
-  }
-
-  /** Whether leader duties may run now; an unreachable coordinator counts as not leading. */
-  private async leading(): Promise<boolean> {
-    try {
-      return await this.deps.leadership.leading(MIN_DUTY_MS);
-    } catch (err) {
-      this.deps.logger.event('warn', 'leadership unknown; skipping leader duties', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      return false;
-    }
-  }
-
-  /** Ensures a Pod's workload identity generation; creates the CA first on a new cluster. */
-  async ensureWorkload(
-    pod: string,
-    namespace: string,
-    service: string,
-  ): Promise<{ fingerprint: string; notAfter: string }> {
-    let trusted;
-    try {
-      trusted = await this.trust.load();
-    } catch (err) {
-      if (!hasCode(err, 'OBJECT_NOT_FOUND') || !(await this.leading())) throw err;
-      await this.rotator.reconcile();
-      trusted = await this.trust.load();
-    }
-    const result = await this.workloads.ensure(
-      { cluster: this.deps.cluster, namespace, pod, ...(service ? { service } : {}) },
-      trusted,
-    );
-    if (result.outcome === 'issued')
-      this.deps.logger.event('info', 'issue workload identity', {
-        pod,
-        namespace,
-        generation: result.generation,
-      });
-    return { fingerprint: result.fingerprint, notAfter: result.notAfter.toISOString() };
-  }
-
-  /** Removes a departed Pod's identity symlink and generations. */
-  async removeWorkload(pod: string): Promise<void> {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(pod)) return;
-    const dir = path.join(this.deps.nodeRoot, WORKLOADS_DIR, pod);
-    const generations = path.join(dir, GENERATIONS_DIR);
-    // Generation directories are sealed 0555; open them up so they can be removed.
-    for (const g of await fs.readdir(generations).catch(() => [] as string[]))
-      await fs.chmod(path.join(generations, g), 0o755).catch(() => undefined);
-    await fs.rm(path.join(dir, IDENTITY_LINK), { force: true });
-    await fs.rm(generations, { recursive: true, force: true });
-  }
-
-  /** The node's in-memory coordination leaf. */
-  async nodeCertificate(): Promise<identity.NodeCertificate> {
-    const leaf = await this.nodeLeaf.leaf();
-    return {
-      certificatePem: leaf.certificatePem,
-      privateKeyPem: leaf.privateKeyPem,
-      caPem: this.deps.clusterCa.certificate.pem,
-      notAfter: leaf.certificate.notAfter.toISOString(),
-    };
-  }
-
-  onApplicationBootstrap(): void {
-    void this.rotate();
-  }
-
-  onApplicationShutdown(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
-}
-
-/** gRPC controller of the Identity contract: converts messages only. */
-@Controller()
-@identity.IdentityControllerMethods()
-export class IdentityGrpcController implements identity.IdentityController {
-  constructor(@Inject(IdentityProcessService) private readonly service: IdentityProcessService) {}
-
-  ensureWorkload(request: identity.EnsureWorkloadRequest): Promise<identity.WorkloadIdentity> {
-    return this.service.ensureWorkload(request.pod, request.namespace, request.service);
-  }
-
-  async removeWorkload(
-    request: identity.RemoveWorkloadRequest,
-  ): Promise<identity.RemoveWorkloadResponse> {
-    await this.service.removeWorkload(request.pod);
-    return {};
-  }
-
-  getNodeCertificate(): Promise<identity.NodeCertificate> {
-    return this.service.nodeCertificate();
-  }
-}
-
-/** The agent-identity Nest module. */
-@Module({})
-export class IdentityModule {
-  /** Module wired with the process's dependencies. */
-  static register(deps: IdentityProcessDeps): DynamicModule {
-    return {
-      module: IdentityModule,
-      controllers: [IdentityGrpcController],
-      providers: [{ provide: DEPS, useValue: deps }, IdentityProcessService],
-    };
-  }
-}
+    const publish = config.workloadCaPublish ? parseS3Url(config.workloadCaPublish) : undefined;
+    const external = publish
+      ? new ObjectStoreExternalBundle(openS3Bucket(config, env, publish.bucket), publish)
+      : undefined;
+    if (external)
+      logger.event('info', 'publish workload CA bundle', { location: external.location });
+    return IdentityModule.register({
+      cluster: config.cluster,
+      nodegroup: config.nodegroup,
+      nodeRoot: config.nodeRoot,
+      nodeAddress: config.nodeAddress,
+      nodeId: config.nodeId,
+      objects: openBucketStore(config, env),
+      workloadCaKey,
+      clusterCa,
+      clock: systemClock,
+      logger,
+      leadership: coordinatorLeadership(client('coordinator')),
+      ...(external ? { external } : {}),
+    });
+  },
+};

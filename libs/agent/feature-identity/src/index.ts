@@ -2,7 +2,7 @@
 export * from './ca-state';
 /** The CA rotation cycle as a pure state machine. */
 export * from './ca-rotation';
-/** Ports (with Nest-ready injection tokens) of the identity services. */
+/** Ports of the identity services. */
 export * from './identity.ports';
 /** IdentityError. */
 export * from './identity-error';
@@ -14,6 +14,8 @@ export * from './workload-ca.trust';
 export * from './workload-identity.service';
 /** The `--workload-ca-publish` adapter on an object store and its URL parser. */
 export * from './adapters/object-store-external-bundle';
-/** The agent-identity process: Nest module, gRPC controller and bootstrap. */
+/** The agent-identity process: its service, gRPC controller, Nest module and definition. */
+export * from './identity.service';
+export * from './identity.grpc-controller';
+export * from './identity.module';
 export * from './identity.process';
-export * from './identity.bootstrap';

@@ -5,7 +5,7 @@ export {
   startRegistry,
   type RunningRegistry,
   type StartRegistryOptions,
-} from './bootstrap';
+} from './registry.process';
 /** The Nest module and its ports. */
 export { RegistryModule, type RegistryModuleOptions } from './registry.module';
 export {

@@ -12,8 +12,8 @@ import { JsonLogger } from '@podmin/agent-util-logging';
 import { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
-import type { RunningRegistry } from './bootstrap';
-import { startRegistry } from './bootstrap';
+import type { RunningRegistry } from './registry.process';
+import { startRegistry } from './registry.process';
 import type { RegistryStore } from './registry.ports';
 
 const HELLO = 'apps/demo/hello';

@@ -9,8 +9,8 @@ import {
 } from '@podmin/util-oci';
 import { FakeRegistryStore } from './__fixtures__/fake-registry-store';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
-import type { RunningRegistry } from './bootstrap';
-import { startRegistry } from './bootstrap';
+import type { RunningRegistry } from './registry.process';
+import { startRegistry } from './registry.process';
 import { JsonLogger } from '@podmin/agent-util-logging';
 
 const REPO = 'apps/demo/hello';

@@ -1,5 +1,6 @@
 import { runReconcileLoop } from './reconcile-loop';
-import { DegradedPassError, type StaticPodReconciler } from './reconciler';
+import { DegradedPassError } from './reconcile-outcome';
+import type { StaticPodReconciler } from './reconciler';
 
 describe('runReconcileLoop', () => {
   it('polls serially, backs off on failure and stops when aborted', async () => {

@@ -1,6 +1,7 @@
 import { FaultBackoff } from '@podmin/agent-util-faults';
 import { PodminError } from '@podmin/util-errors';
-import { DegradedPassError, type StaticPodReconciler } from './reconciler';
+import { DegradedPassError } from './reconcile-outcome';
+import type { StaticPodReconciler } from './reconciler';
 
 /** Timing of the reconcile loop. */
 export interface LoopTiming {

@@ -8,7 +8,8 @@ import { INDEX_KEY, podPayloadKey, servicePayloadKey } from '@podmin/util-desire
 import { podRevision } from '@podmin/util-receipts';
 import { buildDeployment } from '@podmin/util-manifest';
 import { nodePaths } from './node-paths';
-import { DegradedPassError, MISSING_INDEX_GRACE_MS, StaticPodReconciler } from './reconciler';
+import { DegradedPassError } from './reconcile-outcome';
+import { MISSING_INDEX_GRACE_MS, StaticPodReconciler } from './reconciler';
 import type {
   DesiredService,
   IdentityIssuer,

@@ -51,5 +51,3 @@ export const DESIRED_STATE_READER = Symbol('DESIRED_STATE_READER');
 export const SECRET_SOURCE = Symbol('SECRET_SOURCE');
 /** Token of the IdentityIssuer port. */
 export const IDENTITY_ISSUER = Symbol('IDENTITY_ISSUER');
-/** Token of the ServiceSink port. */
-export const SERVICE_SINK = Symbol('SERVICE_SINK');

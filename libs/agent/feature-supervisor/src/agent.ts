@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   DEFAULT_HEALTH_ADDRESS,
-  DNS_TTL_SECONDS,
+  DNS_TTL_MARGIN_MS,
   agentFlagArgs,
   formatAddress,
   parseAgentInvocation,
@@ -39,12 +39,10 @@ processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz
 export const COORDINATOR_NICE = 10;
 
 /**
- * The DNS TTL margin of the shutdown: Service answers carry the TTL `DNS_TTL_SECONDS` (one
- * constant, agent-dns answers with it), so after the drain the agent waits that long, with the
- * dataplane still forwarding, before detaching it: an answer a Pod cached just before the drain
- * still reaches a forwarding node.
+ * The DNS TTL margin of the shutdown, derived from `DNS_TTL_SECONDS` in the agent's constants
+ * (agent-dns answers with that TTL), re-exported here where the shutdown order uses it.
  */
-export const DNS_TTL_MARGIN_MS = DNS_TTL_SECONDS * 1000;
+export { DNS_TTL_MARGIN_MS };
 
 /**
  * The service processes the agent supervises, with their shutdown order; each gets the same flags

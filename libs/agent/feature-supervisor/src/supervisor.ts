@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import readline from 'node:readline';
 import { isChildMessage, type SupervisorMessage } from '@podmin/agent-contracts';
+import { SERVICE_STOP_GRACE_MS } from '@podmin/agent-util-config';
 import type { JsonLogger } from '@podmin/agent-util-logging';
 
 /** One supervised service process. */
@@ -149,10 +150,11 @@ interface Slot {
 }
 
 /**
- * How long a service has to exit after the stop word (SIGTERM without IPC) before it is killed. Each service process bounds
- * its own shutdown at 8 s (data-access-runtime), so this kill is for a process that hangs.
+ * How long a service has to exit after the stop word (SIGTERM without IPC) before it is killed
+ * (`SERVICE_STOP_GRACE_MS`). Each service process bounds its own shutdown below it
+ * (`SERVICE_SHUTDOWN_GRACE_MS`, data-access-runtime), so this kill is for a process that hangs.
  */
-export const STOP_GRACE_MS = 10_000;
+export const STOP_GRACE_MS = SERVICE_STOP_GRACE_MS;
 
 /**
  * The longest {@link Supervisor.stop} takes for `specs`: every service's stop grace plus every

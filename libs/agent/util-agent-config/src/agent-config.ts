@@ -1,5 +1,5 @@
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { formatIpv6, isDnsLabel, parseIpv6 } from '@podmin/util-names';
 import { orList, type AgentProviderLookup } from './provider-rules';
 
 /** The agent's validated, frozen configuration: exactly the spec's six flags. */
@@ -24,8 +24,6 @@ export const AGENT_FLAGS = [
   'nodegroup',
   'ipv6-prefix',
 ] as const;
-
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * Checks a Pod prefix: canonical RFC 5952 text of a /80 with zero host bits; global unicast
@@ -77,12 +75,12 @@ export function checkAgentFlags(
   const rules = provider && providers.has(provider) ? providers.get(provider) : undefined;
   if (provider && rules === undefined)
     problems.push({ field: '--provider', message: `must be ${orList(providers.names)}` });
-  if (cluster && (!LABEL.test(cluster) || cluster.length > 40))
+  if (cluster && !isDnsLabel(cluster, 40))
     problems.push({
       field: '--cluster',
       message: 'must be a DNS-1123 label of at most 40 characters',
     });
-  if (nodegroup && (!LABEL.test(nodegroup) || nodegroup.length > 63))
+  if (nodegroup && !isDnsLabel(nodegroup))
     problems.push({ field: '--nodegroup', message: 'must be a DNS-1123 label' });
   const badBucket = bucket ? rules?.checkBucket(bucket) : undefined;
   if (badBucket) problems.push({ field: '--bucket', message: badBucket });

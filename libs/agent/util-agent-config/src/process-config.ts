@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AGENT_FLAGS, checkAgentFlags, type AgentConfig } from './agent-config';
+import { ELECTION_LEASE_MS, ELECTION_POLL_MS } from './agent-constants';
 import type { AgentProviderLookup } from './provider-rules';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { parseS3ObjectUrl } from '@podmin/util-names';
@@ -49,8 +50,8 @@ export interface AgentProcessConfig extends AgentConfig {
 }
 
 // The election lease and poll when PODMIN_ELECTION_LEASE_MS / _POLL_MS are unset (production).
-const DEFAULT_ELECTION_LEASE_MS = 35_000;
-const DEFAULT_ELECTION_POLL_MS = 5_000;
+const DEFAULT_ELECTION_LEASE_MS = ELECTION_LEASE_MS;
+const DEFAULT_ELECTION_POLL_MS = ELECTION_POLL_MS;
 // The shortest lease or poll accepted at all.
 const MIN_ELECTION_MS = 100;
 

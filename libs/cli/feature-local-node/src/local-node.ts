@@ -1,4 +1,4 @@
-import { parseS3ObjectUrl } from '@podmin/util-names';
+import { isDnsLabel, parseS3ObjectUrl } from '@podmin/util-names';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -93,8 +93,6 @@ interface AgentState {
   args: string[];
   env: Record<string, string>;
 }
-
-const NODEGROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function alive(pid: number): boolean {
   try {
@@ -325,7 +323,7 @@ export async function startLocalNode(
 ): Promise<{ pid: number; started: boolean; layout: LocalNodeLayout }> {
   // Only the local provider's lifecycle calls this, so the context is a local one.
   const { context, nodegroup } = options;
-  if (!NODEGROUP.test(nodegroup) || nodegroup.length > 63) {
+  if (!isDnsLabel(nodegroup)) {
     throw new ValidationError(
       'setup',
       [{ field: '--nodegroup', message: `${JSON.stringify(nodegroup)} must be a DNS-1123 label` }],

@@ -1,19 +1,28 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { link, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { PodminError } from '@podmin/util-errors';
-import { ObjectTooLargeError, describeObject } from './errors';
-import { etagsEqual, md5Etag } from './etag';
 import { errnoCode, withFileLock } from '@podmin/util-fs';
+import { ObjectTooLargeError } from './errors';
+import { etagsEqual, md5Etag } from './etag';
 import { assertValidRange, resolveRange } from './byte-range';
+import { LocalBucketDirectory, isDirectory } from './local-bucket-directory';
+import {
+  EtagCache,
+  FileRangeBody,
+  fsyncDirectory,
+  hashFile,
+  notAFile,
+  readBounded,
+  toBuffer,
+} from './local-files';
+import { LOCAL_LOCK_DIR, LOCAL_TEMP_PREFIX, assertLocalKey, walkKeys } from './local-keys';
 import type {
   ConditionalGetResult,
   GetOptions,
   ListPage,
   ListedObject,
-  ObjectBody,
   ObjectHead,
   ObjectStore,
   OpenReadOptions,
@@ -21,12 +30,10 @@ import type {
   ServerTimeSample,
   StoredObject,
 } from './object-store.port';
-import { DEFAULT_MAX_READ_BYTES, assertValidKey } from './object-store.port';
+import { DEFAULT_MAX_READ_BYTES } from './object-store.port';
 
-/** Name prefix of in-flight temporary files; never a key segment, never listed. */
-export const LOCAL_TEMP_PREFIX = '.podmin-tmp-';
-/** Top-level directory of per-key lock files; never a key segment, never listed. */
-export const LOCAL_LOCK_DIR = '.podmin-locks';
+// Moved to their own modules; exported here too, as before.
+export { LOCAL_LOCK_DIR, LOCAL_TEMP_PREFIX, assertLocalKey, compareKeys } from './local-keys';
 
 /** Tuning of a local directory bucket. */
 export interface LocalDirectoryObjectStoreOptions {
@@ -39,21 +46,8 @@ export interface LocalDirectoryObjectStoreOptions {
 }
 
 const PAGE_SIZE = 1000;
-const READ_CHUNK_BYTES = 1024 * 1024;
 const ETAG_CACHE_ENTRIES = 10_000;
 const TEMP_CREATE_ATTEMPTS = 3;
-
-/** Rejects keys the local store cannot hold: invalid ones, and those using its reserved names. */
-export function assertLocalKey(key: string): void {
-  assertValidKey(key);
-  const segments = key.split('/');
-  if (segments[0] === LOCAL_LOCK_DIR || segments.some((s) => s.startsWith(LOCAL_TEMP_PREFIX))) {
-    throw new PodminError(
-      'INVALID_ARGUMENT',
-      `object key ${JSON.stringify(key)}: "${LOCAL_LOCK_DIR}" and "${LOCAL_TEMP_PREFIX}*" are reserved by the local bucket`,
-    );
-  }
-}
 
 /**
  * A bucket that is a directory: each object is the file at its key path, so it can be
@@ -63,7 +57,7 @@ export function assertLocalKey(key: string): void {
  * time is the modification time the kernel gave the last file written.
  */
 export class LocalDirectoryObjectStore implements ObjectStore {
-  private readonly root: string;
+  private readonly dir: LocalBucketDirectory;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
   private readonly etags = new EtagCache(ETAG_CACHE_ENTRIES);
@@ -71,7 +65,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
   private serverTime: ServerTimeSample | undefined;
 
   constructor(directory: string, options: LocalDirectoryObjectStoreOptions = {}) {
-    this.root = path.resolve(directory);
+    this.dir = new LocalBucketDirectory(directory);
     this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
     this.staleLockMs = options.staleLockMs ?? 30_000;
     this.now = options.now ?? Date.now;
@@ -88,10 +82,10 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async get(key: string, options: GetOptions = {}): Promise<StoredObject> {
     assertLocalKey(key);
-    const doing = `reading ${this.describe(key)}`;
+    const doing = `reading ${this.dir.describe(key)}`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
     options.signal?.throwIfAborted();
-    return this.withObjectFile(
+    return this.dir.withObjectFile(
       key,
       doing,
       async (handle, stats) => {
@@ -108,10 +102,10 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     options: GetOptions = {},
   ): Promise<ConditionalGetResult> {
     assertLocalKey(key);
-    const doing = `reading ${this.describe(key)} if changed`;
+    const doing = `reading ${this.dir.describe(key)} if changed`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
     options.signal?.throwIfAborted();
-    return this.withObjectFile(
+    return this.dir.withObjectFile(
       key,
       doing,
       async (handle, stats) => {
@@ -139,9 +133,9 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Buffer | string): Promise<string> {
     assertLocalKey(key);
-    const doing = `creating ${this.describe(key)}`;
+    const doing = `creating ${this.dir.describe(key)}`;
     const content = toBuffer(body);
-    const target = this.pathOf(key);
+    const target = this.dir.pathOf(key);
     const temp = await this.writeTemp(key, content, doing);
     try {
       await link(temp, target);
@@ -149,7 +143,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       if (errnoCode(err) === 'EEXIST' && !(await isDirectory(target))) {
         throw new PodminError('PRECONDITION_FAILED', `${doing}: it already exists`, { cause: err });
       }
-      throw await this.writeError(err, key, doing);
+      throw await this.dir.writeError(err, key, doing);
     } finally {
       await unlink(temp).catch(() => undefined);
     }
@@ -159,7 +153,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string> {
     assertLocalKey(key);
-    const doing = `replacing ${this.describe(key)} if its ETag is ${etag}`;
+    const doing = `replacing ${this.dir.describe(key)} if its ETag is ${etag}`;
     const content = toBuffer(body);
     return this.replace(key, content, doing, async (target) => {
       const current = await this.currentEtag(target);
@@ -174,16 +168,16 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async put(key: string, body: Buffer | string): Promise<string> {
     assertLocalKey(key);
-    return this.replace(key, toBuffer(body), `writing ${this.describe(key)}`, () =>
+    return this.replace(key, toBuffer(body), `writing ${this.dir.describe(key)}`, () =>
       Promise.resolve(),
     );
   }
 
   async head(key: string): Promise<ObjectHead> {
     assertLocalKey(key);
-    return this.withObjectFile(
+    return this.dir.withObjectFile(
       key,
-      `reading metadata of ${this.describe(key)}`,
+      `reading metadata of ${this.dir.describe(key)}`,
       async (handle, stats) => ({
         etag: this.etags.lookup(stats) ?? this.etags.remember(stats, await hashFile(handle)),
         size: stats.size,
@@ -194,14 +188,14 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async openRead(key: string, options: OpenReadOptions = {}): Promise<OpenReadResult> {
     assertLocalKey(key);
-    const doing = `opening ${this.describe(key)}`;
+    const doing = `opening ${this.dir.describe(key)}`;
     const { range } = options;
     if (range !== undefined) assertValidRange(range, doing);
     let handle: FileHandle;
     try {
-      handle = await open(this.pathOf(key), 'r');
+      handle = await open(this.dir.pathOf(key), 'r');
     } catch (err) {
-      throw await this.openError(err, doing);
+      throw await this.dir.openError(err, doing);
     }
     let handedOver = false;
     try {
@@ -223,7 +217,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       handedOver = true;
       return { kind: 'opened', body, size: stats.size, ...served, etag };
     } catch (err) {
-      throw err instanceof PodminError ? err : this.fsError(err, doing);
+      throw err instanceof PodminError ? err : this.dir.fsError(err, doing);
     } finally {
       if (!handedOver) await handle.close();
     }
@@ -231,9 +225,9 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     assertLocalKey(key);
-    const doing = `deleting ${this.describe(key)}`;
-    await this.assertBucket(doing);
-    const target = this.pathOf(key);
+    const doing = `deleting ${this.dir.describe(key)}`;
+    await this.dir.assertBucket(doing);
+    const target = this.dir.pathOf(key);
     await this.withKeyLock(key, doing, async () => {
       try {
         await unlink(target);
@@ -243,26 +237,26 @@ export class LocalDirectoryObjectStore implements ObjectStore {
           !['ENOENT', 'ENOTDIR', 'EISDIR', 'EPERM'].includes(errnoCode(err) ?? '') ||
           !(await notAFile(target))
         ) {
-          throw this.fsError(err, doing);
+          throw this.dir.fsError(err, doing);
         }
       }
     });
-    await this.pruneEmptyParents(target);
+    await this.dir.pruneEmptyParents(target);
   }
 
   async list(prefix: string, token?: string): Promise<ListPage> {
-    const doing = `listing ${JSON.stringify(prefix)} in ${this.describeBucket()}`;
-    await this.assertBucket(doing);
+    const doing = `listing ${JSON.stringify(prefix)} in ${this.dir.describeBucket()}`;
+    await this.dir.assertBucket(doing);
     const keys: string[] = [];
     try {
-      for await (const key of this.walk(this.root, '', prefix, token)) {
+      for await (const key of walkKeys(this.dir.root, this.dir.root, '', prefix, token)) {
         keys.push(key);
         if (keys.length > PAGE_SIZE) {
           break;
         }
       }
     } catch (err) {
-      throw this.fsError(err, doing);
+      throw this.dir.fsError(err, doing);
     }
     const pageKeys = keys.slice(0, PAGE_SIZE);
     const objects: ListedObject[] = [];
@@ -280,9 +274,9 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   private async describeListed(key: string): Promise<ListedObject | undefined> {
     try {
-      return await this.withObjectFile(
+      return await this.dir.withObjectFile(
         key,
-        `listing ${this.describe(key)}`,
+        `listing ${this.dir.describe(key)}`,
         async (handle, stats) => ({
           key,
           size: stats.size,
@@ -299,60 +293,15 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     }
   }
 
-  /** Yields keys under `dir` in S3 (UTF-8 byte) order, starting with `prefix`, after `token`. */
-  private async *walk(
-    dir: string,
-    keyPrefix: string,
-    prefix: string,
-    token: string | undefined,
-  ): AsyncGenerator<string> {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (err) {
-      if (dir !== this.root && ['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) {
-        return;
-      }
-      throw err;
-    }
-    // A directory sorts as "name/" so that "a-c" (0x2d) comes before "a/b" (0x2f), as in S3.
-    const sorted = entries
-      .filter(
-        (e) =>
-          !e.name.startsWith(LOCAL_TEMP_PREFIX) &&
-          !(dir === this.root && e.name === LOCAL_LOCK_DIR),
-      )
-      .filter((e) => e.isFile() || e.isDirectory())
-      .map((e) => ({ key: keyPrefix + e.name, isDirectory: e.isDirectory() }))
-      .map((e) => ({ ...e, sortKey: e.isDirectory ? `${e.key}/` : e.key }))
-      .sort((a, b) => compareKeys(a.sortKey, b.sortKey));
-    for (const entry of sorted) {
-      if (entry.isDirectory) {
-        const dirKey = entry.sortKey;
-        const mayMatchPrefix = dirKey.startsWith(prefix) || prefix.startsWith(dirKey);
-        const entirelyBeforeToken =
-          token !== undefined && compareKeys(token, dirKey) > 0 && !token.startsWith(dirKey);
-        if (mayMatchPrefix && !entirelyBeforeToken) {
-          yield* this.walk(path.join(dir, path.basename(entry.key)), dirKey, prefix, token);
-        }
-      } else if (
-        entry.key.startsWith(prefix) &&
-        (token === undefined || compareKeys(entry.key, token) > 0)
-      ) {
-        yield entry.key;
-      }
-    }
-  }
-
   /** Writes `content` to a fresh temp file beside `key`'s path, fsynced, and returns its path. */
   private async writeTemp(key: string, content: Buffer, doing: string): Promise<string> {
-    await this.assertBucket(doing);
-    const dir = path.dirname(this.pathOf(key));
+    await this.dir.assertBucket(doing);
+    const dir = path.dirname(this.dir.pathOf(key));
     for (let attempt = 1; ; attempt++) {
       try {
         await mkdir(dir, { recursive: true, mode: 0o700 });
       } catch (err) {
-        throw await this.writeError(err, key, doing);
+        throw await this.dir.writeError(err, key, doing);
       }
       const temp = path.join(dir, `${LOCAL_TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
       const started = this.now();
@@ -364,7 +313,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
         if (errnoCode(err) === 'ENOENT' && attempt < TEMP_CREATE_ATTEMPTS) {
           continue;
         }
-        throw this.fsError(err, doing);
+        throw this.dir.fsError(err, doing);
       }
       try {
         await handle.writeFile(content);
@@ -375,7 +324,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       } catch (err) {
         await handle.close().catch(() => undefined);
         await unlink(temp).catch(() => undefined);
-        throw this.fsError(err, doing);
+        throw this.dir.fsError(err, doing);
       }
       await handle.close();
       return temp;
@@ -389,7 +338,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     doing: string,
     check: (target: string) => Promise<void>,
   ): Promise<string> {
-    const target = this.pathOf(key);
+    const target = this.dir.pathOf(key);
     const temp = await this.writeTemp(key, content, doing);
     try {
       await this.withKeyLock(key, doing, async () => {
@@ -397,7 +346,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
         try {
           await rename(temp, target);
         } catch (err) {
-          throw await this.writeError(err, key, doing);
+          throw await this.dir.writeError(err, key, doing);
         }
       });
     } finally {
@@ -409,7 +358,7 @@ export class LocalDirectoryObjectStore implements ObjectStore {
 
   private withKeyLock<T>(key: string, doing: string, fn: () => Promise<T>): Promise<T> {
     const lockPath = path.join(
-      this.root,
+      this.dir.root,
       LOCAL_LOCK_DIR,
       createHash('sha256').update(key).digest('hex'),
     );
@@ -441,301 +390,4 @@ export class LocalDirectoryObjectStore implements ObjectStore {
       await handle.close();
     }
   }
-
-  /**
-   * Opens the object's file and runs `fn` on it; OBJECT_NOT_FOUND when there is none. A
-   * directory at the path is absent (the prefix of longer keys: S3 has no directories), but with
-   * `directoryIsFault` an empty one is BUCKET_UNAVAILABLE: no bucket operation leaves an empty
-   * directory (delete prunes them), so someone replaced the object by hand, and a whole-object
-   * read must not pass that off as a clean "not found" to a reader that acts on absence (the
-   * reconciler would take a vanished index for empty desired state).
-   */
-  private async withObjectFile<T>(
-    key: string,
-    doing: string,
-    fn: (handle: FileHandle, stats: Stats) => Promise<T>,
-    directoryIsFault = false,
-  ): Promise<T> {
-    let handle: FileHandle;
-    try {
-      handle = await open(this.pathOf(key), 'r');
-    } catch (err) {
-      throw await this.openError(err, doing);
-    }
-    try {
-      const stats = await handle.stat();
-      if (!stats.isFile()) {
-        throw directoryIsFault && (await readdir(this.pathOf(key)).catch(() => [''])).length === 0
-          ? new PodminError(
-              'BUCKET_UNAVAILABLE',
-              `${doing}: ${this.pathOf(key)} is an empty directory, not an object file`,
-            )
-          : new PodminError(
-              'OBJECT_NOT_FOUND',
-              `${doing}: it does not exist (the path is a directory)`,
-            );
-      }
-      return await fn(handle, stats);
-    } catch (err) {
-      // A cancelled read keeps the caller's abort reason rather than becoming a file-system failure.
-      throw err instanceof PodminError || isAbortError(err) ? err : this.fsError(err, doing);
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /** Maps a failed open of an object's file: absent (in an existing bucket) is OBJECT_NOT_FOUND. */
-  private async openError(err: unknown, doing: string): Promise<PodminError> {
-    if (['ENOENT', 'ENOTDIR'].includes(errnoCode(err) ?? '')) {
-      await this.assertBucket(doing);
-      return new PodminError('OBJECT_NOT_FOUND', `${doing}: it does not exist`, { cause: err });
-    }
-    return this.fsError(err, doing);
-  }
-
-  private async pruneEmptyParents(target: string): Promise<void> {
-    for (
-      let dir = path.dirname(target);
-      dir.startsWith(this.root + path.sep);
-      dir = path.dirname(dir)
-    ) {
-      try {
-        await rmdir(dir);
-      } catch {
-        return; // not empty, already gone, or not ours to remove: all fine
-      }
-    }
-  }
-
-  private async assertBucket(doing: string): Promise<void> {
-    let stats: Stats;
-    try {
-      stats = await stat(this.root);
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') {
-        throw new PodminError(
-          'BUCKET_UNAVAILABLE',
-          `${doing}: the bucket directory ${this.root} does not exist`,
-          {
-            cause: err,
-            hint: 'run `podmin connect --provider local` to create it',
-          },
-        );
-      }
-      throw this.fsError(err, doing);
-    }
-    if (!stats.isDirectory()) {
-      throw new PodminError('BUCKET_UNAVAILABLE', `${doing}: ${this.root} is not a directory`);
-    }
-  }
-
-  /** Maps a failed write: a key that collides with a file/directory of another key is the caller's error. */
-  private async writeError(err: unknown, key: string, doing: string): Promise<PodminError> {
-    const code = errnoCode(err);
-    if (
-      code === 'ENOTDIR' ||
-      code === 'EISDIR' ||
-      (code === 'EEXIST' && (await isDirectory(this.pathOf(key))))
-    ) {
-      return new PodminError(
-        'INVALID_ARGUMENT',
-        `${doing}: the key collides with another key's path (a local bucket cannot hold both "a" and "a/b")`,
-        { cause: err },
-      );
-    }
-    if (code === 'EEXIST' || code === 'ENOENT') {
-      return new PodminError(
-        'INVALID_ARGUMENT',
-        `${doing}: the key collides with another key's path`,
-        { cause: err },
-      );
-    }
-    return this.fsError(err, doing);
-  }
-
-  private fsError(err: unknown, doing: string): PodminError {
-    if (err instanceof PodminError) {
-      return err;
-    }
-    const code = errnoCode(err);
-    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      return new PodminError('ACCESS_DENIED', `${doing}: ${code} (permission denied)`, {
-        cause: err,
-      });
-    }
-    return new PodminError(
-      'BUCKET_UNAVAILABLE',
-      `${doing}: ${err instanceof Error ? err.message : String(err)}`,
-      {
-        cause: err,
-      },
-    );
-  }
-
-  private pathOf(key: string): string {
-    return path.join(this.root, ...key.split('/'));
-  }
-
-  private describe(key: string): string {
-    return describeObject(key, this.describeBucket());
-  }
-
-  private describeBucket(): string {
-    return `local bucket ${this.root}`;
-  }
-}
-
-/** ETags of published files by identity: published files are never modified in place. */
-class EtagCache {
-  private readonly entries = new Map<string, string>();
-
-  constructor(private readonly capacity: number) {}
-
-  lookup(stats: Stats): string | undefined {
-    return this.entries.get(EtagCache.identity(stats));
-  }
-
-  remember(stats: Stats, etag: string): string {
-    const id = EtagCache.identity(stats);
-    this.entries.delete(id);
-    this.entries.set(id, etag);
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) {
-        this.entries.delete(oldest.value);
-      }
-    }
-    return etag;
-  }
-
-  private static identity(stats: Stats): string {
-    return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
-  }
-}
-
-/** `length` bytes of an open file from `position`, read straight into the caller's buffers. */
-class FileRangeBody implements ObjectBody {
-  private closed = false;
-
-  constructor(
-    private readonly handle: FileHandle,
-    private position: number,
-    private remaining: number,
-    private readonly doing: string,
-  ) {}
-
-  async read(into: Uint8Array): Promise<number> {
-    let filled = 0;
-    while (filled < into.length && this.remaining > 0) {
-      const { bytesRead } = await this.handle
-        .read(into, filled, Math.min(into.length - filled, this.remaining), this.position)
-        .catch((err: unknown) => {
-          throw new PodminError(
-            'BUCKET_UNAVAILABLE',
-            `${this.doing}: ${err instanceof Error ? err.message : String(err)}`,
-            { cause: err },
-          );
-        });
-      if (bytesRead === 0) {
-        // Never end short of the size already reported (a consumer may have sent it as Content-Length).
-        throw new PodminError(
-          'BUCKET_UNAVAILABLE',
-          `${this.doing}: the file ended ${this.remaining} bytes early`,
-        );
-      }
-      this.position += bytesRead;
-      this.remaining -= bytesRead;
-      filled += bytesRead;
-    }
-    return filled;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.handle.close();
-  }
-}
-
-/** S3 lists keys in UTF-8 byte order, which differs from UTF-16 string order. */
-export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-async function readBounded(
-  handle: FileHandle,
-  size: number,
-  maxBytes: number,
-  doing: string,
-  signal?: AbortSignal,
-): Promise<Buffer> {
-  if (size > maxBytes) {
-    throw new ObjectTooLargeError(doing, maxBytes, size);
-  }
-  // The file may have grown since fstat (edited in place by hand): cap the read regardless.
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, maxBytes - total + 1));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
-    if (bytesRead === 0) {
-      return Buffer.concat(chunks, total);
-    }
-    chunks.push(buffer.subarray(0, bytesRead));
-    total += bytesRead;
-    if (total > maxBytes) {
-      throw new ObjectTooLargeError(doing, maxBytes);
-    }
-  }
-}
-
-function isAbortError(err: unknown): boolean {
-  return err instanceof Error && err.name === 'AbortError';
-}
-
-async function hashFile(handle: FileHandle): Promise<string> {
-  const hash = createHash('md5');
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-  for (let position = 0; ;) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-    if (bytesRead === 0) {
-      return `"${hash.digest('hex')}"`;
-    }
-    hash.update(buffer.subarray(0, bytesRead));
-    position += bytesRead;
-  }
-}
-
-async function fsyncDirectory(dir: string): Promise<void> {
-  // Makes the new directory entry durable; some platforms cannot open directories, which is fine.
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // best effort
-  } finally {
-    await handle?.close();
-  }
-}
-
-async function isDirectory(file: string): Promise<boolean> {
-  try {
-    return (await lstat(file)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function notAFile(file: string): Promise<boolean> {
-  try {
-    return !(await lstat(file)).isFile();
-  } catch {
-    return true;
-  }
-}
-
-function toBuffer(body: Buffer | string): Buffer {
-  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }

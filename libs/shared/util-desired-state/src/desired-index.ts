@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { MAX_PAYLOAD_BYTES } from '@podmin/util-manifest';
 import { DNS_LABEL } from './key-patterns';
-import { findDuplicateKey } from './strict-json';
+import { findDuplicateKey } from '@podmin/util-oci';
 
 /** Object key of the single cluster-wide desired-state commit. */
 export const INDEX_KEY = 'deployments/index.json';
@@ -312,7 +312,7 @@ function keysIn(value: unknown): number {
   return count;
 }
 
-// A strict reader refuses duplicate keys, naming the first one found (see strict-json).
+// A strict reader refuses duplicate keys, naming the first one found (util-oci's strict JSON reader).
 function assertNoDuplicateKeys(text: string): void {
   const key = findDuplicateKey(text);
   if (key !== undefined) {

@@ -6,7 +6,7 @@ import {
   sameEntry,
   type IndexEntry,
 } from './desired-index';
-import { findDuplicateKey } from './strict-json';
+import { findDuplicateKey } from '@podmin/util-oci';
 
 /** Characters of a revision: the first 12 hex of the Pod payload's SHA-512. */
 export const REVISION_LENGTH = 12;

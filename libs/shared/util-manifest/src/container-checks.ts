@@ -1,3 +1,4 @@
+import { isDnsLabel } from '@podmin/util-names';
 import type { ProblemSink } from './checks';
 import {
   checkKeys,
@@ -21,9 +22,7 @@ const PORT_NAME_RULE =
 /** True for an IANA service name, the form of a named container port. */
 function isPortName(value: string): boolean {
   return (
-    value.length >= 1 &&
-    value.length <= 15 &&
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) &&
+    isDnsLabel(value, 15) &&
     /[a-z]/.test(value) &&
     !value.includes('--')
   );

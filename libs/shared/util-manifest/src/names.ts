@@ -1,5 +1,5 @@
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN_PART = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+import { isDnsLabel, isDnsSubdomain } from '@podmin/util-names';
+
 const QUALIFIED_NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /** What a DNS-1123 label may look like, for error messages. */
@@ -8,12 +8,12 @@ export const DNS1123_LABEL_RULE =
 
 /** True when `value` is a DNS-1123 label (Kubernetes object names, namespaces, container names). */
 export function isDns1123Label(value: string): boolean {
-  return value.length <= 63 && DNS1123_LABEL.test(value);
+  return isDnsLabel(value);
 }
 
 /** True when `value` is a DNS-1123 subdomain (dot-separated DNS-1123 labels, at most 253 characters). */
 export function isDns1123Subdomain(value: string): boolean {
-  return value.length <= 253 && value.split('.').every((part) => DNS1123_SUBDOMAIN_PART.test(part));
+  return isDnsSubdomain(value);
 }
 
 /** True when `value` is a Kubernetes qualified name (`[prefix/]name`), the form of label and annotation keys. */

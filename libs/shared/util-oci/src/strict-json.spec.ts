@@ -1,5 +1,5 @@
 import { canonicalJson } from './canonical-json';
-import { parseStrictJson } from './strict-json';
+import { findDuplicateKey, parseStrictJson } from './strict-json';
 
 const parse = (text: string | Buffer, maxBytes = 1024) =>
   parseStrictJson(text, 'doc', { maxBytes, maxDepth: 4 });
@@ -34,5 +34,17 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined } })).toBe(
       '{"a":{"d":[{"y":2,"z":1}]},"b":1}',
     );
+  });
+});
+
+describe('findDuplicateKey', () => {
+  it('names the first key repeated within one object, at any depth, in document order', () => {
+    expect(findDuplicateKey('{"a":1,"b":{"c":1,"c":2},"a":3}')).toBe('c');
+    expect(findDuplicateKey('{"a":[{"x":1},{"x":2}],"b":{"x":1}}')).toBeUndefined();
+    expect(findDuplicateKey('{"\\u0061":1,"a":2}')).toBe('a');
+  });
+
+  it('is undefined for text that is not JSON (readers check that first)', () => {
+    expect(findDuplicateKey('{"a":1,"b"')).toBeUndefined();
   });
 });

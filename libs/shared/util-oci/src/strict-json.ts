@@ -46,7 +46,37 @@ export function parseStrictJson(
       throw new OciFormatError(`parsing ${what}: not valid UTF-8`, { cause: err });
     }
   }
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  return parseText(text, what, options.maxDepth ?? DEFAULT_MAX_DEPTH);
+}
+
+/**
+ * The first object key that appears twice in one object of `text`, in document order, or
+ * undefined (also for text that is not JSON: callers check that with JSON.parse first). For
+ * readers that parse with JSON.parse and must still refuse duplicate keys.
+ */
+export function findDuplicateKey(text: string): string | undefined {
+  let duplicate: string | undefined;
+  try {
+    parseText(text, 'document', Infinity, (key) => {
+      duplicate = key;
+      throw new DuplicateKeyFound();
+    });
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyFound)) return undefined;
+  }
+  return duplicate;
+}
+
+/** Stops {@link findDuplicateKey}'s parse at the first duplicate. */
+class DuplicateKeyFound extends Error {}
+
+/** The parser behind both readers: `onDuplicateKey` replaces the failure on a duplicate key. */
+function parseText(
+  text: string,
+  what: string,
+  maxDepth: number,
+  onDuplicateKey?: (key: string) => void,
+): JsonValue {
   let pos = 0;
 
   const fail = (message: string): never => {
@@ -113,7 +143,8 @@ export function parseStrictJson(
       }
       const key = readString();
       if (seen.has(key)) {
-        fail(`duplicate key ${JSON.stringify(key)}`);
+        if (onDuplicateKey) onDuplicateKey(key);
+        else fail(`duplicate key ${JSON.stringify(key)}`);
       }
       seen.add(key);
       skipWhitespace();

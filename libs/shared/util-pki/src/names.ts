@@ -1,14 +1,13 @@
 import { PkiError } from './errors';
 
-const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+import { DNS_LABEL_MAX_LENGTH, isDnsLabel, isDnsSubdomain } from '@podmin/util-names';
 
 /** Suffix of every cluster's SPIFFE trust domain: `<cluster>.podmin.internal`. */
 export const TRUST_DOMAIN_SUFFIX = 'podmin.internal';
 
 /** Throws INVALID_NAME unless `value` is a lowercase RFC 1123 label (cluster, namespace, Service, NodeGroup). */
 export function assertDnsLabel(value: string, what: string): void {
-  if (!DNS_LABEL.test(value)) {
+  if (!isDnsLabel(value)) {
     throw new PkiError(
       'INVALID_NAME',
       `${what} ${JSON.stringify(value)}: must be a lowercase RFC 1123 label (a-z, 0-9, '-', at most 63 characters)`,
@@ -18,7 +17,7 @@ export function assertDnsLabel(value: string, what: string): void {
 
 /** Throws INVALID_NAME unless `value` is a lowercase RFC 1123 subdomain of at most 253 characters (Pod name, node ID). */
 export function assertDnsSubdomain(value: string, what: string): void {
-  if (value.length > 253 || !DNS_SUBDOMAIN.test(value)) {
+  if (!isDnsSubdomain(value, DNS_LABEL_MAX_LENGTH)) {
     throw new PkiError(
       'INVALID_NAME',
       `${what} ${JSON.stringify(value)}: must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.', at most 253 characters)`,

@@ -1,7 +1,10 @@
-import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { AGENT_SERVICES, protoRoot, snapshot as snapshotTypes, type coordinator } from '../index';
+import {
+  AGENT_SERVICES,
+  agentProtoService,
+  snapshot as snapshotTypes,
+  type coordinator,
+} from '../index';
 
 type Watch = grpc.ServerUnaryCall<coordinator.WatchServicesRequest, unknown>;
 type Reply = grpc.sendUnaryData<unknown>;
@@ -21,21 +24,15 @@ export class TestCoordinator {
 
   /** Starts serving on `socketPath` (which must not exist). */
   static async start(socketPath: string, view?: TestCoordinator['view']): Promise<TestCoordinator> {
-    const root = protoRoot();
-    const definition = loadSync(path.join(root, AGENT_SERVICES.coordinator.protoFile), {
-      includeDirs: [root],
-      keepCase: false,
-      defaults: true,
-      longs: String,
-      enums: String,
-    });
-    const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-      podmin: { agent: { v1: { Coordinator: grpc.ServiceClientConstructor } } };
-    };
+    const service = agentProtoService(
+      AGENT_SERVICES.coordinator.protoFile,
+      'podmin.agent.v1.Coordinator',
+    );
+    if (service === undefined) throw new Error('coordinator.proto has no Coordinator service');
     const server = new grpc.Server();
     const coordinatorServer = new TestCoordinator(server);
     if (view) coordinatorServer.view = view;
-    server.addService(pkg.podmin.agent.v1.Coordinator.service, {
+    server.addService(service.service, {
       watchServices: (call: Watch, reply: Reply) => coordinatorServer.watch(call, reply),
       getLeadership: (_call: unknown, reply: Reply) =>
         reply(null, { leader: false, leaderId: '', leaderAddr: '', validForMs: 0 }),

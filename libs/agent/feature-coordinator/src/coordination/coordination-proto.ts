@@ -1,17 +1,14 @@
-import path from 'node:path';
-import {
-  loadPackageDefinition,
-  type Client,
-  type ChannelCredentials,
-  type ChannelOptions,
-  type ServiceDefinition,
+import type {
+  Client,
+  ChannelCredentials,
+  ChannelOptions,
+  ServiceDefinition,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import {
   PROTO_FILES,
+  agentProtoService,
   admissionOf,
   admissionToProto,
-  protoRoot,
   reportOfProto,
   reportToProto,
   type coordination,
@@ -35,24 +32,15 @@ export interface CoordinationService {
 let loaded: CoordinationService | undefined;
 
 /**
- * Loads `coordination.proto` once with @grpc/proto-loader in the contracts' ts-proto shapes:
+ * Loads `coordination.proto` once with the contracts' proto loader, in their ts-proto shapes:
  * camelCase fields, enums as names, uint64 as numbers, defaults filled.
  */
 export function coordinationService(): CoordinationService {
   if (loaded) return loaded;
-  const root = protoRoot();
-  const definition = loadSync(path.join(root, PROTO_FILES.coordination), {
-    includeDirs: [root],
-    keepCase: false,
-    defaults: true,
-    enums: String,
-    longs: Number,
-  });
-  let node: unknown = loadPackageDefinition(definition);
-  for (const part of ['podmin', 'agent', 'v1', 'Coordination'])
-    node = (node as Record<string, unknown> | undefined)?.[part];
-  const ctor = node as (CoordinationClientConstructor & { service: ServiceDefinition }) | undefined;
-  if (typeof ctor !== 'function') {
+  const ctor = agentProtoService(PROTO_FILES.coordination, 'podmin.agent.v1.Coordination') as
+    | (CoordinationClientConstructor & { service: ServiceDefinition })
+    | undefined;
+  if (ctor === undefined) {
     throw new CoordinationError(
       'INTERNAL',
       `loading ${PROTO_FILES.coordination}: no service podmin.agent.v1.Coordination`,

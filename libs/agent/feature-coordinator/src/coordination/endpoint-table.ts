@@ -1,6 +1,6 @@
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { checkPodPrefix } from '@podmin/agent-util-config';
-import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { ELECTION_LEASE_MS, checkPodPrefix } from '@podmin/agent-util-config';
+import { formatIpv6, isDnsLabel, parseIpv6 } from '@podmin/util-names';
 import type { MonotonicClock } from '../election/election.ports';
 import type { CoordinationPeer, HelloReport, LocalReadyPod } from '../coordinator.ports';
 import type { NodeEndpoints } from '../snapshot/compute-snapshot';
@@ -32,7 +32,7 @@ export interface EndpointTableOptions {
 }
 
 /** Default lease of a node's report: the leader lease of DESIGN §6.8. */
-export const DEFAULT_ENDPOINT_LEASE_MS = 35_000;
+export const DEFAULT_ENDPOINT_LEASE_MS = ELECTION_LEASE_MS;
 
 interface Entry {
   nodegroup: string;
@@ -42,8 +42,6 @@ interface Entry {
   /** Canonical text of prefix and endpoints, to tell a change from a refresh. */
   key: string;
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
  * The leader's table of node reports, the core of its HelloHandler: per node its /80, its
@@ -188,7 +186,7 @@ export class EndpointTable {
     if (groups === undefined) return 'bad-address';
     if (formatIpv6(groups) !== endpoint.address) return 'not-canonical';
     if (network.some((g, i) => groups[i] !== g)) return 'outside-prefix';
-    if (!DNS_LABEL.test(endpoint.namespace)) return 'bad-namespace';
+    if (!isDnsLabel(endpoint.namespace)) return 'bad-namespace';
     if (accepted.has(endpoint.address)) return 'duplicate';
     return undefined;
   }

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
-import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { formatIpv6, isDnsLabel, isDnsSubdomain, parseIpv6 } from '@podmin/util-names';
 import { clusterTrustDomain, parseCertificate, parseSpiffeId } from '@podmin/util-pki';
 import type { CoordinationPeer } from '../coordinator.ports';
 import { CoordinationError } from './coordination-error';
@@ -10,9 +10,6 @@ export type PeerIdentity = Omit<CoordinationPeer, 'remoteAddress'>;
 
 /** What a certificate can be given as: node's peer certificate objects, PEM or DER. */
 export type PeerCertificateInput = PeerCertificate | X509Certificate | string | Uint8Array;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
  * Authorizes a coordination peer by its certificate: exactly one URI SAN, a node SPIFFE ID
@@ -52,9 +49,9 @@ export function peerIdentity(
   if (id.segments.length !== 4 || kind !== 'nodegroup' || nodeKind !== 'node') {
     return refuse(`SPIFFE ID ${id.uri} is not a node ID (…/nodegroup/<ng>/node/<id>)`);
   }
-  if (!DNS_LABEL.test(nodegroup))
+  if (!isDnsLabel(nodegroup))
     return refuse(`SPIFFE ID ${id.uri}: NodeGroup ${JSON.stringify(nodegroup)} is not a DNS label`);
-  if (nodeId.length > 253 || !DNS_SUBDOMAIN.test(nodeId))
+  if (!isDnsSubdomain(nodeId))
     return refuse(`SPIFFE ID ${id.uri}: node ID ${JSON.stringify(nodeId)} is not a DNS subdomain`);
   const addresses = [
     ...new Set(

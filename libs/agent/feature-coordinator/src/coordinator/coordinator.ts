@@ -1,5 +1,6 @@
 import type { DesiredStateReader } from '@podmin/data-access-desired-state';
 import { readIndexIfChanged } from '@podmin/data-access-desired-state';
+import { COORDINATOR_DRAIN_TIMEOUT_MS, HELLO_INTERVAL_MS } from '@podmin/agent-util-config';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import type {
@@ -86,10 +87,10 @@ export interface LeadershipView {
  * The drain's bound at shutdown: a follower's leaving Hello, or a leader's last snapshot pass
  * without its own endpoints. Part of podmin-agent's stop bound (the supervisor's).
  */
-export const DRAIN_TIMEOUT_MS = 3_000;
+export const DRAIN_TIMEOUT_MS = COORDINATOR_DRAIN_TIMEOUT_MS;
 
 const DEFAULTS = {
-  helloIntervalMs: 2_000,
+  helloIntervalMs: HELLO_INTERVAL_MS,
   snapshotIntervalMs: 5_000,
   coalesceMs: 200,
   helloTimeoutMs: 3_000,

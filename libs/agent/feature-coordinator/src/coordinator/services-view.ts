@@ -1,4 +1,5 @@
 import { coordinator } from '@podmin/agent-contracts';
+import { WATCH_SERVICES_MAX_WAIT_MS } from '@podmin/agent-util-config';
 import {
   encodeServices,
   type ServiceSnapshot,
@@ -17,8 +18,8 @@ export interface ServicesView {
   readonly source: ViewSource;
 }
 
-/** Longest a WatchServices long poll may wait, in milliseconds. */
-export const MAX_WATCH_MS = 60_000;
+/** Longest a WatchServices long poll may wait, in milliseconds (the agent's constants). */
+export const MAX_WATCH_MS = WATCH_SERVICES_MAX_WAIT_MS;
 
 /** A snapshot of `services` with its revision computed and the given generation. */
 export function snapshotOf(

@@ -13,32 +13,24 @@ export interface LeaseStore {
   /** Replaces the record only if its ETag is still `etag` (`If-Match`); PRECONDITION_FAILED otherwise. */
   putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
 }
-/** Injection token of {@link LeaseStore}. */
-export const LEASE_STORE = Symbol('LEASE_STORE');
 
 /** Local monotonic time: never jumps with the wall clock, keeps counting while the process is stopped. */
 export interface MonotonicClock {
   /** Milliseconds from an arbitrary origin. */
   nowMs(): number;
 }
-/** Injection token of {@link MonotonicClock}. */
-export const MONOTONIC_CLOCK = Symbol('MONOTONIC_CLOCK');
 
 /** Wall-clock time, used only for the record's `lastUpdated` that Go readers compare. */
 export interface WallClock {
   /** The current time. */
   now(): Date;
 }
-/** Injection token of {@link WallClock}. */
-export const WALL_CLOCK = Symbol('WALL_CLOCK');
 
 /** Waiting, on the same time base as the {@link MonotonicClock}. */
 export interface ElectionTimer {
   /** Resolves after `ms`, or at once (never rejecting) when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
-/** Injection token of {@link ElectionTimer}. */
-export const ELECTION_TIMER = Symbol('ELECTION_TIMER');
 
 /** One continuous stretch of this node's leadership. */
 export interface LeadershipTerm {
@@ -55,5 +47,3 @@ export interface LeadershipSource {
   /** True while `term` is current and its renew deadline has not passed on the monotonic clock. */
   holds(term: number): boolean;
 }
-/** Injection token of {@link LeadershipSource}. */
-export const LEADERSHIP_SOURCE = Symbol('LEADERSHIP_SOURCE');

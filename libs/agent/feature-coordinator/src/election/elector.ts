@@ -1,3 +1,4 @@
+import { ELECTION_LEASE_MS, ELECTION_POLL_MS } from '@podmin/agent-util-config';
 import { FaultBackoff } from '@podmin/agent-util-faults';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
@@ -41,8 +42,8 @@ export interface ElectionTiming {
 
 /** podmin's production timings: lease 35 s, poll 5 s, leader duties end 25 s after the last renew. */
 export const DEFAULT_ELECTION_TIMING: Readonly<ElectionTiming> = Object.freeze({
-  leaseMs: 35_000,
-  pollMs: 5_000,
+  leaseMs: ELECTION_LEASE_MS,
+  pollMs: ELECTION_POLL_MS,
   renewMarginMs: 10_000,
   conflictRetryMs: 100,
   conflictRetries: 3,

@@ -13,5 +13,3 @@ export interface SnapshotStore {
   /** Replaces an object only if its ETag is still `etag` (`If-Match`); PRECONDITION_FAILED otherwise. */
   putIfMatch(key: string, body: Buffer | string, etag: string): Promise<string>;
 }
-/** Injection token of {@link SnapshotStore}. */
-export const SNAPSHOT_STORE = Symbol('SNAPSHOT_STORE');

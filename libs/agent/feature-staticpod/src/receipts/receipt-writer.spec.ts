@@ -1,6 +1,6 @@
 import type { KubeletPod } from '@podmin/agent-data-access-kubelet-pods';
 import { parseReceipt } from '@podmin/util-receipts';
-import type { AppliedState } from '../reconciler';
+import type { AppliedState } from '../reconcile-outcome';
 import {
   ReceiptWriter,
   composeReceipt,

@@ -10,7 +10,7 @@ import {
   type PodReceipt,
 } from '@podmin/util-receipts';
 import { REVISION_ANNOTATION } from '../pod-transform';
-import type { AppliedState } from '../reconciler';
+import type { AppliedState } from '../reconcile-outcome';
 import type { ReceiptSink } from '../staticpod.ports';
 
 /** What kubelet reports right now: its Pods, or why it cannot say. */

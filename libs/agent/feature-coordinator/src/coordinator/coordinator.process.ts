@@ -1,6 +1,6 @@
 import { agentProviderOf, openBucketStore } from '@podmin/agent-data-access-node';
 import type { AgentProcessDefinition } from '@podmin/agent-data-access-runtime';
-import { renewMarginMs } from '@podmin/agent-util-config';
+import { HELLO_INTERVAL_MS, renewMarginMs } from '@podmin/agent-util-config';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import { PodminError } from '@podmin/util-errors';
 import { identityNodeLeaves } from '../adapters/identity-node-leaf';
@@ -84,7 +84,7 @@ export const coordinatorProcess: AgentProcessDefinition = {
         nodegroup: config.nodegroup,
         prefix: config.ipv6Prefix,
         // Followers report at the election's poll; a short lease in tests shortens both.
-        helloIntervalMs: Math.min(2_000, pollMs),
+        helloIntervalMs: Math.min(HELLO_INTERVAL_MS, pollMs),
         snapshotIntervalMs: pollMs,
       },
     );
