@@ -21,11 +21,7 @@ const PORT_NAME_RULE =
 
 /** True for an IANA service name, the form of a named container port. */
 function isPortName(value: string): boolean {
-  return (
-    isDnsLabel(value, 15) &&
-    /[a-z]/.test(value) &&
-    !value.includes('--')
-  );
+  return isDnsLabel(value, 15) && /[a-z]/.test(value) && !value.includes('--');
 }
 
 /**

@@ -11,9 +11,9 @@ describe('isDnsLabel', () => {
   });
 
   it('refuses empty, uppercase, dots, "-" at either end and names over the limit', () => {
-    expect(
-      ['', 'Web', 'a.b', '-a', 'a-', 'a_b', 'a'.repeat(64)].map((v) => isDnsLabel(v)),
-    ).toEqual([false, false, false, false, false, false, false]);
+    expect(['', 'Web', 'a.b', '-a', 'a-', 'a_b', 'a'.repeat(64)].map((v) => isDnsLabel(v))).toEqual(
+      [false, false, false, false, false, false, false],
+    );
   });
 
   it('takes a shorter limit (a cluster name: 40) or none at all', () => {

@@ -1,9 +1,4 @@
-import type {
-  Client,
-  ChannelCredentials,
-  ChannelOptions,
-  ServiceDefinition,
-} from '@grpc/grpc-js';
+import type { Client, ChannelCredentials, ChannelOptions, ServiceDefinition } from '@grpc/grpc-js';
 import {
   PROTO_FILES,
   agentProtoService,
@@ -38,8 +33,7 @@ let loaded: CoordinationService | undefined;
 export function coordinationService(): CoordinationService {
   if (loaded) return loaded;
   const ctor = agentProtoService(PROTO_FILES.coordination, 'podmin.agent.v1.Coordination') as
-    | (CoordinationClientConstructor & { service: ServiceDefinition })
-    | undefined;
+    (CoordinationClientConstructor & { service: ServiceDefinition }) | undefined;
   if (ctor === undefined) {
     throw new CoordinationError(
       'INTERNAL',
