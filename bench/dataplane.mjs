@@ -45,7 +45,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { main, onCleanup, result, skipped, tempDir } from './lib/bench.mjs';
+import { killAtCleanup, main, onCleanup, result, skipped, tempDir } from './lib/bench.mjs';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
 import { perPacket } from './lib/dataplane-per-packet.mjs';
 
@@ -595,7 +595,12 @@ function execIn(ns, argv, timeoutMs) {
 /** Runs a command to completion; rejects with its stderr when it fails. */
 function run(what, command, args, env = process.env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    // Its own process group, stopped as a whole at cleanup: a bundler's helper process could
+    // otherwise still write into the bench's temporary directory after cleanup removed it.
+    const child = killAtCleanup(
+      spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
+      { group: true },
+    );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
