@@ -99,6 +99,24 @@ describe('podmin logs (local provider)', () => {
     expect(stdout).toBe('followed\n');
   });
 
+  it('says so when a Pod runs but none of its containers has written a log yet', async () => {
+    const manifests = path.join(
+      sandbox.env['XDG_DATA_HOME'] as string,
+      'podmin/nodes/demo/default/etc/podmin/manifests',
+    );
+    fs.writeFileSync(
+      path.join(manifests, 'api.yaml'),
+      'metadata: { name: api, namespace: product, annotations: { podmin.dev/deployment: default/api } }\nspec: { containers: [{ name: app, image: x }] }\n',
+    );
+    const out = await sandbox.run(['logs', 'api', '-g', 'default'], {
+      PODMIN_POD_LOG_DIR: podLogDir,
+    });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe('');
+    expect(out.stderr).toContain('reading logs of default/api: no container has written a log yet');
+    fs.rmSync(path.join(manifests, 'api.yaml'));
+  });
+
   it('exits 1 naming what is missing, and 2 for a bad flag value', async () => {
     const none = await sandbox.run(['logs', 'api', '-g', 'default'], {
       PODMIN_POD_LOG_DIR: podLogDir,

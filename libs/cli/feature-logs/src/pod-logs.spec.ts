@@ -80,6 +80,22 @@ describe('finding a deployment’s Pod logs on a node', () => {
     expect(one.map((s) => `${s.pod}/${s.container}`)).toEqual(['web-1a2b3c4d/setup', 'web/setup']);
   });
 
+  it('reads only the directory written last when an earlier Pod of the same name left one', async () => {
+    const { query } = node();
+    staticPod(query, 'web', 'default/web', ['app']);
+    const old = logDir(query, 'web', 'olduid', 'app');
+    fs.writeFileSync(path.join(old, '0.log'), rec(1, 'an earlier Pod'));
+    const past = new Date(Date.now() - 3600_000);
+    fs.utimesSync(path.join(old, '0.log'), past, past);
+    const current = logDir(query, 'web', 'newuid', 'app');
+    fs.writeFileSync(path.join(current, '0.log'), rec(2, 'the current Pod'));
+    const sources = await findPodLogSources(query);
+    expect(sources.map((s) => s.dir)).toEqual([current]);
+    expect((await readPodLogs(sources)).map((l) => linePrefix(l.source, sources) + l.text)).toEqual(
+      ['the current Pod'],
+    );
+  });
+
   it('names the node when it runs no Pod of the deployment, and the containers a Pod has', async () => {
     const { query } = node();
     await expect(findPodLogSources(query)).rejects.toThrow(

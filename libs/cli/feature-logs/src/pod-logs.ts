@@ -116,21 +116,40 @@ export async function findPodLogSources(q: PodLogQuery): Promise<PodLogSource[]>
         },
       );
     // kubelet names a static Pod `<name>-<node name>`; its log directory adds the Pod's UID.
+    // An earlier Pod of the same name (another revision, or a kubelet since restarted) may have
+    // left its directory behind: the current one is the one written last.
     const prefix = `${pod.namespace}_${pod.name}-${node}_`;
-    for (const dir of dirs
-      .filter((d) => d.startsWith(prefix) && !d.slice(prefix.length).includes('_'))
-      .sort()) {
-      for (const container of containers)
-        sources.push({
-          node: q.nodeName,
-          namespace: pod.namespace,
-          pod: pod.name,
-          container,
-          dir: path.join(q.podLogDir, dir, container),
-        });
-    }
+    const candidates = dirs.filter(
+      (d) => d.startsWith(prefix) && !d.slice(prefix.length).includes('_'),
+    );
+    const dir = await newest(candidates.map((d) => path.join(q.podLogDir, d)));
+    if (dir === undefined) continue;
+    for (const container of containers)
+      sources.push({
+        node: q.nodeName,
+        namespace: pod.namespace,
+        pod: pod.name,
+        container,
+        dir: path.join(dir, container),
+      });
   }
   return sources;
+}
+
+/** The directory whose newest file (one level down: the containers' logs) was written last. */
+async function newest(dirs: readonly string[]): Promise<string | undefined> {
+  let best: { dir: string; mtimeMs: number } | undefined;
+  for (const dir of dirs) {
+    let mtimeMs = 0;
+    for (const container of await fs.readdir(dir).catch(() => [] as string[])) {
+      for (const file of await fs.readdir(path.join(dir, container)).catch(() => [] as string[])) {
+        const st = await fs.stat(path.join(dir, container, file)).catch(() => undefined);
+        if (st !== undefined && st.mtimeMs > mtimeMs) mtimeMs = st.mtimeMs;
+      }
+    }
+    if (best === undefined || mtimeMs > best.mtimeMs) best = { dir, mtimeMs };
+  }
+  return best?.dir;
 }
 
 /**

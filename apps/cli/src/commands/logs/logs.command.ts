@@ -116,6 +116,10 @@ export function logsCommand(ctx: CliContext): CommandModule<object, LogsArgs> {
           )
         ).flat();
       const sources = await find();
+      if (sources.length === 0)
+        ctx.reporter.warn(
+          `${what}: no container has written a log yet (kubelet writes them under ${nodes.map((n) => n.podLogDir).join(', ')} once a container starts)`,
+        );
       const read = {
         ...(args.since === undefined
           ? {}
