@@ -119,7 +119,7 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
       '--nat64=type=t4g.nano',
       '-y',
     ]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     for (const text of [
       '--vpc-cidr: "8.8.0.0/16" is not private',
       '--nodegroup[0]: NodeGroup name "Bad" is invalid',
@@ -170,7 +170,8 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
         '--nodegroup',
         'c,instance-type=x9.huge',
       ]);
-      expect(run.code).toBe(1);
+      // Flag values EC2 cannot honour: a usage error like any other refused value.
+      expect(run.code).toBe(2);
       expect(run.stderr).toContain('Using OpenTofu/Terraform');
       expect(run.stderr).toMatch(/z is not an available zone of us-east-1; available: us-east-1a/);
       expect(run.stderr).toContain('t2.micro is not a Nitro instance type');

@@ -307,9 +307,22 @@ export function describeCliFlows(
       ),
     ];
 
+    // A flag's value refused is a usage error (exit 2); a manifest or file refused is the
+    // operation failing on its input (exit 1).
+    const usage = new Set([
+      'no image for the built-in manifest',
+      'an external image',
+      'a zero CPU limit',
+      'a malformed memory limit',
+      'bare and named images mixed',
+      'a bad port mapping',
+      '--port with --file',
+      '--cpu with --file',
+    ]);
+
     it.each(rejections)(
       'rejects %s with a clear error and leaves the bucket untouched',
-      async (_label, args, pattern) => {
+      async (label, args, pattern) => {
         fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
         fs.writeFileSync(
           path.join(sandbox.cwd, 'no-service.yaml'),
@@ -319,7 +332,7 @@ export function describeCliFlows(
           fs.writeFileSync(path.join(sandbox.cwd, file), text);
         const before = await store.snapshot();
         const result = await podmin(...args);
-        expect(result.code).toBe(1);
+        expect({ label, code: result.code }).toEqual({ label, code: usage.has(label) ? 2 : 1 });
         expect(result.stdout).toBe('');
         expect(result.stderr).toMatch(/^Error: /m);
         expect(result.stderr).toMatch(pattern);
