@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serializeReceipt } from '@podmin/util-receipts';
 
 /** Path of the bundled CLI the black-box tests run (built by `nx run cli:build`). */
 export const PODMIN_BIN = path.resolve(__dirname, '../../../../dist/bin/podmin.cjs');
@@ -95,4 +96,30 @@ export function snapshotDir(dir: string): Record<string, string> {
   };
   walk(dir);
   return out;
+}
+
+/** A receipt as an agent writes it, for node `node` of NodeGroup default. */
+export function agentReceipt(
+  node: string,
+  pods: Array<{ deployment: string; revision: string }> = [],
+): string {
+  return serializeReceipt({
+    schema: 1,
+    nodegroup: 'default',
+    node,
+    agentVersion: '0.1.0',
+    indexEtag: null,
+    time: new Date().toISOString(),
+    heartbeatSeconds: 300,
+    kubelet: 'absent',
+    error: null,
+    pods: pods.map((p) => ({
+      ...p,
+      ready: null,
+      restarts: null,
+      reason: null,
+      identityExpiry: null,
+    })),
+    omittedPods: 0,
+  });
 }

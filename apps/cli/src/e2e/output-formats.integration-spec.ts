@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { FakeUpstream } from '@podmin/testing';
-import { podRevision, receiptKey, serializeReceipt } from '@podmin/util-receipts';
-import { makeSandbox, type CliRun, type CliSandbox } from './cli-harness';
+import { podRevision, receiptKey } from '@podmin/util-receipts';
+import { agentReceipt as receipt, makeSandbox, type CliRun, type CliSandbox } from './cli-harness';
 
 const FIXTURE = path.resolve(
   __dirname,
@@ -36,29 +36,6 @@ function documentOf(run: CliRun, format: 'json' | 'yaml'): unknown {
   return format === 'json'
     ? (JSON.parse(run.stdout) as unknown)
     : (parseYaml(run.stdout) as unknown);
-}
-
-/** A receipt as an agent writes it, for node `node` of NodeGroup default. */
-function receipt(node: string, pods: Array<{ deployment: string; revision: string }> = []): string {
-  return serializeReceipt({
-    schema: 1,
-    nodegroup: 'default',
-    node,
-    agentVersion: '0.1.0',
-    indexEtag: null,
-    time: new Date().toISOString(),
-    heartbeatSeconds: 300,
-    kubelet: 'absent',
-    error: null,
-    pods: pods.map((p) => ({
-      ...p,
-      ready: null,
-      restarts: null,
-      reason: null,
-      identityExpiry: null,
-    })),
-    omittedPods: 0,
-  });
 }
 
 // The output conventions (README "Output and exit codes"): every data command prints one

@@ -1,24 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { receiptKey, serializeReceipt } from '@podmin/util-receipts';
-import { makeSandbox, type CliSandbox } from './cli-harness';
-
-/** A receipt as an agent of NodeGroup default writes it, applying nothing. */
-function receipt(node: string): string {
-  return serializeReceipt({
-    schema: 1,
-    nodegroup: 'default',
-    node,
-    agentVersion: '0.1.0',
-    indexEtag: null,
-    time: new Date().toISOString(),
-    heartbeatSeconds: 300,
-    kubelet: 'absent',
-    error: null,
-    pods: [],
-    omittedPods: 0,
-  });
-}
+import { receiptKey } from '@podmin/util-receipts';
+import { agentReceipt as receipt, makeSandbox, type CliSandbox } from './cli-harness';
 
 // A node that is gone leaves its receipt behind: status hides it after the retention window
 // (default 24 h) and says how many it hid; --prune deletes exactly those receipts.
