@@ -1,20 +1,10 @@
 import { PodminError } from '@podmin/util-errors';
 import type { PodminErrorCode } from '@podmin/util-errors';
+import { NETWORK_ERROR_CODES, awsErrorDetails, describeAwsError } from '@podmin/util-aws';
 
 /** How to read a "no such key" answer: a missing object, or a failed if-match write. */
 export type MissingKeyMeaning = 'OBJECT_NOT_FOUND' | 'PRECONDITION_FAILED';
 
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-]);
 const NETWORK_ERROR_NAMES = new Set([
   'TimeoutError',
   'NetworkingError',
@@ -33,33 +23,12 @@ const ACCESS_DENIED_NAMES = new Set([
   'CredentialsProviderError',
 ]);
 
-/** The parts of an AWS SDK v3 error this mapping reads. */
-interface SdkErrorShape {
-  name?: unknown;
-  Code?: unknown;
-  code?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
-}
-
 /** Name (error code) and HTTP status of an SDK error, as far as it carries them. */
 export function sdkErrorDetails(err: unknown): {
   name: string | undefined;
   status: number | undefined;
 } {
-  if (typeof err !== 'object' || err === null) {
-    return { name: undefined, status: undefined };
-  }
-  const shape = err as SdkErrorShape;
-  const name =
-    typeof shape.Code === 'string'
-      ? shape.Code
-      : typeof shape.name === 'string'
-        ? shape.name
-        : undefined;
-  const status =
-    typeof shape.$metadata?.httpStatusCode === 'number'
-      ? shape.$metadata.httpStatusCode
-      : undefined;
+  const { name, status } = awsErrorDetails(err);
   return { name, status };
 }
 
@@ -87,10 +56,8 @@ function classify(
   err: unknown,
   missingKey: MissingKeyMeaning,
 ): { code: PodminErrorCode; why: string } {
-  const { name, status } = sdkErrorDetails(err);
-  const detail = [name, status === undefined ? undefined : `HTTP ${status}`]
-    .filter(Boolean)
-    .join(', ');
+  const { name, status, errno } = awsErrorDetails(err);
+  const detail = describeAwsError({ name, status });
   if (name === 'NoSuchBucket') {
     return { code: 'BUCKET_UNAVAILABLE', why: 'the bucket does not exist' };
   }
@@ -118,10 +85,6 @@ function classify(
   if (status === 301 || name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed') {
     return { code: 'BUCKET_UNAVAILABLE', why: `the bucket is in another region (${detail})` };
   }
-  const errno =
-    typeof (err as SdkErrorShape | null)?.code === 'string'
-      ? String((err as SdkErrorShape).code)
-      : undefined;
   if (
     status === undefined &&
     ((errno !== undefined && NETWORK_ERROR_CODES.has(errno)) ||

@@ -1,16 +1,5 @@
 import { PodminError, type PodminErrorCode } from '@podmin/util-errors';
-
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-]);
+import { NETWORK_ERROR_CODES, awsErrorDetails, describeAwsError } from '@podmin/util-aws';
 
 /** Error names every AWS JSON service uses for refused credentials or permissions. */
 export const ACCESS_DENIED_NAMES: ReadonlySet<string> = new Set([
@@ -26,36 +15,6 @@ export const ACCESS_DENIED_NAMES: ReadonlySet<string> = new Set([
   'KMSAccessDeniedException',
 ]);
 
-/** Name, HTTP status, message and Node.js errno of an SDK or network error, as far as known. */
-export interface AwsErrorDetails {
-  name: string | undefined;
-  status: number | undefined;
-  message: string;
-  errno: string | undefined;
-}
-
-/** Reads what an AWS SDK v3 error carries without depending on a service's exception classes. */
-export function awsErrorDetails(err: unknown): AwsErrorDetails {
-  if (typeof err !== 'object' || err === null) {
-    return { name: undefined, status: undefined, message: String(err), errno: undefined };
-  }
-  const shape = err as {
-    name?: unknown;
-    message?: unknown;
-    code?: unknown;
-    $metadata?: { httpStatusCode?: unknown };
-  };
-  return {
-    name: typeof shape.name === 'string' ? shape.name : undefined,
-    status:
-      typeof shape.$metadata?.httpStatusCode === 'number'
-        ? shape.$metadata.httpStatusCode
-        : undefined,
-    message: typeof shape.message === 'string' ? shape.message : 'unknown error',
-    errno: typeof shape.code === 'string' ? shape.code : undefined,
-  };
-}
-
 /**
  * The fallback classification shared by both AWS adapters, after their service-specific names:
  * refused credentials → ACCESS_DENIED, network failures and server errors → IO_ERROR, other
@@ -64,9 +23,7 @@ export function awsErrorDetails(err: unknown): AwsErrorDetails {
 export function translateCommonAwsError(err: unknown, doing: string, service: string): PodminError {
   if (err instanceof PodminError) return err;
   const { name, status, message, errno } = awsErrorDetails(err);
-  const detail = [name, status === undefined ? undefined : `HTTP ${status}`]
-    .filter(Boolean)
-    .join(', ');
+  const detail = describeAwsError({ name, status });
   let code: PodminErrorCode;
   let why: string;
   let hint: string | undefined;

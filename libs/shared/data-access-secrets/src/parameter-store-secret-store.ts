@@ -6,7 +6,8 @@ import {
   type SSMClient,
 } from '@aws-sdk/client-ssm';
 import { PodminError } from '@podmin/util-errors';
-import { awsErrorDetails, translateCommonAwsError } from './aws-errors';
+import { awsErrorDetails } from '@podmin/util-aws';
+import { translateCommonAwsError } from './aws-errors';
 import { assertRecoverySupported, assertValueAllowed } from './provider-rules';
 import { assertSecretPrefix, parseSecretName } from './secret-names';
 import type { AwsSecretStoreOptions, CreateSecretOptions, SecretStore } from './secret-store.port';

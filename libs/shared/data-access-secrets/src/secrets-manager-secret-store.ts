@@ -10,7 +10,8 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { PodminError, hasCode } from '@podmin/util-errors';
-import { awsErrorDetails, translateCommonAwsError } from './aws-errors';
+import { awsErrorDetails } from '@podmin/util-aws';
+import { translateCommonAwsError } from './aws-errors';
 import {
   assertRecoverySupported,
   assertValueAllowed,

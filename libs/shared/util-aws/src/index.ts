@@ -1,0 +1,9 @@
+/** Reading AWS SDK v3 errors without a service's exception classes. */
+export {
+  NETWORK_ERROR_CODES,
+  awsErrorDetails,
+  describeAwsError,
+  type AwsErrorDetails,
+} from './error-details';
+/** One client configuration for every AWS service podmin talks to. */
+export { awsClientConfig, type AwsClientOptions, type AwsRequestTimeouts } from './client-config';
