@@ -1,14 +1,13 @@
 import type { CertificateInfo } from './certificate';
 import { parseCertificate, splitPemCertificates } from './certificate';
-import { floorToSecond } from './clock';
 import { PkiError } from './errors';
 import type { IssuedCertificate } from './issue';
 import { issueLeaf } from './issue';
 import { assertDnsLabel, clusterTrustDomain } from './names';
 import {
-  WORKLOAD_LEAF_LIFETIME_MS,
   WORKLOAD_LEAF_RENEW_BEFORE_MS,
   trustedLeafPair,
+  workloadLeafWindow,
   type WorkloadIssuer,
   type WorkloadLeafProblem,
 } from './workload-leaf';
@@ -54,15 +53,11 @@ export async function issueTelemetryLeaf(
   now: Date,
 ): Promise<IssuedCertificate> {
   const uri = otelLogsSpiffeId(identity);
-  const issuedAt = floorToSecond(now);
-  const notAfter = new Date(
-    Math.min(issuedAt.getTime() + WORKLOAD_LEAF_LIFETIME_MS, issuer.certificate.notAfter.getTime()),
+  const { issuedAt, notAfter } = workloadLeafWindow(
+    issuer,
+    now,
+    `issuing the log-export certificate of node ${identity.nodeId}`,
   );
-  if (notAfter.getTime() <= issuedAt.getTime())
-    throw new PkiError(
-      'CHAIN_INVALID',
-      `issuing the log-export certificate of node ${identity.nodeId}: the workload CA certificate expired at ${issuer.certificate.notAfter.toISOString()}`,
-    );
   return issueLeaf(
     { certificate: issuer.certificate, keyPair: issuer.key.keyPair },
     {

@@ -62,6 +62,29 @@ export interface WorkloadIssuer {
 }
 
 /**
+ * The validity of a leaf the workload CA issues at `now`: from `now` to the second, for 24 h but
+ * never past the CA's own expiry. Judged at the issue time, not the backdated notBefore: a leaf
+ * that would expire on issue is refused, `doing` naming it.
+ */
+export function workloadLeafWindow(
+  issuer: WorkloadIssuer,
+  now: Date,
+  doing: string,
+): { issuedAt: Date; notAfter: Date } {
+  const issuedAt = floorToSecond(now);
+  const notAfter = new Date(
+    Math.min(issuedAt.getTime() + WORKLOAD_LEAF_LIFETIME_MS, issuer.certificate.notAfter.getTime()),
+  );
+  if (notAfter.getTime() <= issuedAt.getTime()) {
+    throw new PkiError(
+      'CHAIN_INVALID',
+      `${doing}: the workload CA certificate expired at ${issuer.certificate.notAfter.toISOString()}`,
+    );
+  }
+  return { issuedAt, notAfter };
+}
+
+/**
  * Issues a workload leaf: fresh Ed25519 key (PKCS#8 PEM), 24 h from `now` (never past the
  * CA's own expiry), notBefore backdated by the clock-skew margin, CN = Pod, SPIFFE URI SAN, keyUsage digitalSignature, EKU clientAuth plus
  * serverAuth and the Service DNS SANs when the identity names a Service.
@@ -72,17 +95,11 @@ export async function issueWorkloadLeaf(
   now: Date,
 ): Promise<IssuedCertificate> {
   const spiffeId = workloadSpiffeId(identity);
-  const issuedAt = floorToSecond(now);
-  const notAfter = new Date(
-    Math.min(issuedAt.getTime() + WORKLOAD_LEAF_LIFETIME_MS, issuer.certificate.notAfter.getTime()),
+  const { issuedAt, notAfter } = workloadLeafWindow(
+    issuer,
+    now,
+    `issuing a workload certificate for ${identity.namespace}/${identity.pod}`,
   );
-  // Judged at the issue time, not the backdated notBefore: no leaf that expires on issue.
-  if (notAfter.getTime() <= issuedAt.getTime()) {
-    throw new PkiError(
-      'CHAIN_INVALID',
-      `issuing a workload certificate for ${identity.namespace}/${identity.pod}: the workload CA certificate expired at ${issuer.certificate.notAfter.toISOString()}`,
-    );
-  }
   return issueLeaf(
     { certificate: issuer.certificate, keyPair: issuer.key.keyPair },
     {
