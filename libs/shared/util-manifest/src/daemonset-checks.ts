@@ -22,7 +22,7 @@ import {
 import type { ImageOverrides } from './flags';
 import { checkPodSpec } from './pod-spec';
 
-import { checkNamespace, checkSelectorSubset } from './service';
+import { checkObjectMeta, checkSelectorSubset } from './service';
 
 import type { BuildOptions } from './deployment';
 import {
@@ -87,21 +87,11 @@ export function checkDaemonSet(
         `is "${result.name}" but the deployment name is "${opts.name}"; they must match`,
       );
     }
-    if (metadata.namespace !== undefined) {
-      result.namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
-    }
-    if (metadata.labels !== undefined) {
-      expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
-    }
+    const meta = checkObjectMeta(metadata, sink);
+    if (metadata.namespace !== undefined) result.namespace = meta.namespace;
     if (metadata.annotations !== undefined) {
-      const annotations = expectStringMap(
-        metadata.annotations,
-        'metadata.annotations',
-        sink,
-        'annotations',
-      );
       progressDeadlineSeconds =
-        checkProgressDeadline(annotations?.[PROGRESS_DEADLINE_ANNOTATION], sink) ??
+        checkProgressDeadline(meta.annotations?.[PROGRESS_DEADLINE_ANNOTATION], sink) ??
         progressDeadlineSeconds;
     }
   }

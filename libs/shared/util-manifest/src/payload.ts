@@ -11,12 +11,11 @@ import {
   expectDnsLabel,
   expectList,
   expectRecord,
-  expectStringMap,
   isRecord,
 } from './checks';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
 import { hostBindingPaths } from './pod-spec';
-import { checkNamespace, checkService } from './service';
+import { checkObjectMeta, checkService } from './service';
 import { parseYamlDocuments } from './yaml';
 
 /** A content-addressed Pod payload read back from the bucket, validated. */
@@ -65,20 +64,10 @@ export function parsePodPayload(text: string, source: string): PodPayload {
     if (metadata !== undefined) {
       checkKeys(metadata, ['name', 'namespace', 'labels', 'annotations'], 'metadata', sink);
       name = expectDnsLabel(metadata.name, 'metadata.name', sink);
-      if (metadata.namespace !== undefined) {
-        namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
-      }
-      if (metadata.labels !== undefined) {
-        expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
-      }
+      const meta = checkObjectMeta(metadata, sink);
+      if (metadata.namespace !== undefined) namespace = meta.namespace;
       if (metadata.annotations !== undefined) {
-        const annotations = expectStringMap(
-          metadata.annotations,
-          'metadata.annotations',
-          sink,
-          'annotations',
-        );
-        strategy = checkRolloutAnnotation(annotations, sink);
+        strategy = checkRolloutAnnotation(meta.annotations, sink);
       }
     }
     const spec = expectRecord(value.spec, 'spec', sink);

@@ -42,6 +42,35 @@ export function checkNamespace(
   return expectDnsLabel(value, path, sink);
 }
 
+/**
+ * Checks an object's optional `metadata.namespace`, `metadata.labels` and
+ * `metadata.annotations` (the keys every podmin kind accepts beside its name); returns the
+ * namespace and annotations when they are valid.
+ */
+export function checkObjectMeta(
+  metadata: Record<string, unknown>,
+  sink: ProblemSink,
+): { namespace?: string; annotations?: Record<string, string> } {
+  const out: { namespace?: string; annotations?: Record<string, string> } = {};
+  if (metadata.namespace !== undefined) {
+    const namespace = checkNamespace(metadata.namespace, 'metadata.namespace', sink);
+    if (namespace !== undefined) out.namespace = namespace;
+  }
+  if (metadata.labels !== undefined) {
+    expectStringMap(metadata.labels, 'metadata.labels', sink, 'labels');
+  }
+  if (metadata.annotations !== undefined) {
+    const annotations = expectStringMap(
+      metadata.annotations,
+      'metadata.annotations',
+      sink,
+      'annotations',
+    );
+    if (annotations !== undefined) out.annotations = annotations;
+  }
+  return out;
+}
+
 /** Reports each selector entry that the Pod template labels do not carry. */
 export function checkSelectorSubset(
   selector: Record<string, string>,
