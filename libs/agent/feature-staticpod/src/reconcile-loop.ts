@@ -2,6 +2,7 @@ import { FaultBackoff } from '@podmin/agent-util-faults';
 import { PodminError } from '@podmin/util-errors';
 import { DegradedPassError } from './reconcile-outcome';
 import type { StaticPodReconciler } from './reconciler';
+import { sleep } from './abortable-sleep';
 
 /** Timing of the reconcile loop. */
 export interface LoopTiming {
@@ -135,18 +136,5 @@ function untilSettled(promise: Promise<unknown>, signal: AbortSignal): Promise<v
     };
     signal.addEventListener('abort', done, { once: true });
     void promise.then(done, done);
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

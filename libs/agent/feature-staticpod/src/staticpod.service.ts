@@ -22,6 +22,7 @@ import {
   type ServiceSink,
 } from './staticpod.ports';
 import type { AgentProcessConfig } from '@podmin/agent-util-config';
+import { sleep } from './abortable-sleep';
 
 /** Token of the process configuration. */
 export const STATICPOD_CONFIG = Symbol('STATICPOD_CONFIG');
@@ -154,17 +155,4 @@ export class StaticPodService
       }
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
