@@ -12,3 +12,4 @@ export * from './rollout';
 export * from './rollout-state';
 export * from './restart';
 export * from './preflight';
+export * from './list-summaries';

@@ -5,11 +5,13 @@ import { parseDeploymentKey, parseServiceKey, serviceVip } from '@podmin/util-de
 import {
   DirectoryPayloadCache,
   entriesOf,
+  payloadDigest,
   readIndex,
   readPayloads,
   type PayloadCache,
 } from '@podmin/data-access-desired-state';
 import type { DesiredStateStore } from './desired-state.ports';
+import type { PodSummary, SummaryCache } from './list-summaries';
 
 /** One committed deployment as `podmin list` shows it. */
 export interface DeploymentSummary {
@@ -32,17 +34,13 @@ export interface ListOptions {
   cache?: PayloadCache;
   /** Payload reads in flight at once. */
   concurrency?: number;
+  /** Summaries of payloads read before (the CLI's `<cache>/list/summaries.json`). */
+  summaries?: SummaryCache;
 }
 
 /** The CLI's verified-payload cache, `<podmin cache>/payloads/sha512`, shared by its commands. */
 export function payloadCacheIn(cacheDir: string): PayloadCache {
   return new DirectoryPayloadCache({ dir: path.join(cacheDir, 'payloads', 'sha512') });
-}
-
-/** What `list` shows of one Pod payload. */
-interface PodSummary {
-  namespace: string;
-  origin: string | null;
 }
 
 /**
@@ -59,23 +57,24 @@ export async function listDeployments(
 ): Promise<DeploymentSummary[]> {
   const index = entriesOf(await readIndex(store));
   const entries = Object.entries(index);
+  // A digest summarised before needs no read; only the others are fetched (or taken from the
+  // payload cache) and parsed, once per digest.
+  const known = (await options.summaries?.load()) ?? new Map<string, PodSummary>();
   const reads = await readPayloads(
     store,
-    entries.map(([, entry]) => entry.pod),
+    entries.map(([, entry]) => entry.pod).filter((pod) => !known.has(payloadDigest(pod) ?? '')),
     options,
   );
-  // Parsed once per digest: keys sharing a digest share one Buffer, and at fleet size many
-  // entries share one Pod.
-  const parsed = new Map<Buffer, PodSummary | Error>();
+  const fresh = new Map<string, PodSummary>();
   const summaryOf = (podKey: string): PodSummary | Error => {
+    const digest = payloadDigest(podKey);
+    const summary = digest === undefined ? undefined : (known.get(digest) ?? fresh.get(digest));
+    if (summary !== undefined) return summary;
     const read = reads.get(podKey);
     if (read === undefined || !read.ok) return asError(read?.error);
-    let summary = parsed.get(read.body);
-    if (summary === undefined) {
-      summary = parsePodSummary(podKey, read.body);
-      parsed.set(read.body, summary);
-    }
-    return summary;
+    const parsed = parsePodSummary(podKey, read.body);
+    if (digest !== undefined && !(parsed instanceof Error)) fresh.set(digest, parsed);
+    return parsed;
   };
   const rows = entries.map(([key, entry]): DeploymentSummary => {
     const { nodegroup, name } = parseDeploymentKey(key);
@@ -102,9 +101,32 @@ export async function listDeployments(
       vip: svc && cluster ? serviceVip(cluster, svc.namespace, svc.service) : null,
     };
   });
+  if (options.summaries !== undefined)
+    await keepSummaries(options.summaries, entries, known, fresh);
   // Code-unit order: the names are DNS-1123 labels, and localeCompare costs seconds at 10,000.
   const byCodeUnit = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
   return rows.sort((a, b) => byCodeUnit(a.nodegroup, b.nodegroup) || byCodeUnit(a.name, b.name));
+}
+
+/**
+ * Saves the summaries of the digests the index still names, when that set differs from what
+ * was loaded. A cache that cannot be written only costs the next run its reads.
+ */
+async function keepSummaries(
+  cache: SummaryCache,
+  entries: ReadonlyArray<readonly [string, { pod: string }]>,
+  known: ReadonlyMap<string, PodSummary>,
+  fresh: ReadonlyMap<string, PodSummary>,
+): Promise<void> {
+  const keep = new Map<string, PodSummary>();
+  for (const [, entry] of entries) {
+    const digest = payloadDigest(entry.pod);
+    if (digest === undefined || keep.has(digest)) continue;
+    const summary = known.get(digest) ?? fresh.get(digest);
+    if (summary !== undefined) keep.set(digest, summary);
+  }
+  if (fresh.size === 0 && keep.size === known.size) return;
+  await cache.save(keep).catch(() => undefined);
 }
 
 function parsePodSummary(podKey: string, body: Buffer): PodSummary | Error {

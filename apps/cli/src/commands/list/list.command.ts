@@ -17,9 +17,11 @@ export function listCommand(ctx: CliContext): CommandModule<object, OutputArgs> 
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { context, store } = await ctx.currentBucket();
-        const { listDeployments, payloadCacheIn } = await import('@podmin/cli-feature-deploy');
+        const { listDeployments, payloadCacheIn, summaryCacheIn } =
+          await import('@podmin/cli-feature-deploy');
         const rows = await listDeployments(store, (m) => ctx.reporter.warn(m), context.cluster, {
           cache: payloadCacheIn(ctx.dirs.cache),
+          summaries: summaryCacheIn(ctx.dirs.cache),
         });
         return {
           data: rows,
