@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client, S3ObjectStore } from '@podmin/data-access-object-store';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
 import {
@@ -16,9 +16,10 @@ import {
   waitFor,
 } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
+import { createClusterCa } from '@podmin/util-pki';
 
 describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
-  it('reads the index from S3, secrets and CAs from Parameter Store, and publishes the workload CA bundle', async () => {
+  it('reads the index from S3, secrets and CAs from Parameter Store, publishes the workload CA bundle and keeps the log-export identity', async () => {
     const emulator = await getAwsEmulator();
     const bucket = uniqueBucketName('podmin-agent');
     const creds = {
@@ -30,6 +31,11 @@ describe('podmin-agent --provider aws against the S3 and SSM emulator', () => {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     const trustBucket = uniqueBucketName('podmin-trust');
     await s3.send(new CreateBucketCommand({ Bucket: trustBucket }));
+    // The log exporter's private server CA (setup --otel-logs ca=), in a bucket of its own.
+    const exporterCa = (await createClusterCa('exporter', new Date())).certificate.pem;
+    await s3.send(
+      new PutObjectCommand({ Bucket: trustBucket, Key: 'otel/exporter-ca.pem', Body: exporterCa }),
+    );
     const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
     const cluster = `c${Date.now().toString(36)}`;
     await seedClusterSecrets(secrets, cluster, { [`/${cluster}/default/api/token`]: 's3cr3t' });
@@ -61,6 +67,8 @@ spec:
       nodeId: 'node-aws',
       env: {
         PODMIN_WORKLOAD_CA_PUBLISH: `s3://${trustBucket}/trust/workload-ca.pem`,
+        PODMIN_OTEL_LOGS_MTLS: 'true',
+        PODMIN_OTEL_LOGS_CA: `s3://${trustBucket}/otel/exporter-ca.pem`,
         ...emulatorAgentEnv(emulator),
       },
     });
@@ -100,6 +108,23 @@ spec:
             .join('\n')}`,
         );
       expect(external).toBe(caState.certificates.map((c) => c.pem).join(''));
+      // Log export: agent-identity keeps Fluent Bit's client leaf under the node root and
+      // installs the ca= bundle; the host's systemd is not this node's, so no restart is tried.
+      const telemetry = path.join(nodeRoot, 'run/podmin/telemetry');
+      await waitFor(
+        () =>
+          fs.existsSync(path.join(telemetry, 'otel-logs/client.key')) &&
+          fs.existsSync(path.join(telemetry, 'otel-logs-ca.pem'))
+            ? true
+            : undefined,
+        'the log-export identity and CA bundle',
+        20_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}; agent log:\n${agent.tail(20)}`);
+      });
+      expect(fs.statSync(path.join(telemetry, 'otel-logs/client.key')).mode & 0o777).toBe(0o600);
+      expect(fs.readFileSync(path.join(telemetry, 'otel-logs-ca.pem'), 'utf8')).toBe(exporterCa);
+      expect(agent.output()).toContain('skip log exporter restart');
       // Every service converges to healthy (agent-dns once the lone leader's first snapshot
       // reaches it); a process that stays unhealthy fails here, naming itself.
       let body = '';

@@ -43,3 +43,20 @@ export interface LeadershipCheck {
   /** True while this node holds the lease with at least `minValidMs` of its duties left. */
   leading(minValidMs: number): Promise<boolean>;
 }
+
+/** What a restart request of the log exporter did. */
+export type LogExporterRestart =
+  /** The service manager restarted it (or left it stopped: it was not running). */
+  | { outcome: 'restarted' }
+  /** This node has no such service to restart (no systemd, or not the host's own node root). */
+  | { outcome: 'skipped'; why: string }
+  | { outcome: 'failed'; error: string };
+
+/**
+ * The node's log exporter (Fluent Bit, `fluent-bit.service`), restarted onto one concrete
+ * identity generation or CA bundle after either was replaced. Never starts a stopped exporter.
+ */
+export interface LogExporter {
+  /** Restarts the exporter if it runs; never throws. */
+  restart(): Promise<LogExporterRestart>;
+}

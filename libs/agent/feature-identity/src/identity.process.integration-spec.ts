@@ -2,16 +2,16 @@
 // identity services on one real local-directory bucket: the follower (its coordinator says it
 // does not lead) leaves the object's bytes and ETag alone even when a rotation is due, and
 // creates nothing on a new cluster; the leader, asked the same at the same time, does rotate.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { makeTempDir, type TempDir } from '@podmin/testing';
+import { makeTempDir, waitFor, type TempDir } from '@podmin/testing';
 import { hasCode } from '@podmin/util-errors';
 import { WorkloadCaKey, createClusterCa, floorToSecond } from '@podmin/util-pki';
-import { FakeClock } from './__fixtures__/fakes';
+import { FakeClock, RecordingLogExporter } from './__fixtures__/fakes';
 import { CA_STATE_KEY } from './ca-state';
-import { IdentityProcessService } from './identity.service';
+import { IdentityProcessService, type IdentityProcessDeps } from './identity.service';
 import type { LeadershipCheck } from './identity.ports';
 import { WorkloadCaRotator } from './workload-ca.rotator';
 
@@ -47,7 +47,11 @@ afterEach(async () => {
 });
 
 /** One node's identity service on the shared bucket, its coordinator answering `leader`. */
-async function identityOf(nodeId: string, leadership: LeadershipCheck) {
+async function identityOf(
+  nodeId: string,
+  leadership: LeadershipCheck,
+  extra: Partial<IdentityProcessDeps> = {},
+) {
   const lines: Array<Record<string, unknown>> = [];
   const service = new IdentityProcessService({
     cluster: 'demo',
@@ -63,6 +67,7 @@ async function identityOf(nodeId: string, leadership: LeadershipCheck) {
       write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>),
     }),
     leadership,
+    ...extra,
   });
   services.push(service);
   return { service, lines };
@@ -122,5 +127,39 @@ describe('identity/ca.json on a shared bucket', () => {
     const leader = await identityOf('node-1', new FixedLeadership(true));
     await leader.service.ensureWorkload('web-0', 'shop', '');
     await expect(bucket.get(CA_STATE_KEY)).resolves.toMatchObject({ etag: expect.any(String) });
+  });
+});
+
+describe('log export in the identity process', () => {
+  it('keeps Fluent Bit’s leaf from bootstrap on, restarting it once, with the process healthy', async () => {
+    await new WorkloadCaRotator(bucket, key, clock, { cluster: 'demo' }).reconcile();
+    const exporter = new RecordingLogExporter();
+    const health: Array<[boolean, string | undefined]> = [];
+    const { service } = await identityOf('node-1', new FixedLeadership(false), {
+      telemetry: { mtls: true, exporter },
+      reportHealth: (healthy, detail) => health.push([healthy, detail]),
+    });
+    service.onApplicationBootstrap();
+    const leafKey = path.join(nodeRoot.path, 'node-1/run/podmin/telemetry/otel-logs/client.key');
+    await waitFor(() => (exporter.restarts > 0 ? true : undefined), 'the first restart', 10_000);
+    expect((await stat(leafKey)).mode & 0o777).toBe(0o600);
+    expect(exporter.restarts).toBe(1);
+    expect(health).toEqual([]);
+  });
+
+  it('logs refused settings once, shows them in health, and writes no telemetry files', async () => {
+    const health: Array<[boolean, string | undefined]> = [];
+    const { service, lines } = await identityOf('node-1', new FixedLeadership(false), {
+      telemetryProblems: ['PODMIN_OTEL_LOGS_MTLS: must be true or false, not "yes"'],
+      reportHealth: (healthy, detail) => health.push([healthy, detail]),
+    });
+    service.onApplicationBootstrap();
+    expect(health).toEqual([
+      [true, 'log export off: PODMIN_OTEL_LOGS_MTLS: must be true or false, not "yes"'],
+    ]);
+    expect(lines.filter((l) => l['msg'] === 'log export off: invalid settings')).toHaveLength(1);
+    await expect(stat(path.join(nodeRoot.path, 'node-1/run'))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
   });
 });

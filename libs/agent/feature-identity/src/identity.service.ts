@@ -13,7 +13,13 @@ import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { isDnsLabel } from '@podmin/util-names';
 import { NodeLeafSource, type Clock, type ClusterCa, type WorkloadCaKey } from '@podmin/util-pki';
-import type { CaStateObjects, ExternalBundle, LeadershipCheck } from './identity.ports';
+import type {
+  CaStateObjects,
+  ExternalBundle,
+  LeadershipCheck,
+  LogExporter,
+} from './identity.ports';
+import { TelemetryMaintenance } from './telemetry-maintenance';
 import { WorkloadCaRotator } from './workload-ca.rotator';
 import { WorkloadCaTrust } from './workload-ca.trust';
 import {
@@ -39,6 +45,22 @@ export interface IdentityProcessDeps {
   leadership: LeadershipCheck;
   /** The `--workload-ca-publish` destination, when configured. */
   external?: ExternalBundle;
+  /** Log export (`setup --otel-logs mtls=true` and/or `ca=`): absent when there is nothing to do. */
+  telemetry?: IdentityTelemetryDeps;
+  /** Why log export's settings were refused: log export is then off, logged and shown in health. */
+  telemetryProblems?: readonly string[];
+  /** Health notes to the supervisor (log export's problems never make the process unhealthy). */
+  reportHealth?: (healthy: boolean, detail?: string) => void;
+}
+
+/** What agent-identity keeps for the node's log exporter. */
+export interface IdentityTelemetryDeps {
+  /** Keep Fluent Bit's client leaf under `/run/podmin/telemetry`. */
+  mtls: boolean;
+  /** The exporter's `ca=` object: its URL and reader. */
+  ca?: { source: string; fetch: () => Promise<Uint8Array> };
+  /** Restarts Fluent Bit after a replacement. */
+  exporter: LogExporter;
 }
 
 /** Token of the {@link IdentityProcessDeps} the identity module provides. */
@@ -59,6 +81,7 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
   private readonly rotator: WorkloadCaRotator;
   private readonly workloads: WorkloadIdentityService;
   private readonly nodeLeaf: NodeLeafSource;
+  private readonly telemetry: TelemetryMaintenance | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly rotationBackoff = new FaultBackoff({ pollMs: FOLLOWER_CHECK_MS });
@@ -83,6 +106,20 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
       },
       deps.clock,
     );
+    this.telemetry = deps.telemetry
+      ? new TelemetryMaintenance({
+          nodeRoot: deps.nodeRoot,
+          identity: { cluster: deps.cluster, nodeId: deps.nodeId },
+          mtls: deps.telemetry.mtls,
+          ...(deps.telemetry.ca ? { ca: deps.telemetry.ca } : {}),
+          trust: this.trust,
+          exporter: deps.telemetry.exporter,
+          clock: deps.clock,
+          logger: deps.logger,
+          onProblems: (detail) =>
+            deps.reportHealth?.(true, detail === undefined ? undefined : `log export: ${detail}`),
+        })
+      : undefined;
   }
 
   /** Runs one rotation pass and schedules the next (leader only). */
@@ -180,10 +217,20 @@ export class IdentityProcessService implements OnApplicationBootstrap, OnApplica
 
   onApplicationBootstrap(): void {
     void this.rotate();
+    const refused = this.deps.telemetryProblems ?? [];
+    if (refused.length > 0) {
+      // Logged once: the settings do not change while the process runs.
+      this.deps.logger.event('error', 'log export off: invalid settings', {
+        problems: refused.join('; '),
+      });
+      this.deps.reportHealth?.(true, `log export off: ${refused.join('; ')}`);
+    }
+    this.telemetry?.start();
   }
 
   onApplicationShutdown(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.telemetry?.stop();
   }
 }

@@ -12,6 +12,14 @@ export * from './workload-ca.rotator';
 export * from './workload-ca.trust';
 /** Workload identity generations on the node's tmpfs. */
 export * from './workload-identity.service';
+/** The node's log-export identity and the exporter's CA bundle under /run/podmin/telemetry. */
+export * from './telemetry-identity';
+/** agent-identity's maintenance loop for the log exporter (leaf, CA bundle, restarts). */
+export * from './telemetry-maintenance';
+/** Fluent Bit's restart through systemd, and the node without host services. */
+export * from './adapters/systemd-log-exporter';
+/** The reader of the exporter's exact `ca=` object. */
+export * from './adapters/object-store-ca-source';
 /** The `--workload-ca-publish` adapter on an object store and its URL parser. */
 export * from './adapters/object-store-external-bundle';
 /** The agent-identity process: its service, gRPC controller, Nest module and definition. */

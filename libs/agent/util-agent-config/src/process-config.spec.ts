@@ -5,6 +5,7 @@ import {
   leaderDutyWindowMs,
   minimumElectionLeaseMs,
   parseAgentProcessConfig,
+  parseOtelLogsSettings,
   renewMarginMs,
 } from './process-config';
 import { ProviderRegistry } from '@podmin/util-names';
@@ -115,6 +116,73 @@ describe('parseAgentProcessConfig', () => {
       'PODMIN_KUBELET_PODS_SOCKET',
     ])
       expect(message).toContain(field);
+  });
+});
+
+describe('log export settings (PODMIN_OTEL_LOGS_*)', () => {
+  const base = { PODMIN_NODE_ROOT: '/srv/node', PODMIN_NODE_ADDRESS: 'fd00::1' };
+
+  it('is off when unset, and reads mtls and the exact CA object', () => {
+    expect(parseAgentProcessConfig(localAgentFlags, base, providers).otelLogs).toEqual({
+      mtls: false,
+      ca: undefined,
+      problems: [],
+    });
+    const config = parseAgentProcessConfig(
+      localAgentFlags,
+      {
+        ...base,
+        PODMIN_OTEL_LOGS_MTLS: 'true',
+        PODMIN_OTEL_LOGS_CA: 's3://trust-bucket/otel/ca (prod).pem',
+      },
+      providers,
+    );
+    expect(config.otelLogs.problems).toEqual([
+      expect.objectContaining({ field: 'PODMIN_OTEL_LOGS_CA' }),
+    ]);
+    expect(
+      parseOtelLogsSettings({
+        PODMIN_OTEL_LOGS_MTLS: 'false',
+        PODMIN_OTEL_LOGS_CA: 's3://trust-bucket/otel/ca.pem',
+      }),
+    ).toEqual({
+      mtls: false,
+      ca: { bucket: 'trust-bucket', key: 'otel/ca.pem', url: 's3://trust-bucket/otel/ca.pem' },
+      problems: [],
+    });
+  });
+
+  it('turns log export off on a bad value, naming the variable, without stopping the agent', () => {
+    const config = parseAgentProcessConfig(
+      localAgentFlags,
+      { ...base, PODMIN_OTEL_LOGS_MTLS: 'yes', PODMIN_OTEL_LOGS_CA: 's3://trust-bucket/ca.pem' },
+      providers,
+    );
+    expect(config.otelLogs).toEqual({
+      mtls: false,
+      ca: undefined,
+      problems: [{ field: 'PODMIN_OTEL_LOGS_MTLS', message: 'must be true or false, not "yes"' }],
+    });
+    expect(Object.isFrozen(config.otelLogs)).toBe(true);
+    for (const bad of [
+      '',
+      's3://trust-bucket/',
+      's3://trust-bucket/a//b',
+      's3://trust-bucket/a/../b',
+      's3://Trust_Bucket/ca.pem',
+      'https://trust-bucket.s3.amazonaws.com/ca.pem',
+      `s3://trust-bucket/${'k'.repeat(1025)}`,
+    ]) {
+      const settings = parseOtelLogsSettings({ PODMIN_OTEL_LOGS_CA: bad });
+      expect(settings.ca).toBeUndefined();
+      expect(settings.problems).toEqual([
+        {
+          field: 'PODMIN_OTEL_LOGS_CA',
+          message: expect.stringContaining('must be an exact object s3://BUCKET/KEY') as string,
+        },
+      ]);
+    }
+    expect(parseOtelLogsSettings({ PODMIN_OTEL_LOGS_MTLS: 'TRUE' }).problems).toHaveLength(1);
   });
 });
 

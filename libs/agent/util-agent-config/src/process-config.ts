@@ -28,6 +28,8 @@ export interface AgentProcessConfig extends AgentConfig {
   readonly localSecretsFile: string | undefined;
   /** `s3://BUCKET/KEY` the leader keeps the workload CA bundle at (`--workload-ca-publish`). */
   readonly workloadCaPublish: string | undefined;
+  /** The agent's part in container log export (`setup --otel-logs`), from PODMIN_OTEL_LOGS_*. */
+  readonly otelLogs: OtelLogsSettings;
   /** Where podmin-agent serves /healthz and /readyz (PODMIN_AGENT_HEALTH_ADDRESS). */
   readonly healthAddress: LoopbackAddress;
   /** Where agent-registry listens (PODMIN_AGENT_REGISTRY_LISTEN). */
@@ -47,6 +49,62 @@ export interface AgentProcessConfig extends AgentConfig {
    * shorten them.
    */
   readonly election: { readonly leaseMs: number; readonly pollMs: number };
+}
+
+/**
+ * What agent-identity does for Fluent Bit (`setup --otel-logs mtls=…,ca=…`, passed by user-data
+ * through the environment like `--workload-ca-publish`). A bad value does not stop the agent:
+ * collection and export failures must never stop kubelet or workloads, so log export is then
+ * off (`mtls` false, no `ca`) and agent-identity logs `problems` once and shows them in health.
+ */
+export interface OtelLogsSettings {
+  /** PODMIN_OTEL_LOGS_MTLS=true: keep Fluent Bit's client leaf under /run/podmin/telemetry. */
+  readonly mtls: boolean;
+  /** PODMIN_OTEL_LOGS_CA: the exact S3 object holding the exporter's private server-CA bundle. */
+  readonly ca: { readonly bucket: string; readonly key: string; readonly url: string } | undefined;
+  /** Why the variables were refused (log export is then off); empty when they were accepted. */
+  readonly problems: readonly FieldProblem[];
+}
+
+// A `ca=` object key, as `setup --otel-logs` accepts it (an exact IAM resource): `/`-separated
+// segments of these characters, none empty, `.` or `..`.
+const OTEL_LOGS_CA_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
+const OTEL_LOGS_CA_KEY_MAX = 1024;
+
+/**
+ * Reads PODMIN_OTEL_LOGS_MTLS (`true` or `false`; unset: false) and PODMIN_OTEL_LOGS_CA (an exact
+ * `s3://BUCKET/KEY`; unset: none). Never throws: a bad value turns log export off and is
+ * returned in `problems`, naming the variable and what it allows.
+ */
+export function parseOtelLogsSettings(
+  env: Readonly<Record<string, string | undefined>>,
+): OtelLogsSettings {
+  const problems: FieldProblem[] = [];
+  const mtlsText = env['PODMIN_OTEL_LOGS_MTLS'];
+  if (mtlsText !== undefined && mtlsText !== 'true' && mtlsText !== 'false')
+    problems.push({
+      field: 'PODMIN_OTEL_LOGS_MTLS',
+      message: `must be true or false, not ${JSON.stringify(mtlsText)}`,
+    });
+  const caText = env['PODMIN_OTEL_LOGS_CA'];
+  let ca: OtelLogsSettings['ca'];
+  if (caText !== undefined) {
+    const parsed = parseS3ObjectUrl(caText);
+    const segments = parsed?.key.split('/') ?? [];
+    if (
+      parsed === undefined ||
+      parsed.key.length > OTEL_LOGS_CA_KEY_MAX ||
+      !segments.every((s) => OTEL_LOGS_CA_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
+    )
+      problems.push({
+        field: 'PODMIN_OTEL_LOGS_CA',
+        message: `must be an exact object s3://BUCKET/KEY (a valid bucket name; a key of at most ${OTEL_LOGS_CA_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or ..), not ${JSON.stringify(caText)}`,
+      });
+    else ca = Object.freeze({ ...parsed, url: caText });
+  }
+  if (problems.length > 0)
+    return Object.freeze({ mtls: false, ca: undefined, problems: Object.freeze(problems) });
+  return Object.freeze({ mtls: mtlsText === 'true', ca, problems: Object.freeze([]) });
 }
 
 // The election lease and poll when PODMIN_ELECTION_LEASE_MS / _POLL_MS are unset (production).
@@ -118,6 +176,8 @@ export const AGENT_ENVIRONMENT = [
   'PODMIN_NODE_ADDRESS',
   'PODMIN_LOCAL_SECRETS_FILE',
   'PODMIN_WORKLOAD_CA_PUBLISH',
+  'PODMIN_OTEL_LOGS_MTLS',
+  'PODMIN_OTEL_LOGS_CA',
   'PODMIN_AGENT_HEALTH_ADDRESS',
   'PODMIN_AGENT_REGISTRY_LISTEN',
   'PODMIN_AGENT_DNS_LISTEN',
@@ -132,7 +192,7 @@ export const AGENT_ENVIRONMENT = [
  * The one parser of every agent program (podmin-agent and each service process): reads the six
  * flags (plus `--help`/`--version`) and the environment once, with the rules of the provider
  * that `providers` knows by the `--provider` name, and throws one ValidationError listing every
- * bad value.
+ * bad value (except log export's, which only turn log export off: {@link OtelLogsSettings}).
  */
 export function parseAgentInvocation(
   argv: readonly string[],
@@ -215,6 +275,7 @@ export function parseAgentInvocation(
     nodeAddress,
     runtimeDir: path.join(nodeRoot, 'run', 'podmin', 'agent'),
     workloadCaPublish: publish,
+    otelLogs: parseOtelLogsSettings(env),
     localSecretsFile: localSecretsFile ?? rules?.defaultSecretsFile(nodeRoot),
     healthAddress: Object.freeze(healthAddress),
     registryListen: Object.freeze(registryListen),

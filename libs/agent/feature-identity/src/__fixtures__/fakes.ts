@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { PodminError } from '@podmin/util-errors';
 import type { Clock } from '@podmin/util-pki';
-import type { ExternalBundle, ExternalBundleContent } from '../identity.ports';
+import type { LogLevel, StructuredLogger } from '@podmin/agent-util-logging';
+import type {
+  ExternalBundle,
+  ExternalBundleContent,
+  LogExporter,
+  LogExporterRestart,
+} from '../identity.ports';
 
 /** A settable clock for stepping through time in tests. */
 export class FakeClock implements Clock {
@@ -53,5 +59,31 @@ export class FakeExternalBundle implements ExternalBundle {
   tamper(body: string): void {
     this.content = { body, etag: `"${createHash('md5').update(body).digest('hex')}"` };
     this.previous = this.content;
+  }
+}
+
+/** A log exporter that records each restart and answers with the next queued result (default: restarted). */
+export class RecordingLogExporter implements LogExporter {
+  restarts = 0;
+  /** Results handed out in order before falling back to `restarted`. */
+  readonly next: LogExporterRestart[] = [];
+
+  restart(): Promise<LogExporterRestart> {
+    this.restarts++;
+    return Promise.resolve(this.next.shift() ?? { outcome: 'restarted' });
+  }
+}
+
+/** A logger that keeps every event, for asserting what was logged and how often. */
+export class RecordingLogger implements StructuredLogger {
+  readonly events: Array<{ level: LogLevel; msg: string; fields: Record<string, unknown> }> = [];
+
+  event(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
+    this.events.push({ level, msg, fields });
+  }
+
+  /** The messages logged at `level`. */
+  messages(level: LogLevel): string[] {
+    return this.events.filter((e) => e.level === level).map((e) => e.msg);
   }
 }
