@@ -1,6 +1,6 @@
 import { snapshot } from '@podmin/agent-contracts';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import type { BpfMap } from './bpf/libbpf';
+import type { BpfMap } from './bpf/bpf-map';
 import { Dataplane, type LoadedProgram } from './dataplane';
 import type { DataplaneInterface } from './interfaces/interfaces';
 

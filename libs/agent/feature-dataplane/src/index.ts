@@ -1,7 +1,11 @@
 /** DataplaneError. */
 export * from './dataplane-error';
-/** libbpf through FFI: the object, its maps and TCX links. */
-export * from './bpf/libbpf';
+/** libbpf through FFI: its errors, BPF_ANY and the kernel's run-time statistics. */
+export { BPF_ANY, LibbpfCallError, enableRunTimeStats } from './bpf/libbpf';
+/** One map of the loaded object. */
+export * from './bpf/bpf-map';
+/** The eBPF object: load (after the map contract check), test-run, TCX links. */
+export * from './bpf/bpf-object';
 /** Ethernet/IPv6/TCP/UDP frames for BPF_PROG_TEST_RUN and their checksums. */
 export * from './bpf/frames';
 /** setns for the calling thread (BPF_PROG_TEST_RUN against a namespace's FIB). */

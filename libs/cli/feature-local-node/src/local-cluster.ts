@@ -1,22 +1,16 @@
 import type { CliEnvironment, ClusterContext } from '@podmin/cli-util-config';
 import type { Reporter } from '@podmin/cli-util-io';
 import { PodminError } from '@podmin/util-errors';
+import { startLocalNode, stopLocalNode } from './local-node';
 import {
   localNodeAddress,
   localNodeGroups,
   localNodeLayout,
   localPodPrefix,
-  startLocalNode,
-  stopLocalNode,
-} from './local-node';
-import {
-  addNodeAddress,
-  findNodeStackBinaries,
-  startNodeStack,
-  stopNodeStack,
-  type NodeStackBinaries,
-} from './node-stack';
-import type { LocalNodeLayout } from './local-node';
+  type LocalNodeLayout,
+} from './node-layout';
+import { findNodeStackBinaries, type NodeStackBinaries } from './node-stack-binaries';
+import { addNodeAddress, startNodeStack, stopNodeStack } from './node-stack';
 
 /** The sandbox image kubelet needs before it can start Pods. */
 export const PAUSE_SOURCE = 'registry.k8s.io/pause:3.10';

@@ -5,12 +5,8 @@ import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { freeLoopbackPort } from '@podmin/testing';
 import { hasCode } from '@podmin/util-errors';
-import {
-  localNodeLayout,
-  startLocalNode,
-  stopLocalNode,
-  type LocalNodeOptions,
-} from './local-node';
+import { startLocalNode, stopLocalNode, type LocalNodeOptions } from './local-node';
+import { localNodeLayout } from './node-layout';
 
 const FIXTURES = path.join(__dirname, '__fixtures__');
 

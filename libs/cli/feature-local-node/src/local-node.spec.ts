@@ -3,15 +3,11 @@ import net, { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
-import {
-  localNodeLayout,
-  localNodeAddress,
-  localPodPrefix,
-  findNodeStack,
-  startLocalNode,
-  healthAddressTaken,
-  listeningPids,
-} from './local-node';
+import { healthAddressTaken } from './health-address-taken';
+import { listeningPids } from './listening-pids';
+import { startLocalNode } from './local-node';
+import { localNodeAddress, localNodeLayout, localPodPrefix } from './node-layout';
+import { findNodeStack } from './node-stack-binaries';
 
 describe('local node', () => {
   it('lays the node out like a VM under the data directory', () => {

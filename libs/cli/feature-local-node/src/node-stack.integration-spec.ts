@@ -1,7 +1,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { clearPodNetwork, podNetwork } from './node-stack';
+import { clearPodNetwork, podNetwork } from './pod-network';
 import { describeUnless } from '@podmin/testing';
 
 // Teardown's last resort for a Pod network containerd did not remove, against the real kernel:

@@ -3,14 +3,14 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { renderNodeConfig } from '@podmin/cli-util-node-config';
-import { localNodeAddress, localNodeLayout, localPodPrefix } from './local-node';
+import { localNodeAddress, localNodeLayout, localPodPrefix } from './node-layout';
 import {
   SANDBOX_IMAGE,
   localNodeConfig,
   nodeStackPaths,
   writeNodeConfig,
   type NodeStackOptions,
-} from './node-stack';
+} from './node-stack-config';
 
 describe('the local node configuration', () => {
   let dataDir: string;

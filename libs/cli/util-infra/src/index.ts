@@ -1,25 +1,31 @@
 /** Validation of `setup`'s flags. */
 export {
   parseSetupFlags,
-  parseWorkloadCaPublish,
-  parseOtelLogs,
-  OTEL_LOGS_KEYS,
-  OTEL_LOGS_PROTOCOLS,
-  vpcCidrProblems,
+  DEFAULT_NAT64_INSTANCE_TYPE,
+  type SetupFlags,
+  type SetupRequest,
+} from './setup-flags';
+/** `--nodegroup NAME[,key=value…]`: defaults, bounds, instance types and zones. */
+export {
   resolveZoneName,
   isInstanceTypeName,
   NODEGROUP_DEFAULTS,
-  DEFAULT_NAT64_INSTANCE_TYPE,
   DISK_SIZE_RANGE,
   SIZE_RANGE,
-  VPC_PREFIX_RANGE,
-  type SetupFlags,
-  type SetupRequest,
   type NodeGroupRequest,
-  type WorkloadCaPublish,
+} from './nodegroup-flag';
+/** `--vpc-cidr`: a private IPv4 network AWS accepts. */
+export { vpcCidrProblems, VPC_PREFIX_RANGE } from './vpc-cidr';
+/** `--workload-ca-publish s3://BUCKET/KEY`: one exact S3 object. */
+export { parseWorkloadCaPublish, type WorkloadCaPublish } from './s3-object-flag';
+/** `--otel-logs endpoint=URL[,…]`: container log export. */
+export {
+  parseOtelLogs,
+  OTEL_LOGS_KEYS,
+  OTEL_LOGS_PROTOCOLS,
   type OtelLogsConfig,
   type OtelLogsProtocol,
-} from './setup-flags';
+} from './otel-logs-flag';
 /** The module inputs (`podmin.auto.tfvars.json`) and their bucket keys. */
 export {
   serializeModuleVars,

@@ -1,6 +1,6 @@
 import { PodminError } from '@podmin/util-errors';
 import type { Arch } from '@podmin/util-dependencies';
-import type { OtelLogsConfig } from './setup-flags';
+import type { OtelLogsConfig } from './otel-logs-flag';
 
 /** Where setup keeps the module inputs in the cluster bucket (spec "Object Storage"). */
 export const TFVARS_OBJECT_KEY = 'tfstate/podmin.auto.tfvars.json';

@@ -1,5 +1,7 @@
 import { ValidationError } from '@podmin/util-errors';
-import { parseSetupFlags, resolveZoneName, vpcCidrProblems, type SetupFlags } from './setup-flags';
+import { resolveZoneName } from './nodegroup-flag';
+import { parseSetupFlags, type SetupFlags } from './setup-flags';
+import { vpcCidrProblems } from './vpc-cidr';
 
 /** The ValidationError a call throws (fails the test when it does not throw one). */
 function problemsOf(flags: SetupFlags): string[] {

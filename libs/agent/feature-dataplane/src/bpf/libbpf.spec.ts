@@ -3,7 +3,7 @@ import path from 'node:path';
 import koffi from 'koffi';
 import { describeUnless } from '@podmin/testing';
 import { MAPS, PROGRAM, type MapLayout } from '../maps/layout';
-import { BpfObject } from './libbpf';
+import { BpfObject } from './bpf-object';
 
 // The contract between layout.ts and the committed object: the object's own map definitions
 // (read by libbpf from the opened object) must match the sizes and bounds user space writes

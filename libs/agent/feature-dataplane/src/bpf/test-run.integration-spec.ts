@@ -22,7 +22,8 @@ import {
   type StatName,
 } from '../maps/layout';
 import { IPPROTO_ICMPV6, TCP_FLAGS, decodeFrame, ipv6Frame, l4ChecksumValid } from './frames';
-import { BpfObject, type BpfMap, type TestRunResult } from './libbpf';
+import type { BpfMap } from './bpf-map';
+import { BpfObject, type TestRunResult } from './bpf-object';
 import { inNetworkNamespace } from './netns';
 
 // The committed program on crafted IPv6 frames through BPF_PROG_TEST_RUN: what each path

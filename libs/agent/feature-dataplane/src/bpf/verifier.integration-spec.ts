@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BpfObject } from './libbpf';
+import { BpfObject } from './bpf-object';
 import { MAPS, PROGRAM } from '../maps/layout';
 import { describeIfRoot } from '@podmin/testing';
 

@@ -30,8 +30,9 @@ import type {
   QualifiedReference,
 } from '@podmin/util-oci';
 import { ContainerfileError } from '../containerfile/errors';
-import { evaluateFrom, evaluateStage } from '../containerfile/evaluate';
-import type { BuildArguments } from '../containerfile/evaluate';
+import { evaluateFrom } from '../containerfile/evaluate-from';
+import { evaluateStage } from '../containerfile/evaluate-stage';
+import type { BuildArguments } from '../containerfile/build-arguments';
 import { parseContainerfile } from '../containerfile/parser';
 import type { ImageDeps } from '../image-deps';
 import { buildTagReference, ensureImage } from '../source';

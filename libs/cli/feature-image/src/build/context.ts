@@ -2,7 +2,7 @@ import { lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { ContainerfileError } from '../containerfile/errors';
-import type { CopyStep } from '../containerfile/evaluate';
+import type { CopyStep } from '../containerfile/copy-step';
 import type { LayerEntry } from './layer';
 
 /** Paths already present in the image below a step: base layers and earlier steps. */

@@ -1,6 +1,7 @@
 import { ContainerfileError } from './errors';
-import { evaluateFrom, evaluateStage } from './evaluate';
-import type { BuildArguments } from './evaluate';
+import { evaluateFrom } from './evaluate-from';
+import { evaluateStage } from './evaluate-stage';
+import type { BuildArguments } from './build-arguments';
 import { parseContainerfile } from './parser';
 import { expandWord, expandWords } from './words';
 

@@ -1,0 +1,50 @@
+import type { FieldProblem } from '@podmin/util-errors';
+import { parseS3ObjectUrl } from '@podmin/util-names';
+
+/** The one external S3 object the leader keeps the workload CA bundle at. */
+export interface WorkloadCaPublish {
+  bucket: string;
+  key: string;
+  /** The flag's `s3://BUCKET/KEY`, as the agent takes it. */
+  url: string;
+}
+
+// The key becomes an exact IAM and endpoint policy ARN (where * and ? are wildcards and ${…} a
+// policy variable) and a single-quoted shell value and systemd environment entry in user data:
+// S3's safe characters without those, in /-separated segments.
+const PUBLISH_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
+const PUBLISH_KEY_MAX = 1024;
+
+/**
+ * Parses `--workload-ca-publish s3://BUCKET/KEY` for AWS: a valid bucket name and a key of
+ * `/`-separated segments of `[A-Za-z0-9!_.()-]`, none empty, `.` or `..`. Returns the
+ * location, or the problem naming the flag and what is allowed.
+ */
+export function parseWorkloadCaPublish(url: string): WorkloadCaPublish | FieldProblem {
+  return parseExactObject(url, '--workload-ca-publish');
+}
+
+/**
+ * One exact S3 object `s3://BUCKET/KEY` that becomes an exact IAM resource and a quoted
+ * user-data value: what `--workload-ca-publish` and `--otel-logs ca=` accept.
+ */
+export function parseExactObject(url: string, field: string): WorkloadCaPublish | FieldProblem {
+  const parsed = parseS3ObjectUrl(url);
+  if (parsed === undefined) {
+    return {
+      field,
+      message: `${JSON.stringify(url)} is not s3://BUCKET/KEY with a valid S3 bucket name and a non-empty key`,
+    };
+  }
+  const segments = parsed.key.split('/');
+  if (
+    parsed.key.length > PUBLISH_KEY_MAX ||
+    !segments.every((s) => PUBLISH_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
+  ) {
+    return {
+      field,
+      message: `${JSON.stringify(url)}: the key must be at most ${PUBLISH_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or .. (no *, ?, $ or quotes: it becomes an exact IAM resource)`,
+    };
+  }
+  return { ...parsed, url };
+}
