@@ -5,7 +5,7 @@ import { AGENT_FLAGS, checkAgentFlags, type AgentConfig } from './agent-config';
 import { ELECTION_LEASE_MS, ELECTION_POLL_MS } from './agent-constants';
 import type { AgentProviderLookup } from './provider-rules';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { parseS3ObjectUrl } from '@podmin/util-names';
+import { EXACT_OBJECT_KEY_RULE, parseExactS3Object, parseS3ObjectUrl } from '@podmin/util-names';
 
 /** A loopback `host:port` to bind. */
 export interface LoopbackAddress {
@@ -66,11 +66,6 @@ export interface OtelLogsSettings {
   readonly problems: readonly FieldProblem[];
 }
 
-// A `ca=` object key, as `setup --otel-logs` accepts it (an exact IAM resource): `/`-separated
-// segments of these characters, none empty, `.` or `..`.
-const OTEL_LOGS_CA_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
-const OTEL_LOGS_CA_KEY_MAX = 1024;
-
 /**
  * Reads PODMIN_OTEL_LOGS_MTLS (`true` or `false`; unset: false) and PODMIN_OTEL_LOGS_CA (an exact
  * `s3://BUCKET/KEY`; unset: none). Never throws: a bad value turns log export off and is
@@ -89,16 +84,11 @@ export function parseOtelLogsSettings(
   const caText = env['PODMIN_OTEL_LOGS_CA'];
   let ca: OtelLogsSettings['ca'];
   if (caText !== undefined) {
-    const parsed = parseS3ObjectUrl(caText);
-    const segments = parsed?.key.split('/') ?? [];
-    if (
-      parsed === undefined ||
-      parsed.key.length > OTEL_LOGS_CA_KEY_MAX ||
-      !segments.every((s) => OTEL_LOGS_CA_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
-    )
+    const parsed = parseExactS3Object(caText);
+    if (parsed === undefined)
       problems.push({
         field: 'PODMIN_OTEL_LOGS_CA',
-        message: `must be an exact object s3://BUCKET/KEY (a valid bucket name; a key of at most ${OTEL_LOGS_CA_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or ..), not ${JSON.stringify(caText)}`,
+        message: `must be an exact object s3://BUCKET/KEY (a valid bucket name; a key of ${EXACT_OBJECT_KEY_RULE}), not ${JSON.stringify(caText)}`,
       });
     else ca = Object.freeze({ ...parsed, url: caText });
   }

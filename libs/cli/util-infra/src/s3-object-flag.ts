@@ -1,5 +1,5 @@
 import type { FieldProblem } from '@podmin/util-errors';
-import { parseS3ObjectUrl } from '@podmin/util-names';
+import { EXACT_OBJECT_KEY_RULE, isExactObjectKey, parseS3ObjectUrl } from '@podmin/util-names';
 
 /** The one external S3 object the leader keeps the workload CA bundle at. */
 export interface WorkloadCaPublish {
@@ -8,12 +8,6 @@ export interface WorkloadCaPublish {
   /** The flag's `s3://BUCKET/KEY`, as the agent takes it. */
   url: string;
 }
-
-// The key becomes an exact IAM and endpoint policy ARN (where * and ? are wildcards and ${…} a
-// policy variable) and a single-quoted shell value and systemd environment entry in user data:
-// S3's safe characters without those, in /-separated segments.
-const PUBLISH_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
-const PUBLISH_KEY_MAX = 1024;
 
 /**
  * Parses `--workload-ca-publish s3://BUCKET/KEY` for AWS: a valid bucket name and a key of
@@ -36,14 +30,12 @@ export function parseExactObject(url: string, field: string): WorkloadCaPublish 
       message: `${JSON.stringify(url)} is not s3://BUCKET/KEY with a valid S3 bucket name and a non-empty key`,
     };
   }
-  const segments = parsed.key.split('/');
-  if (
-    parsed.key.length > PUBLISH_KEY_MAX ||
-    !segments.every((s) => PUBLISH_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
-  ) {
+  // The key becomes an exact IAM and endpoint policy ARN and a single-quoted shell value and
+  // systemd environment entry in user data.
+  if (!isExactObjectKey(parsed.key)) {
     return {
       field,
-      message: `${JSON.stringify(url)}: the key must be at most ${PUBLISH_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or .. (no *, ?, $ or quotes: it becomes an exact IAM resource)`,
+      message: `${JSON.stringify(url)}: the key must be ${EXACT_OBJECT_KEY_RULE} (no *, ?, $ or quotes: it becomes an exact IAM resource)`,
     };
   }
   return { ...parsed, url };

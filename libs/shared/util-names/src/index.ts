@@ -1,5 +1,13 @@
 /** The S3 bucket-name rule, defined once for every CLI and agent check. */
-export { checkS3BucketName, isS3BucketName, parseS3ObjectUrl } from './s3-bucket-name';
+export {
+  EXACT_OBJECT_KEY_MAX,
+  EXACT_OBJECT_KEY_RULE,
+  checkS3BucketName,
+  isExactObjectKey,
+  isS3BucketName,
+  parseExactS3Object,
+  parseS3ObjectUrl,
+} from './s3-bucket-name';
 /** The DNS-1123 label and subdomain rules, defined once. */
 export {
   DNS_LABEL_MAX_LENGTH,

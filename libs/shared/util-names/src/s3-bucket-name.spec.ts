@@ -1,4 +1,10 @@
-import { checkS3BucketName, isS3BucketName, parseS3ObjectUrl } from './s3-bucket-name';
+import {
+  isExactObjectKey,
+  checkS3BucketName,
+  isS3BucketName,
+  parseExactS3Object,
+  parseS3ObjectUrl,
+} from './s3-bucket-name';
 
 describe('checkS3BucketName', () => {
   it('accepts names AWS accepts', () => {
@@ -62,5 +68,30 @@ describe('parseS3ObjectUrl', () => {
     ]) {
       expect([bad, parseS3ObjectUrl(bad)]).toEqual([bad, undefined]);
     }
+  });
+});
+
+describe('parseExactS3Object', () => {
+  it('accepts a key of safe segments', () => {
+    expect(parseExactS3Object('s3://podmin-ca/otel/exporter-ca.pem')).toEqual({
+      bucket: 'podmin-ca',
+      key: 'otel/exporter-ca.pem',
+    });
+    expect(isExactObjectKey('a'.repeat(1024))).toBe(true);
+  });
+
+  it.each([
+    's3://podmin-ca/otel/*.pem',
+    's3://podmin-ca/otel/ca?.pem',
+    's3://podmin-ca/${aws:username}/ca.pem',
+    "s3://podmin-ca/o'tel/ca.pem",
+    's3://podmin-ca/otel//ca.pem',
+    's3://podmin-ca/otel/../ca.pem',
+    's3://podmin-ca/./ca.pem',
+    's3://podmin-ca/otel/',
+    `s3://podmin-ca/${'a'.repeat(1025)}`,
+    's3://Bad_Bucket/ca.pem',
+  ])('refuses %s', (bad) => {
+    expect(parseExactS3Object(bad)).toBeUndefined();
   });
 });

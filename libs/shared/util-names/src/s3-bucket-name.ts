@@ -53,3 +53,28 @@ export function parseS3ObjectUrl(url: string): { bucket: string; key: string } |
   const [, bucket = '', key = ''] = match;
   return isS3BucketName(bucket) ? { bucket, key } : undefined;
 }
+
+/** The longest object key {@link isExactObjectKey} accepts. */
+export const EXACT_OBJECT_KEY_MAX = 1024;
+// S3's safe characters without IAM wildcards (*, ?), policy variables ($) or quotes.
+const EXACT_OBJECT_KEY_SEGMENT = /^[A-Za-z0-9!_.()-]+$/;
+
+/** What {@link isExactObjectKey} allows, for error messages. */
+export const EXACT_OBJECT_KEY_RULE = `at most ${EXACT_OBJECT_KEY_MAX} characters of A-Z, a-z, 0-9 and !_.()- in /-separated segments, none empty, . or ..`;
+
+/**
+ * True for an object key that can become an exact IAM resource and a single-quoted shell or
+ * systemd environment value: {@link EXACT_OBJECT_KEY_RULE}.
+ */
+export function isExactObjectKey(key: string): boolean {
+  return (
+    key.length <= EXACT_OBJECT_KEY_MAX &&
+    key.split('/').every((s) => EXACT_OBJECT_KEY_SEGMENT.test(s) && s !== '.' && s !== '..')
+  );
+}
+
+/** `s3://BUCKET/KEY` naming one exact object ({@link isExactObjectKey}); undefined otherwise. */
+export function parseExactS3Object(url: string): { bucket: string; key: string } | undefined {
+  const parsed = parseS3ObjectUrl(url);
+  return parsed !== undefined && isExactObjectKey(parsed.key) ? parsed : undefined;
+}
