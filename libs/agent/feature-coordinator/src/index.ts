@@ -6,6 +6,9 @@ export * from './election/election.ports';
 export * from './election/election-error';
 /** The elector: s3lect-compatible, judged on local monotonic time. */
 export * from './election/elector';
+export * from './election/elector-options';
+export { DEFAULT_ELECTION_TIMING, type ElectionTiming } from './election/election-timing';
+export type { DeposedReason } from './election/leader-term';
 /** Tokens for leader-only duties. */
 export * from './election/duty-gate';
 /** System clocks and timer for the election ports. */
@@ -40,10 +43,19 @@ export * from './snapshot/snapshot-error';
 export * from './coordinator.ports';
 /** Readiness: the node's Ready Pods from kubelet's Pods API (the ReadinessSource adapter). */
 export * from './readiness/kubelet-readiness';
+export * from './readiness/ready-pods';
+export * from './readiness/readiness-options';
 /** Node-to-node coordination over mutual TLS 1.3: credentials, server, client, endpoint table. */
 export * from './coordination';
 /** The coordinator: the node's Services view, leading and following. */
 export * from './coordinator/coordinator';
+export {
+  DRAIN_TIMEOUT_MS,
+  type CoordinatorDeps,
+  type CoordinatorOptions,
+  type CoordinatorStore,
+} from './coordinator/coordinator-options';
+export * from './coordinator/wakeup';
 export * from './coordinator/services-view';
 /** The agent-coordinator process and its Nest module. */
 export * from './coordinator/coordinator.module';

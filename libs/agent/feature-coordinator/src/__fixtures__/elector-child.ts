@@ -4,13 +4,8 @@
 // Logs JSON lines to stderr; SIGTERM stops the elector, which resigns if it leads, and exits 0.
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import {
-  systemElectionTimer,
-  systemMonotonicClock,
-  systemWallClock,
-} from '../adapters/system-clocks';
 import { DutyGate } from '../election/duty-gate';
-import { Elector } from '../election/elector';
+import { systemElector } from '../adapters/system-elector';
 
 async function main(): Promise<void> {
   const [bucket, id, lease, poll, margin] = process.argv.slice(2);
@@ -20,24 +15,15 @@ async function main(): Promise<void> {
   const log = new JsonLogger({ service: 'elector-child' });
   // Short lock timings: a stopped or killed sibling must not hold the bucket's key lock for long.
   const store = new LocalDirectoryObjectStore(bucket, { lockTimeoutMs: 3000, staleLockMs: 2000 });
-  const elector = new Elector(
-    {
-      store,
-      monotonic: systemMonotonicClock,
-      wall: systemWallClock,
-      timer: systemElectionTimer,
-      log,
+  const elector = systemElector(store, log, {
+    id,
+    addr: `[::1]:${8081}`,
+    timing: {
+      leaseMs: Number(lease ?? 35_000),
+      pollMs: Number(poll ?? 5_000),
+      renewMarginMs: Number(margin ?? 10_000),
     },
-    {
-      id,
-      addr: `[::1]:${8081}`,
-      timing: {
-        leaseMs: Number(lease ?? 35_000),
-        pollMs: Number(poll ?? 5_000),
-        renewMarginMs: Number(margin ?? 10_000),
-      },
-    },
-  );
+  });
   // A stand-in leader duty: it checks its token before each "write", as the real duties will.
   const gate = new DutyGate(elector);
   let duties = 0;

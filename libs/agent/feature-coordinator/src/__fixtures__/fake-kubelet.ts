@@ -10,9 +10,8 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { PROTO_FILES, protoRoot } from '@podmin/agent-contracts';
+import { PROTO_FILES, loadAgentProto, protoRoot } from '@podmin/agent-contracts';
 
 /** What a test says about one Pod the stand-in kubelet runs. */
 export interface FakePod {
@@ -75,10 +74,9 @@ export class FakeKubelet {
 
   /** Binds the socket (again after `stop`). */
   async start(): Promise<void> {
-    const root = protoRoot();
-    const pkg = loadPackageDefinition(
-      loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
-    ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
+    const pkg = loadPackageDefinition(loadAgentProto(PROTO_FILES.kubeletPods)) as unknown as {
+      v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } };
+    };
     const server = new Server();
     const impl: UntypedServiceImplementation = {
       ListPods: (_call: ServerUnaryCall<unknown, unknown>, cb: sendUnaryData<unknown>) => {

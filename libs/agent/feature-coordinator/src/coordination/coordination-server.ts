@@ -19,6 +19,7 @@ import { CoordinationError } from './coordination-error';
 import { coordinationService, reportOf, responseOf } from './coordination-proto';
 import type { CoordinationServerCredentials } from './credentials';
 import { canonicalIpv6, peerIdentity } from './peer-identity';
+import { errorMessage } from '../error-message';
 
 /** Where and how to serve coordination. */
 export interface CoordinationServerOptions {
@@ -103,7 +104,7 @@ export async function startCoordinationServer(
     try {
       peer = { ...peerIdentity(call.getAuthContext().sslPeerCertificate, cluster), remoteAddress };
     } catch (err) {
-      refuse('hello', messageOf(err), remoteAddress);
+      refuse('hello', errorMessage(err), remoteAddress);
       throw err;
     }
     const report = reportOf(call.request);
@@ -146,7 +147,7 @@ export async function startCoordinationServer(
     try {
       tlsServer.setSecureContext(context);
     } catch (err) {
-      log.event('error', 'apply coordination leaf failed', { error: messageOf(err) });
+      log.event('error', 'apply coordination leaf failed', { error: errorMessage(err) });
     }
   };
   credentials._addWatcher(watcher);
@@ -273,8 +274,4 @@ function describeVerifyError(error: Error | string | undefined): string {
     CERT_SIGNATURE_FAILURE: 'client certificate signature is invalid',
   };
   return `${words[code] ?? 'client certificate not verified'} (${code})`;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -58,6 +58,21 @@ describe('CoordinationServerCredentials', () => {
     ca = await createClusterCa('prod', START);
   });
 
+  /** Credentials on a {@link SteppedSource}, a fake timer and a log, at the clock `rig.now`. */
+  async function renewalRig(options: { retryMs?: number } = {}) {
+    const timer = new FakeTimer();
+    const log = new RecordingLog();
+    const rig = { now: START };
+    const source = new SteppedSource(ca, () => rig.now);
+    const creds = await CoordinationServerCredentials.create(source, {
+      timer,
+      clock: { now: () => rig.now },
+      log,
+      ...options,
+    });
+    return Object.assign(rig, { timer, log, source, creds });
+  }
+
   it('is TLS 1.3 only and requires a verified client certificate', async () => {
     const creds = await CoordinationServerCredentials.create(new SteppedSource(ca, () => START), {
       timer: new FakeTimer(),
@@ -78,21 +93,14 @@ describe('CoordinationServerCredentials', () => {
   });
 
   it('renews at 2/3 of the lifetime and pushes the new leaf to watching servers', async () => {
-    let now = START;
-    const timer = new FakeTimer();
-    const source = new SteppedSource(ca, () => now);
-    const log = new RecordingLog();
-    const creds = await CoordinationServerCredentials.create(source, {
-      timer,
-      clock: { now: () => now },
-      log,
-    });
+    const rig = await renewalRig();
+    const { timer, source, log, creds } = rig;
     expect(timer.pending?.ms).toBe(16 * HOUR_MS);
     const pushed: unknown[] = [];
     creds._addWatcher((options) => pushed.push(options?.cert));
     const first = creds.current().certificatePem;
 
-    now = new Date(START.getTime() + 16 * HOUR_MS);
+    rig.now = new Date(START.getTime() + 16 * HOUR_MS);
     source.renewable = true;
     timer.fire();
     await expect(creds.renewNow()).resolves.toBe(true); // joins the renewal the timer started
@@ -103,22 +111,14 @@ describe('CoordinationServerCredentials', () => {
   });
 
   it('retries sooner when the source has no new leaf yet or fails, and stops when closed', async () => {
-    let now = START;
-    const timer = new FakeTimer();
-    const source = new SteppedSource(ca, () => now);
-    const log = new RecordingLog();
-    const creds = await CoordinationServerCredentials.create(source, {
-      timer,
-      clock: { now: () => now },
-      log,
-      retryMs: 30_000,
-    });
-    now = new Date(START.getTime() + 16 * HOUR_MS);
+    const rig = await renewalRig({ retryMs: 30_000 });
+    const { timer, source, log, creds } = rig;
+    rig.now = new Date(START.getTime() + 16 * HOUR_MS);
     timer.fire(); // the source still holds the same leaf
     await expect(creds.renewNow()).resolves.toBe(false);
     expect(timer.pending?.ms).toBe(30_000);
     source.failing = true;
-    now = new Date(START.getTime() + 24 * HOUR_MS - 40_000);
+    rig.now = new Date(START.getTime() + 24 * HOUR_MS - 40_000);
     timer.fire();
     await creds.renewNow();
     expect(log.lines.find((l) => l.msg === 'renew coordination leaf failed')?.fields).toMatchObject(

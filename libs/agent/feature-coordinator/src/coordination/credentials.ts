@@ -6,6 +6,7 @@ import { CLOCK_SKEW_MARGIN_MS, parseCertificate } from '@podmin/util-pki';
 import type { NodeLeaf, NodeLeafSource } from '../coordinator.ports';
 import type { WallClock } from '../election/election.ports';
 import { canonicalIpv6, peerIdentity } from './peer-identity';
+import { errorMessage } from '../error-message';
 
 /** Schedules the leaf renewal; a fake in unit tests. */
 export interface RenewalTimer {
@@ -136,7 +137,7 @@ export class CoordinationServerCredentials extends ServerCredentials {
       }
     } catch (err) {
       this.log?.event('warn', 'renew coordination leaf failed', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
         notAfter: this.leaf.notAfter.toISOString(),
       });
     }

@@ -5,6 +5,7 @@ import type { MonotonicClock } from '../election/election.ports';
 import type { CoordinationPeer, HelloReport, LocalReadyPod } from '../coordinator.ports';
 import type { NodeEndpoints } from '../snapshot/compute-snapshot';
 import { CoordinationError } from './coordination-error';
+import { errorMessage } from '../error-message';
 
 /** Why the leader refused one reported endpoint. */
 export type EndpointRefusalReason =
@@ -197,7 +198,7 @@ export class EndpointTable {
         listener();
       } catch (err) {
         this.deps.log?.event('warn', 'endpoint listener failed', {
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
     }

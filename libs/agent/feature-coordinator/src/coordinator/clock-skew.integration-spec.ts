@@ -4,15 +4,11 @@
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { makeTempDir, waitFor, type TempDir } from '@podmin/testing';
 import { RecordingLog } from '../__fixtures__/recording-log';
-import {
-  systemElectionTimer,
-  systemMonotonicClock,
-  systemWallClock,
-} from '../adapters/system-clocks';
+import { systemMonotonicClock } from '../adapters/system-clocks';
 import type { CoordinationTransport, ReadinessSource } from '../coordinator.ports';
 import { EndpointTable } from '../coordination/endpoint-table';
-import { Elector } from '../election/elector';
 import { Coordinator } from './coordinator';
+import { systemElector } from '../adapters/system-elector';
 
 const TIMING = { leaseMs: 1500, pollMs: 250, renewMarginMs: 500 };
 
@@ -48,16 +44,11 @@ describe('Coordinator clock-skew note', () => {
     const store = new LocalDirectoryObjectStore(tmp.path, { now: () => Date.now() - 60_000 });
     const log = new RecordingLog();
     const reports: Array<{ healthy: boolean; detail: string | undefined }> = [];
-    const elector = new Elector(
-      {
-        store,
-        monotonic: systemMonotonicClock,
-        wall: systemWallClock,
-        timer: systemElectionTimer,
-        log,
-      },
-      { id: 'node-1', addr: '[fd00::1]:8081', timing: TIMING },
-    );
+    const elector = systemElector(store, log, {
+      id: 'node-1',
+      addr: '[fd00::1]:8081',
+      timing: TIMING,
+    });
     coordinator = new Coordinator(
       {
         store,

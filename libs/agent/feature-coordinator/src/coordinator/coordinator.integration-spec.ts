@@ -7,11 +7,7 @@ import { commitDesiredState, makeTempDir, waitFor, type TempDir } from '@podmin/
 import { PodminError } from '@podmin/util-errors';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import { serviceYaml } from '../__fixtures__/snapshot-fixtures';
-import {
-  systemElectionTimer,
-  systemMonotonicClock,
-  systemWallClock,
-} from '../adapters/system-clocks';
+import { systemMonotonicClock } from '../adapters/system-clocks';
 import type {
   CoordinationPeer,
   CoordinationTransport,
@@ -22,10 +18,11 @@ import type {
   ReadinessSource,
 } from '../coordinator.ports';
 import { EndpointTable } from '../coordination/endpoint-table';
-import { Elector } from '../election/elector';
+import type { Elector } from '../election/elector';
 import { readSnapshot } from '../snapshot/snapshot-store';
 import { Coordinator } from './coordinator';
 import { ViewSource } from './services-view';
+import { systemElector } from '../adapters/system-elector';
 
 const CLUSTER = 'demo';
 const TIMING = { leaseMs: 1500, pollMs: 250, renewMarginMs: 500 };
@@ -141,16 +138,7 @@ describe('Coordinator (three nodes, one bucket)', () => {
     const addr = `[fd00::${n}]:8081`;
     const log = new RecordingLog();
     const bucket = new SeverableStore(store);
-    const elector = new Elector(
-      {
-        store: bucket.view(),
-        monotonic: systemMonotonicClock,
-        wall: systemWallClock,
-        timer: systemElectionTimer,
-        log,
-      },
-      { id, addr, timing: TIMING },
-    );
+    const elector = systemElector(bucket.view(), log, { id, addr, timing: TIMING });
     const readiness = new StaticReadiness([web(n, 'a')]);
     const peer: CoordinationPeer = {
       cluster: CLUSTER,
@@ -220,7 +208,8 @@ describe('Coordinator (three nodes, one bucket)', () => {
       .snapshot.services.flatMap((s) => s.backends.map((b) => b.address))
       .sort();
 
-  it('elects one leader whose snapshot carries every node’s ready endpoints, and every node takes it', async () => {
+  /** Starts every node and waits until each holds all three backends; returns them. */
+  const startAllWithEveryBackend = async (): Promise<string[]> => {
     await Promise.all(nodes.map((n) => n.coordinator.start()));
     const all = ['fd00:0:0:1::a', 'fd00:0:0:2::a', 'fd00:0:0:3::a'];
     await waitFor(
@@ -228,6 +217,11 @@ describe('Coordinator (three nodes, one bucket)', () => {
       'every node to hold all three backends',
       10_000,
     );
+    return all;
+  };
+
+  it('elects one leader whose snapshot carries every node’s ready endpoints, and every node takes it', async () => {
+    const all = await startAllWithEveryBackend();
     const leaders = nodes.filter((n) => n.elector.isLeader());
     expect(leaders).toHaveLength(1);
     const stored = await readSnapshot(store, { cluster: CLUSTER });
@@ -269,13 +263,7 @@ describe('Coordinator (three nodes, one bucket)', () => {
   });
 
   it('drains at shutdown: a stopping follower, then the stopping leader, leave the stored snapshot before the lease', async () => {
-    await Promise.all(nodes.map((n) => n.coordinator.start()));
-    const all = ['fd00:0:0:1::a', 'fd00:0:0:2::a', 'fd00:0:0:3::a'];
-    await waitFor(
-      () => (nodes.every((n) => backends(n).join() === all.join()) ? true : undefined),
-      'every node to hold all three backends',
-      10_000,
-    );
+    const all = await startAllWithEveryBackend();
     const stored = async () =>
       (await readSnapshot(store, { cluster: CLUSTER }))?.snapshot.services
         .flatMap((s) => s.backends.map((b) => b.address))

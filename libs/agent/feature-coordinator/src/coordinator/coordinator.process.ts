@@ -5,16 +5,12 @@ import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import { PodminError } from '@podmin/util-errors';
 import { identityNodeLeaves } from '../adapters/identity-node-leaf';
 import { mtlsTransport } from '../adapters/mtls-transport';
-import {
-  systemElectionTimer,
-  systemMonotonicClock,
-  systemWallClock,
-} from '../adapters/system-clocks';
+import { systemElectionTimer, systemMonotonicClock } from '../adapters/system-clocks';
 import { EndpointTable } from '../coordination/endpoint-table';
-import { Elector } from '../election/elector';
 import { KubeletReadiness } from '../readiness/kubelet-readiness';
 import { Coordinator } from './coordinator';
 import { CoordinatorModule } from './coordinator.module';
+import { systemElector } from '../adapters/system-elector';
 
 /**
  * The agent-coordinator process: the election on `dns/leader.json` under this node's ID and
@@ -36,21 +32,12 @@ export const coordinatorProcess: AgentProcessDefinition = {
     const addr = `[${host}]:${config.coordinationPort}`;
     const store = openBucketStore(config, env);
     const { leaseMs, pollMs } = config.election;
-    const elector = new Elector(
-      {
-        store,
-        monotonic: systemMonotonicClock,
-        wall: systemWallClock,
-        timer: systemElectionTimer,
-        log: logger,
-      },
-      {
-        id: config.nodeId,
-        addr,
-        // The configuration checked that this margin leaves leaders their duty window.
-        timing: { leaseMs, pollMs, renewMarginMs: renewMarginMs(leaseMs) },
-      },
-    );
+    const elector = systemElector(store, logger, {
+      id: config.nodeId,
+      addr,
+      // The configuration checked that this margin leaves leaders their duty window.
+      timing: { leaseMs, pollMs, renewMarginMs: renewMarginMs(leaseMs) },
+    });
     const readiness = new KubeletReadiness(
       { monotonic: systemMonotonicClock, timer: systemElectionTimer, log: logger },
       { socketPath: config.kubeletPodsSocket, timing: { holdMs: leaseMs } },

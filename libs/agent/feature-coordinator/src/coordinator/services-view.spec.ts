@@ -1,6 +1,6 @@
 import { serviceVip } from '@podmin/util-desired-state';
 import type { SnapshotService } from '../snapshot/snapshot-codec';
-import { Wakeup } from './coordinator';
+import { Wakeup } from './wakeup';
 import { ServicesViewHub, ViewSource, snapshotOf, withoutBackends } from './services-view';
 
 const service = (backends: string[]): SnapshotService => ({

@@ -11,16 +11,12 @@ import {
 } from '@podmin/data-access-object-store';
 import { emulatorBucket, makeTempDir, waitFor } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
-import {
-  systemElectionTimer,
-  systemMonotonicClock,
-  systemWallClock,
-} from '../adapters/system-clocks';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import type { LeaseStore } from './election.ports';
-import { Elector } from './elector';
-import type { ElectionTiming } from './elector';
+import type { Elector } from './elector';
+import type { ElectionTiming } from './election-timing';
 import { isResigned, parseLeaderRecord } from './leader-record';
+import { systemElector } from '../adapters/system-elector';
 
 const execFileAsync = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../../../../..');
@@ -116,16 +112,12 @@ function describeThreeElectors(name: string, open: () => Promise<TestBucket>): v
       for (const id of ['n1', 'n2', 'n3']) {
         const store = new SeverableStore(bucket.store());
         const log = new RecordingLog();
-        const elector = new Elector(
-          {
-            store,
-            monotonic: systemMonotonicClock,
-            wall: systemWallClock,
-            timer: systemElectionTimer,
-            log,
-          },
-          { id, addr: `[2600::${id.slice(1)}]:8081`, key, timing: TIMING },
-        );
+        const elector = systemElector(store, log, {
+          id,
+          addr: `[2600::${id.slice(1)}]:8081`,
+          key,
+          timing: TIMING,
+        });
         const stop = new AbortController();
         running.push({ id, elector, store, stop, done: elector.run(stop.signal), log });
       }

@@ -4,8 +4,10 @@ import { FakeTime, settle } from '../__fixtures__/fake-time';
 import type { FakeProcess } from '../__fixtures__/fake-time';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import { DutyGate } from './duty-gate';
-import { DEFAULT_ELECTION_TIMING, Elector } from './elector';
-import type { DeposedReason, ElectionTiming, LeaderView } from './elector';
+import { DEFAULT_ELECTION_TIMING, type ElectionTiming } from './election-timing';
+import { Elector } from './elector';
+import type { LeaderView } from './elector-options';
+import type { DeposedReason } from './leader-term';
 import {
   LEADER_RECORD_KEY,
   goTimeFromDate,
@@ -86,6 +88,17 @@ describe('Elector (fake bucket, fake clocks)', () => {
     n.done = n.elector.run(n.stop.signal);
   }
 
+  /** Starts `a`, which leads, then `b`, which has followed it for one poll. */
+  async function leaderThenFollower(): Promise<{ a: Node; b: Node }> {
+    const a = node('a');
+    start(a);
+    await settle();
+    const b = node('b');
+    start(b);
+    await time.advance(POLL);
+    return { a, b };
+  }
+
   const record = () => parseLeaderRecord(bucket.text(KEY) ?? '');
   const leaders = () => nodes.filter((n) => n.elector.isLeader()).map((n) => n.id);
 
@@ -134,12 +147,7 @@ describe('Elector (fake bucket, fake clocks)', () => {
   });
 
   it('probes an unreachable bucket at most once per poll, even after the lease it saw expired', async () => {
-    const a = node('a');
-    start(a);
-    await settle();
-    const b = node('b');
-    start(b);
-    await time.advance(POLL);
+    const { a, b } = await leaderThenFollower();
     expect(b.elector.leader()?.id).toBe('a');
     // The bucket goes away for both nodes for three leases: the lease b saw expires meanwhile.
     a.client.unavailable = true;
@@ -231,12 +239,7 @@ describe('Elector (fake bucket, fake clocks)', () => {
   });
 
   it('a frozen leader is out before anyone takes over, and says so when it resumes', async () => {
-    const a = node('a');
-    start(a);
-    await settle();
-    const b = node('b');
-    start(b);
-    await time.advance(POLL);
+    const { a, b } = await leaderThenFollower();
     const lastRenew = bucket.writes('a', 'ok').at(-1)!.atMs;
     expect(lastRenew).toBe(POLL);
     const token = new DutyGate(a.elector).current()!;
@@ -272,12 +275,7 @@ describe('Elector (fake bucket, fake clocks)', () => {
   });
 
   it('a leader that loses the bucket deposes within lease − margin, before the follower leads', async () => {
-    const a = node('a');
-    start(a);
-    await settle();
-    const b = node('b');
-    start(b);
-    await time.advance(POLL);
+    const { a, b } = await leaderThenFollower();
     const lastRenew = bucket.writes('a', 'ok').at(-1)!.atMs;
     a.client.unavailable = true;
     await time.advanceUntil(() => b.elector.isLeader(), 2 * LEASE, 100);
@@ -397,12 +395,7 @@ describe('Elector (fake bucket, fake clocks)', () => {
   });
 
   it('resigns on stop so a follower leads at its next round, not a lease later', async () => {
-    const a = node('a');
-    start(a);
-    await settle();
-    const b = node('b');
-    start(b);
-    await time.advance(POLL);
+    const { a, b } = await leaderThenFollower();
     a.stop.abort();
     await a.done;
     expect(a.timeline.at(-1)).toEqual({ atMs: POLL, event: 'deposed', reason: 'stopping' });
@@ -418,12 +411,7 @@ describe('Elector (fake bucket, fake clocks)', () => {
   });
 
   it('a follower that stops writes nothing', async () => {
-    const a = node('a');
-    start(a);
-    await settle();
-    const b = node('b');
-    start(b);
-    await time.advance(POLL);
+    const { b } = await leaderThenFollower();
     b.stop.abort();
     await b.done;
     expect(bucket.writes('b')).toEqual([]);

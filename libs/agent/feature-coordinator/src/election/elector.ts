@@ -1,133 +1,57 @@
-import { ELECTION_LEASE_MS, ELECTION_POLL_MS } from '@podmin/agent-util-config';
-import { FaultBackoff } from '@podmin/agent-util-faults';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { hasCode } from '@podmin/util-errors';
 import { ElectionError } from './election-error';
+import { ElectionFaults } from './election-faults';
+import {
+  DEFAULT_ELECTION_TIMING,
+  validateElectorSettings,
+  type ElectionTiming,
+} from './election-timing';
 import type {
   ElectionTimer,
   LeadershipSource,
   LeadershipTerm,
-  LeaseStore,
   MonotonicClock,
   WallClock,
 } from './election.ports';
 import {
   GO_ZERO_TIME,
   LEADER_RECORD_KEY,
-  MAX_LEADER_RECORD_BYTES,
   goTimeFromDate,
   isResigned,
-  parseLeaderRecord,
   serializeLeaderRecord,
+  type GoTime,
 } from './leader-record';
-import type { LeaderRecord } from './leader-record';
-
-/** The election's timings; every participant of a cluster must use the same lease. */
-export interface ElectionTiming {
-  /** How long a record whose ETag stopped changing stays someone's (s3lect's timeout). */
-  leaseMs: number;
-  /** Time between rounds (read, then renew, take over or follow). */
-  pollMs: number;
-  /**
-   * A leader stops its duties when `leaseMs − renewMarginMs` have passed since it sent its
-   * last successful renew, so it is out before any follower can count the lease as expired
-   * (covers timer lateness and clock-rate differences, as client-go's RenewDeadline does).
-   */
-  renewMarginMs: number;
-  /** Base wait before retrying a write S3 answered with 409 (jittered ×0.5–1.5). */
-  conflictRetryMs: number;
-  /** How many times one write is retried after a 409. */
-  conflictRetries: number;
-}
-
-/** podmin's production timings: lease 35 s, poll 5 s, leader duties end 25 s after the last renew. */
-export const DEFAULT_ELECTION_TIMING: Readonly<ElectionTiming> = Object.freeze({
-  leaseMs: ELECTION_LEASE_MS,
-  pollMs: ELECTION_POLL_MS,
-  renewMarginMs: 10_000,
-  conflictRetryMs: 100,
-  conflictRetries: 3,
-});
-
-/** Who this elector is and how it runs. */
-export interface ElectorOptions {
-  /** This node's id (`leaderID`); unique in the cluster. */
-  id: string;
-  /** This node's coordination address (`leaderAddr`, e.g. `[2600::1]:8081`). */
-  addr: string;
-  /** Object key of the record (default `dns/leader.json`). */
-  key?: string;
-  /** Timings; unset ones take {@link DEFAULT_ELECTION_TIMING}. */
-  timing?: Partial<ElectionTiming>;
-  /** Random source in [0, 1) for jitter (default Math.random). */
-  random?: () => number;
-}
-
-/** The elector's collaborators (ports). */
-export interface ElectorDeps {
-  store: LeaseStore;
-  monotonic: MonotonicClock;
-  wall: WallClock;
-  timer: ElectionTimer;
-  /** Structured log of elections, depositions and failures (default: none). */
-  log?: StructuredLogger;
-}
-
-/** The leader as named by the record last read. */
-export interface LeaderView {
-  id: string;
-  addr: string;
-}
-
-/** Why this node stopped leading. */
-export type DeposedReason =
-  /** No successful renew within `leaseMs − renewMarginMs` (frozen, slow or bucket lost). */
-  | 'renew-deadline'
-  /** The record was replaced, deleted, or a renew lost its condition. */
-  | 'lost-record'
-  /** The elector is stopping (it resigns next). */
-  | 'stopping';
-
-/** What the last read found: no record, or a record (unparseable ones have no `record`). */
-type Snapshot =
-  | { kind: 'absent' }
-  | { kind: 'present'; etag: string; body: string; record: LeaderRecord | undefined };
-
-/** This node's current term. */
-interface Leading {
-  term: number;
-  validUntilMs: number;
-  controller: AbortController;
-  deadline: AbortController;
-}
-
-type Listener<T> = (value: T) => void;
+import { LeaderRecordIo, type RecordRead } from './leader-record-io';
+import { LeaderTerms, type DeposedReason } from './leader-term';
+import { ListenerSet } from './listener-set';
+import type { ElectorDeps, ElectorOptions, LeaderView } from './elector-options';
 
 /**
  * s3lect-compatible leader election on one object (`dns/leader.json`), stricter than s3lect:
  * a follower counts the lease from the local monotonic time at which it last saw the record's
  * ETag change (never from the record's timestamp, except the zero time meaning "resigned"); a
- * leader's term ends `leaseMs − renewMarginMs` after it sent its last successful renew, by a
- * timer and by a synchronous check, so it stops duties before anyone can take over; 409s are
- * retried; a failed condition on our own write is re-read, and a stored body equal to the one
- * we sent means our write landed. `run(signal)` never rejects; on abort it resigns if it holds
- * the record.
+ * leader's term ends `leaseMs − renewMarginMs` after it sent its last successful renew
+ * ({@link LeaderTerms}), so it stops duties before anyone can take over; 409s are retried
+ * ({@link LeaderRecordIo}); a failed condition on our own write is re-read, and a stored body
+ * equal to the one we sent means our write landed. `run(signal)` never rejects; on abort it
+ * resigns if it holds the record.
  */
 export class Elector implements LeadershipSource {
-  private readonly store: LeaseStore;
   private readonly monotonic: MonotonicClock;
   private readonly wall: WallClock;
   private readonly timer: ElectionTimer;
-  private readonly log: StructuredLogger | undefined;
+  /** The log, each line tagged with this elector's id. */
+  private readonly log: StructuredLogger;
   private readonly id: string;
   private readonly addr: string;
   private readonly key: string;
   private readonly timing: Readonly<ElectionTiming>;
-  private readonly random: () => number;
+  private readonly io: LeaderRecordIo;
+  private readonly terms: LeaderTerms;
+  private readonly faults: ElectionFaults;
 
   private running = false;
-  private terms = 0;
-  private leading: Leading | undefined;
   /** The record's ETag as we last wrote or recognised it. */
   private held: { etag: string } | undefined;
   /** The body of our latest write attempt and the monotonic time just before it was sent. */
@@ -135,32 +59,36 @@ export class Elector implements LeadershipSource {
   /** The ETag last seen and the local time it was first seen (after the read completed). */
   private observed: { etag: string; atMs: number } | undefined;
   private view: LeaderView | undefined;
-  private unreadableEtag: string | undefined;
-  /** Whether the current round failed to read or write the record (the bucket is failing). */
-  private faulted = false;
-  private faultError: string | undefined;
-  /** Why the last failing round failed, and since when (wall clock) rounds have been failing. */
-  private lastFault: { error: string; since: Date } | undefined;
-  /** Waits while the bucket fails: up to one poll, so a fault costs no more than health. */
-  private readonly backoff: FaultBackoff;
 
-  private readonly electedListeners = new Set<Listener<LeadershipTerm>>();
-  private readonly deposedListeners = new Set<Listener<DeposedReason>>();
-  private readonly changedListeners = new Set<Listener<LeaderView | undefined>>();
+  private readonly electedListeners = new ListenerSet<LeadershipTerm>();
+  private readonly deposedListeners = new ListenerSet<DeposedReason>();
+  private readonly changedListeners = new ListenerSet<LeaderView | undefined>();
 
   constructor(deps: ElectorDeps, options: ElectorOptions) {
-    this.store = deps.store;
     this.monotonic = deps.monotonic;
     this.wall = deps.wall;
     this.timer = deps.timer;
-    this.log = deps.log;
     this.id = options.id;
     this.addr = options.addr;
     this.key = options.key ?? LEADER_RECORD_KEY;
     this.timing = Object.freeze({ ...DEFAULT_ELECTION_TIMING, ...(options.timing ?? {}) });
-    this.random = options.random ?? Math.random;
-    validate(this.id, this.addr, this.timing);
-    this.backoff = new FaultBackoff({ pollMs: this.timing.pollMs, random: this.random });
+    const random = options.random ?? Math.random;
+    validateElectorSettings(this.id, this.addr, this.timing);
+    this.log = {
+      event: (level, msg, fields) => deps.log?.event(level, msg, { elector: this.id, ...fields }),
+    };
+    const { timer, monotonic, timing, log } = this;
+    this.io = new LeaderRecordIo({ store: deps.store, key: this.key, timer, timing, random, log });
+    this.faults = new ElectionFaults({ wall: this.wall, pollMs: timing.pollMs, random, log });
+    this.terms = new LeaderTerms({
+      monotonic,
+      timer,
+      timing,
+      addr: this.addr,
+      log,
+      elected: (term) => this.emit(this.electedListeners, term),
+      deposed: (reason) => this.emit(this.deposedListeners, reason),
+    });
   }
 
   /** The timings in force. */
@@ -170,13 +98,12 @@ export class Elector implements LeadershipSource {
 
   /** True while this node leads and its renew deadline has not passed. */
   isLeader(): boolean {
-    return this.leading !== undefined && this.monotonic.nowMs() < this.leading.validUntilMs;
+    return this.terms.isLeader();
   }
 
   /** How long this node's duties stay valid without another renew (0 when not leading). */
   validForMs(): number {
-    if (this.leading === undefined) return 0;
-    return Math.max(0, this.leading.validUntilMs - this.monotonic.nowMs());
+    return this.terms.validForMs();
   }
 
   /**
@@ -184,10 +111,7 @@ export class Elector implements LeadershipSource {
    * rounds fail; undefined once a round succeeds again.
    */
   fault(): string | undefined {
-    const f = this.lastFault;
-    return f === undefined
-      ? undefined
-      : `election: ${this.key} unreachable since ${f.since.toISOString()}: ${f.error}`;
+    return this.faults.describe(this.key);
   }
 
   /** The leader named by the last record read (undefined when absent, resigned or unreadable). */
@@ -197,28 +121,27 @@ export class Elector implements LeadershipSource {
 
   /** The current term while leading. */
   currentTerm(): LeadershipTerm | undefined {
-    if (!this.isLeader() || this.leading === undefined) return undefined;
-    return { term: this.leading.term, signal: this.leading.controller.signal };
+    return this.terms.current();
   }
 
   /** True while `term` is this node's current term and its deadline has not passed. */
   holds(term: number): boolean {
-    return this.leading?.term === term && this.isLeader();
+    return this.terms.holds(term);
   }
 
   /** Calls `listener` whenever this node becomes leader; returns an unsubscribe function. */
-  onElected(listener: Listener<LeadershipTerm>): () => void {
-    return subscribe(this.electedListeners, listener);
+  onElected(listener: (term: LeadershipTerm) => void): () => void {
+    return this.electedListeners.add(listener);
   }
 
   /** Calls `listener` when this node stops leading (before anyone else can lead). */
-  onDeposed(listener: Listener<DeposedReason>): () => void {
-    return subscribe(this.deposedListeners, listener);
+  onDeposed(listener: (reason: DeposedReason) => void): () => void {
+    return this.deposedListeners.add(listener);
   }
 
   /** Calls `listener` when the leader named by the record changes (undefined: none). */
-  onLeaderChanged(listener: Listener<LeaderView | undefined>): () => void {
-    return subscribe(this.changedListeners, listener);
+  onLeaderChanged(listener: (leader: LeaderView | undefined) => void): () => void {
+    return this.changedListeners.add(listener);
   }
 
   /**
@@ -233,18 +156,16 @@ export class Elector implements LeadershipSource {
       );
     }
     this.running = true;
-    this.event('info', 'start election', { key: this.key, ...this.timing });
+    this.log.event('info', 'start election', { key: this.key, ...this.timing });
     try {
       while (!signal.aborted) {
         const started = this.monotonic.nowMs();
-        this.faulted = false;
-        this.faultError = undefined;
+        this.faults.startRound();
         try {
           await this.round(signal);
         } catch (err) {
-          this.faulted = true;
-          this.faultError = errorText(err);
-          this.event('warn', 'election round failed', { error: err });
+          this.faults.failed(err);
+          this.log.event('warn', 'election round failed', { error: err });
         }
         if (signal.aborted) break;
         await this.timer.sleep(this.nextWaitMs(started), signal);
@@ -256,9 +177,9 @@ export class Elector implements LeadershipSource {
   }
 
   private async round(signal: AbortSignal): Promise<void> {
-    this.checkDeadline();
+    this.terms.checkDeadline();
     const snapshot = await this.read();
-    this.checkDeadline();
+    this.terms.checkDeadline();
     if (snapshot === undefined || signal.aborted) return;
     if (snapshot.kind === 'absent') {
       await this.write(undefined, signal);
@@ -272,7 +193,7 @@ export class Elector implements LeadershipSource {
     const resigned = snapshot.record !== undefined && isResigned(snapshot.record);
     const observedAt = this.observed?.atMs ?? this.monotonic.nowMs();
     if (resigned || this.monotonic.nowMs() - observedAt >= this.timing.leaseMs) {
-      this.event('info', 'take over leader record', {
+      this.log.event('info', 'take over leader record', {
         previous: snapshot.record?.leaderID,
         resigned,
       });
@@ -287,23 +208,8 @@ export class Elector implements LeadershipSource {
    */
   private nextWaitMs(roundStartedMs: number): number {
     const now = this.monotonic.nowMs();
-    if (this.faulted) {
-      const wait = this.backoff.failed();
-      const error = this.faultError ?? 'the round failed';
-      this.lastFault = { error, since: this.lastFault?.since ?? this.wall.now() };
-      if (this.backoff.consecutiveFailures === 1)
-        this.event('warn', 'bucket failing; election retries at most once per poll', {
-          retryInMs: Math.round(wait),
-        });
-      return wait;
-    }
-    if (this.backoff.failing) {
-      this.event('info', 'reach leader record again', {
-        failedRounds: this.backoff.consecutiveFailures,
-      });
-      this.backoff.succeeded();
-      this.lastFault = undefined;
-    }
+    const backoff = this.faults.waitAfterRound();
+    if (backoff !== undefined) return backoff;
     let wait = roundStartedMs + this.timing.pollMs - now;
     if (this.held === undefined && this.observed !== undefined) {
       const expiry = this.observed.atMs + this.timing.leaseMs;
@@ -315,41 +221,25 @@ export class Elector implements LeadershipSource {
   }
 
   /** Reads and absorbs the record; undefined when the read failed (logged). */
-  private async read(): Promise<Snapshot | undefined> {
-    let snapshot: Snapshot;
+  private async read(): Promise<RecordRead | undefined> {
+    let snapshot: RecordRead;
     try {
-      const object = await this.store.get(this.key, { maxBytes: MAX_LEADER_RECORD_BYTES });
-      const body = object.body.toString('utf8');
-      let record: LeaderRecord | undefined;
-      try {
-        record = parseLeaderRecord(object.body);
-        this.unreadableEtag = undefined;
-      } catch (err) {
-        if (this.unreadableEtag !== object.etag) {
-          this.unreadableEtag = object.etag;
-          this.event('warn', 'leader record unreadable', { etag: object.etag, error: err });
-        }
-      }
-      snapshot = { kind: 'present', etag: object.etag, body, record };
+      snapshot = await this.io.read();
     } catch (err) {
-      if (!hasCode(err, 'OBJECT_NOT_FOUND')) {
-        this.faulted = true;
-        this.faultError = errorText(err);
-        this.event('warn', 'read leader record failed', { error: err });
-        return undefined;
-      }
-      snapshot = { kind: 'absent' };
+      this.faults.failed(err);
+      this.log.event('warn', 'read leader record failed', { error: err });
+      return undefined;
     }
     this.absorb(snapshot, this.monotonic.nowMs());
     return snapshot;
   }
 
-  private absorb(snapshot: Snapshot, readAtMs: number): void {
+  private absorb(snapshot: RecordRead, readAtMs: number): void {
     if (snapshot.kind === 'absent') {
       this.observed = undefined;
       if (this.held !== undefined) {
         this.held = undefined;
-        this.depose('lost-record');
+        this.terms.depose('lost-record');
       }
       this.setView(undefined);
       return;
@@ -365,7 +255,7 @@ export class Elector implements LeadershipSource {
       if (this.held?.etag !== snapshot.etag) this.confirm(snapshot.etag, sent.sentAtMs);
     } else if (this.held !== undefined && this.held.etag !== snapshot.etag) {
       this.held = undefined;
-      this.depose('lost-record');
+      this.terms.depose('lost-record');
     }
     const record = snapshot.record;
     this.setView(
@@ -377,37 +267,26 @@ export class Elector implements LeadershipSource {
 
   /** Creates (etag undefined) or replaces the record with a fresh one naming this node. */
   private async write(etag: string | undefined, signal: AbortSignal): Promise<void> {
-    const body = serializeLeaderRecord({
-      leaderID: this.id,
-      leaderAddr: this.addr,
-      lastUpdated: goTimeFromDate(this.wall.now()),
-    });
-    for (let attempt = 0; ; attempt++) {
-      const sentAtMs = this.monotonic.nowMs();
-      this.lastSent = { body, sentAtMs };
-      try {
-        const written =
-          etag === undefined
-            ? await this.store.putIfAbsent(this.key, body)
-            : await this.store.putIfMatch(this.key, body, etag);
-        this.confirm(written, sentAtMs);
-        return;
-      } catch (err) {
-        if (hasCode(err, 'CONFLICT') && attempt < this.timing.conflictRetries) {
-          this.event('info', 'retry leader record write after conflict', { attempt: attempt + 1 });
-          await this.timer.sleep(this.timing.conflictRetryMs * (0.5 + this.random()), signal);
-          if (signal.aborted) return;
-          continue;
-        }
-        if (hasCode(err, 'PRECONDITION_FAILED') || hasCode(err, 'CONFLICT')) {
-          await this.settleLostCondition(body, err);
-          return;
-        }
-        this.faulted = true;
-        this.faultError = errorText(err);
-        this.event('warn', 'write leader record failed', { error: err });
+    const body = this.recordBody(goTimeFromDate(this.wall.now()));
+    let sentAtMs = 0;
+    try {
+      const written = await this.io.put(body, etag, {
+        signal,
+        beforeAttempt: () => {
+          sentAtMs = this.monotonic.nowMs();
+          this.lastSent = { body, sentAtMs };
+        },
+        onRetry: (attempt) =>
+          this.log.event('info', 'retry leader record write after conflict', { attempt }),
+      });
+      if (written !== undefined) this.confirm(written, sentAtMs);
+    } catch (err) {
+      if (hasCode(err, 'PRECONDITION_FAILED') || hasCode(err, 'CONFLICT')) {
+        await this.settleLostCondition(body, err);
         return;
       }
+      this.faults.failed(err);
+      this.log.event('warn', 'write leader record failed', { error: err });
     }
   }
 
@@ -415,16 +294,16 @@ export class Elector implements LeadershipSource {
   private async settleLostCondition(body: string, err: unknown): Promise<void> {
     const snapshot = await this.read();
     if (snapshot?.kind === 'present' && snapshot.body === body) {
-      this.event('info', 'leader record write landed despite its answer', { error: err });
+      this.log.event('info', 'leader record write landed despite its answer', { error: err });
       return;
     }
-    if (this.leading !== undefined) {
+    if (this.terms.open) {
       // Unknown (read failed) or lost: either way stepping down is the safe side; a later round
       // recognises our body and resumes if the write did land.
       this.held = undefined;
-      this.depose('lost-record');
+      this.terms.depose('lost-record');
     }
-    this.event('info', 'leader record held by another node', {
+    this.log.event('info', 'leader record held by another node', {
       leader: this.view?.id,
       error: err,
     });
@@ -432,165 +311,48 @@ export class Elector implements LeadershipSource {
 
   /** A write of ours is stored with `etag`; it was sent at `sentAtMs`. */
   private confirm(etag: string, sentAtMs: number): void {
-    const now = this.monotonic.nowMs();
     this.held = { etag };
-    this.observed = { etag, atMs: now };
+    this.observed = { etag, atMs: this.monotonic.nowMs() };
     this.setView({ id: this.id, addr: this.addr });
-    const validUntilMs = sentAtMs + this.timing.leaseMs - this.timing.renewMarginMs;
-    if (validUntilMs <= now) {
-      this.event('warn', 'renewed too late to lead', { tookMs: Math.round(now - sentAtMs) });
-      this.depose('renew-deadline');
-      return;
-    }
-    if (this.leading === undefined) {
-      const term = ++this.terms;
-      this.leading = {
-        term,
-        validUntilMs,
-        controller: new AbortController(),
-        deadline: new AbortController(),
-      };
-      this.event('info', 'become leader', { term, addr: this.addr });
-      this.scheduleDeadline(this.leading);
-      this.emit(this.electedListeners, {
-        term,
-        signal: this.leading.controller.signal,
-      });
-      return;
-    }
-    this.leading.validUntilMs = validUntilMs;
-    this.scheduleDeadline(this.leading);
+    this.terms.renewed(sentAtMs);
   }
 
-  private scheduleDeadline(leading: Leading): void {
-    leading.deadline.abort();
-    const deadline = new AbortController();
-    leading.deadline = deadline;
-    const wait = async (): Promise<void> => {
-      // Timers may fire a little early against performance.now() (libuv's coarse loop time),
-      // so wait again until the deadline has really passed.
-      while (!deadline.signal.aborted && this.leading === leading) {
-        const remaining = leading.validUntilMs - this.monotonic.nowMs();
-        if (remaining <= 0) {
-          this.checkDeadline();
-          return;
-        }
-        await this.timer.sleep(Math.max(1, remaining), deadline.signal);
-      }
-    };
-    // Nothing in wait() rejects short of a throwing logger; never leave that unhandled.
-    void wait().catch(() => undefined);
-  }
-
-  private checkDeadline(): void {
-    if (this.leading !== undefined && this.monotonic.nowMs() >= this.leading.validUntilMs) {
-      this.depose('renew-deadline');
-    }
-  }
-
-  private depose(reason: DeposedReason): void {
-    const leading = this.leading;
-    if (leading === undefined) return;
-    this.leading = undefined;
-    leading.deadline.abort();
-    leading.controller.abort(reason);
-    const overdueMs = Math.round(this.monotonic.nowMs() - leading.validUntilMs);
-    this.event(reason === 'stopping' ? 'info' : 'warn', 'stop leader duties', {
-      term: leading.term,
-      reason,
-      ...(reason === 'renew-deadline' ? { overdueMs } : {}),
-    });
-    this.emit(this.deposedListeners, reason);
-  }
-
+  /** Ends the term and, if this node holds the record, resigns it (zero time: s3lect's "resigned"). */
   private async shutdown(): Promise<void> {
-    this.depose('stopping');
+    this.terms.depose('stopping');
     const held = this.held;
     if (held === undefined) return;
-    const body = serializeLeaderRecord({
-      leaderID: this.id,
-      leaderAddr: this.addr,
-      lastUpdated: GO_ZERO_TIME,
-    });
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.store.putIfMatch(this.key, body, held.etag);
-        this.held = undefined;
-        this.lastSent = undefined;
-        this.setView(undefined);
-        this.event('info', 'resign leadership', {});
-        return;
-      } catch (err) {
-        if (hasCode(err, 'CONFLICT') && attempt < this.timing.conflictRetries) {
-          await this.timer.sleep(this.timing.conflictRetryMs * (0.5 + this.random()));
-          continue;
-        }
-        // Not fatal: followers take over when the lease runs out.
-        this.event('warn', 'resign leadership failed', { error: err });
-        return;
-      }
+    try {
+      await this.io.put(this.recordBody(GO_ZERO_TIME), held.etag);
+      this.held = undefined;
+      this.lastSent = undefined;
+      this.setView(undefined);
+      this.log.event('info', 'resign leadership', {});
+    } catch (err) {
+      // Not fatal: followers take over when the lease runs out.
+      this.log.event('warn', 'resign leadership failed', { error: err });
     }
+  }
+
+  /** The record naming this node, updated at `lastUpdated`. */
+  private recordBody(lastUpdated: GoTime): string {
+    return serializeLeaderRecord({ leaderID: this.id, leaderAddr: this.addr, lastUpdated });
   }
 
   private setView(next: LeaderView | undefined): void {
     const previous = this.view;
     if (previous?.id === next?.id && previous?.addr === next?.addr) return;
     this.view = next;
-    this.event('info', 'leader changed', {
+    this.log.event('info', 'leader changed', {
       leader: next?.id ?? null,
       leaderAddr: next?.addr ?? null,
     });
     this.emit(this.changedListeners, next === undefined ? undefined : { ...next });
   }
 
-  private emit<T>(listeners: Set<Listener<T>>, value: T): void {
-    for (const listener of [...listeners]) {
-      try {
-        listener(value);
-      } catch (err) {
-        this.event('error', 'election listener failed', { error: err });
-      }
-    }
-  }
-
-  private event(
-    level: 'debug' | 'info' | 'warn' | 'error',
-    msg: string,
-    fields: Record<string, unknown>,
-  ): void {
-    this.log?.event(level, msg, { elector: this.id, ...fields });
-  }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function subscribe<T>(set: Set<Listener<T>>, listener: Listener<T>): () => void {
-  set.add(listener);
-  return () => void set.delete(listener);
-}
-
-function validate(id: string, addr: string, timing: Readonly<ElectionTiming>): void {
-  const problems: string[] = [];
-  // Printable ASCII keeps the record byte-identical to what a Go writer would produce.
-  if (!/^[\x21-\x7e]{1,253}$/.test(id))
-    problems.push('id must be 1–253 printable ASCII characters');
-  if (!/^[\x21-\x7e]{0,300}$/.test(addr)) problems.push('addr must be printable ASCII (host:port)');
-  const positive = ['leaseMs', 'pollMs', 'renewMarginMs', 'conflictRetryMs'] as const;
-  for (const name of positive) {
-    if (!Number.isFinite(timing[name]) || timing[name] <= 0) problems.push(`${name} must be > 0`);
-  }
-  if (!Number.isInteger(timing.conflictRetries) || timing.conflictRetries < 0) {
-    problems.push('conflictRetries must be an integer ≥ 0');
-  }
-  if (timing.renewMarginMs >= timing.leaseMs) problems.push('renewMarginMs must be < leaseMs');
-  if (timing.pollMs >= timing.leaseMs - timing.renewMarginMs) {
-    problems.push(
-      'pollMs must be < leaseMs − renewMarginMs (a leader must renew before its deadline)',
+  private emit<T>(listeners: ListenerSet<T>, value: T): void {
+    listeners.emit(value, (err) =>
+      this.log.event('error', 'election listener failed', { error: err }),
     );
-  }
-  if (problems.length > 0) {
-    throw new ElectionError('CONFIG_INVALID', `configuring the elector: ${problems.join('; ')}`);
   }
 }

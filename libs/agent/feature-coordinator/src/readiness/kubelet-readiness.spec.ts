@@ -4,7 +4,9 @@ import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { makeTempDir } from '@podmin/testing';
 import { FakeKubelet, type FakePod } from '../__fixtures__/fake-kubelet';
 import { FakeTime } from '../__fixtures__/fake-time';
-import { KubeletReadiness, readyPods, type ReadinessTiming } from './kubelet-readiness';
+import { KubeletReadiness } from './kubelet-readiness';
+import { readyPods } from './ready-pods';
+import type { ReadinessTiming } from './readiness-options';
 
 // The watch runs against a real gRPC Pods API server on a temporary Unix socket; only time is
 // fake, so every timer (coalescing, backoff, resync, hold) fires when the test says.

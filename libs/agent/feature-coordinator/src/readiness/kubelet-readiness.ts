@@ -4,125 +4,17 @@ import {
   type KubeletPod,
   type PodEvent,
 } from '@podmin/agent-data-access-kubelet-pods';
-import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import type { LocalReadyPod, ReadinessHealth, ReadinessSource } from '../coordinator.ports';
-import type { ElectionTimer, MonotonicClock } from '../election/election.ports';
-import { compareText } from '../snapshot/snapshot-codec';
-
-/** The part of kubelet's Pods API the watch uses (a `KubeletPodsClient` fits). */
-export interface PodsApi {
-  /** Every Pod kubelet runs. */
-  list(timeoutMs?: number): Promise<KubeletPod[]>;
-  /** Current Pods as `added`, `initial-sync-complete`, then changes; ends on abort or breakage. */
-  watch(signal?: AbortSignal): AsyncGenerator<PodEvent>;
-  /** Releases the connection. */
-  close(): void;
-}
-
-/** Timings of {@link KubeletReadiness}; every one is configurable. */
-export interface ReadinessTiming {
-  /** Full `list()` that replaces the set while watching, for events the stream missed. */
-  readonly resyncMs: number;
-  /** Changes within this window after the first one give a single notification. */
-  readonly coalesceMs: number;
-  /** How long the last known set is kept after the watch was lost (the leader lease). */
-  readonly holdMs: number;
-  /** First wait before reconnecting; doubles per failed attempt up to `backoffMaxMs`. */
-  readonly backoffInitialMs: number;
-  /** Upper bound of the reconnect wait. */
-  readonly backoffMaxMs: number;
-  /** How often an absent socket is looked for again. */
-  readonly socketPollMs: number;
-  /** Deadline of one `list()` call. */
-  readonly listTimeoutMs: number;
-}
-
-/** Defaults: resync every 60 s, 150 ms coalescing, the 35 s lease as hold, backoff 0.5–10 s. */
-export const DEFAULT_READINESS_TIMING: ReadinessTiming = Object.freeze({
-  resyncMs: 60_000,
-  coalesceMs: 150,
-  holdMs: 35_000,
-  backoffInitialMs: 500,
-  backoffMaxMs: 10_000,
-  socketPollMs: 2_000,
-  listTimeoutMs: 10_000,
-});
-
-/** What {@link KubeletReadiness} runs on: time, logging and how it connects. */
-export interface KubeletReadinessDeps {
-  readonly monotonic: MonotonicClock;
-  readonly timer: ElectionTimer;
-  readonly log?: StructuredLogger;
-  /** A fresh client per connection attempt (default: `new KubeletPodsClient(socket)`). */
-  readonly connect?: (socketPath: string) => PodsApi;
-  /** Whether the Pods API socket exists (default: `stat` says it is a socket). */
-  readonly socketPresent?: (socketPath: string) => Promise<boolean>;
-}
-
-/** Where {@link KubeletReadiness} looks and how fast it reacts. */
-export interface KubeletReadinessOptions {
-  /** kubelet's Pods API socket, `<kubelet root>/pods-api/pods-api.sock`. */
-  readonly socketPath: string;
-  readonly timing?: Partial<ReadinessTiming>;
-}
-
-/** The Pod's IPv6 address in canonical RFC 5952 text: its first podIP that is IPv6. */
-export function podIpv6(pod: KubeletPod): string | undefined {
-  for (const ip of pod.podIPs) {
-    const groups = parseIpv6(ip);
-    if (groups) return formatIpv6(groups);
-  }
-  return undefined;
-}
-
-/** The annotation agent-staticpod stamps on each static Pod with its deployment's revision. */
-export const POD_REVISION_ANNOTATION = 'podmin.dev/revision';
-
-/** The Ready Pods among `pods` as the port reports them: Ready with an IPv6 address, sorted. */
-export function readyPods(pods: Iterable<KubeletPod>): LocalReadyPod[] {
-  const out: LocalReadyPod[] = [];
-  for (const pod of pods) {
-    if (!pod.ready) continue;
-    const address = podIpv6(pod);
-    if (address === undefined) continue;
-    out.push(
-      Object.freeze({
-        namespace: pod.namespace,
-        pod: pod.name,
-        labels: Object.freeze({ ...pod.labels }),
-        address,
-        ...(pod.annotations[POD_REVISION_ANNOTATION] === undefined
-          ? {}
-          : { revision: pod.annotations[POD_REVISION_ANNOTATION] }),
-      }),
-    );
-  }
-  return out.sort(compareReady);
-}
-
-// By canonical address text in byte order, as the snapshot orders its backends.
-function compareReady(a: LocalReadyPod, b: LocalReadyPod): number {
-  return (
-    compareText(a.address, b.address) ||
-    compareText(a.namespace, b.namespace) ||
-    compareText(a.pod, b.pod)
-  );
-}
-
-/** A comparable text of a set, labels in key order, so reordering alone is no change. */
-function setKey(pods: readonly LocalReadyPod[]): string {
-  return JSON.stringify(
-    pods.map((p) => [
-      p.address,
-      p.namespace,
-      p.pod,
-      Object.keys(p.labels)
-        .sort()
-        .map((k) => [k, p.labels[k]]),
-    ]),
-  );
-}
+import { errorMessage } from '../error-message';
+import { readyPods } from './ready-pods';
+import {
+  DEFAULT_READINESS_TIMING,
+  type KubeletReadinessDeps,
+  type KubeletReadinessOptions,
+  type PodsApi,
+  type ReadinessTiming,
+} from './readiness-options';
+import { ReadySetNotifier } from './ready-set-notifier';
 
 async function isSocket(path: string): Promise<boolean> {
   try {
@@ -130,10 +22,6 @@ async function isSocket(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Where the watch stands; {@link KubeletReadiness.health} words it. */
@@ -153,9 +41,7 @@ export class KubeletReadiness implements ReadinessSource {
   private readonly socketPresent: (socketPath: string) => Promise<boolean>;
   private pods = new Map<string, KubeletPod>();
   private ready: readonly LocalReadyPod[] = Object.freeze([]);
-  private notifiedKey = setKey([]);
-  private readonly listeners = new Set<() => void>();
-  private flushPending = false;
+  private readonly notifier: ReadySetNotifier;
   private phase: Phase = 'connecting';
   private reason = '';
   private running = false;
@@ -174,6 +60,12 @@ export class KubeletReadiness implements ReadinessSource {
     this.timing = Object.freeze({ ...DEFAULT_READINESS_TIMING, ...options.timing });
     this.connect = deps.connect ?? ((socket) => new KubeletPodsClient(socket));
     this.socketPresent = deps.socketPresent ?? isSocket;
+    this.notifier = new ReadySetNotifier({
+      timer: deps.timer,
+      coalesceMs: this.timing.coalesceMs,
+      current: () => this.ready,
+      log: deps.log,
+    });
   }
 
   /** The current Ready Pods (with an IPv6 address), sorted by address. */
@@ -183,10 +75,7 @@ export class KubeletReadiness implements ReadinessSource {
 
   /** Calls `listener` once per coalesced change of the set; returns an unsubscribe. */
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.notifier.onChange(listener);
   }
 
   /** The watch's state in words, for the coordinator's health. */
@@ -259,7 +148,7 @@ export class KubeletReadiness implements ReadinessSource {
       client = this.connect(this.socketPath);
     } catch (err) {
       signal.removeEventListener('abort', stop);
-      if (!signal.aborted) this.lost(`connecting: ${message(err)}`, false);
+      if (!signal.aborted) this.lost(`connecting: ${errorMessage(err)}`, false);
       return false;
     }
     let synced = false;
@@ -292,7 +181,7 @@ export class KubeletReadiness implements ReadinessSource {
         else initial.set(event.pod.uid, event.pod);
       }
     } catch (err) {
-      reason = message(err);
+      reason = errorMessage(err);
     } finally {
       signal.removeEventListener('abort', stop);
       attempt.abort();
@@ -318,7 +207,7 @@ export class KubeletReadiness implements ReadinessSource {
       try {
         listed = await untilAborted(client.list(this.timing.listTimeoutMs), signal);
       } catch (err) {
-        fail(`resync failed: ${message(err)}`);
+        fail(`resync failed: ${errorMessage(err)}`);
         return;
       } finally {
         this.touchedDuringList = undefined;
@@ -400,30 +289,7 @@ export class KubeletReadiness implements ReadinessSource {
 
   private recompute(): void {
     this.ready = Object.freeze(readyPods(this.pods.values()));
-    this.scheduleFlush();
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushPending) return;
-    this.flushPending = true;
-    const signal = this.runSignal;
-    void this.deps.timer.sleep(this.timing.coalesceMs, signal).then(() => {
-      this.flushPending = false;
-      if (signal?.aborted !== true) this.flush();
-    });
-  }
-
-  private flush(): void {
-    const key = setKey(this.ready);
-    if (key === this.notifiedKey) return;
-    this.notifiedKey = key;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch (err) {
-        this.deps.log?.event('error', 'readiness listener failed', { error: message(err) });
-      }
-    }
+    this.notifier.changed(this.runSignal);
   }
 }
 

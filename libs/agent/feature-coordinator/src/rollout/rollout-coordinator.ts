@@ -25,6 +25,7 @@ import {
 import type { LocalReadyPod } from '../coordinator.ports';
 import type { MonotonicClock } from '../election/election.ports';
 import type { DutyToken } from '../election/duty-gate';
+import { errorMessage } from '../error-message';
 
 /** The bucket operations rollouts need (an ObjectStore fits). */
 export interface RolloutStore {
@@ -278,7 +279,7 @@ export class RolloutCoordinator {
 
   /** Logs a failed pass once per cause (it is retried every pass). */
   failed(err: unknown): void {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     if (message !== this.lastFailure)
       this.deps.log.event('warn', 'plan rollouts failed', { error: message });
     this.lastFailure = message;
@@ -320,7 +321,7 @@ export class RolloutCoordinator {
       return { state: parseRolloutState(body), etag };
     } catch (err) {
       this.deps.log.event('warn', 'replace malformed rollout state', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
       return { state: EMPTY_ROLLOUT_STATE, etag };
     }

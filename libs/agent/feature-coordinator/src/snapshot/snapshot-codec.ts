@@ -6,6 +6,7 @@ import { isDns1123Label } from '@podmin/util-manifest';
 import { formatIpv6, parseIpv6 } from '@podmin/util-names';
 import { serviceVip } from '@podmin/util-desired-state';
 import { SnapshotError } from './snapshot-error';
+import { errorMessage } from '../error-message';
 
 // Encoder choice: the contracts' ts-proto code is generated without encode methods (gRPC goes
 // through @grpc/proto-loader), so bytes come from protobufjs, which loads snapshot.proto at run
@@ -205,7 +206,7 @@ export function decodeSnapshot(bytes: Uint8Array, options: DecodeOptions = {}): 
   } catch (err) {
     throw new SnapshotError(
       'INVALID_ARGUMENT',
-      `${doing}: not a ServiceSnapshot message (${err instanceof Error ? err.message : String(err)})`,
+      `${doing}: not a ServiceSnapshot message (${errorMessage(err)})`,
       { cause: err },
     );
   }

@@ -10,6 +10,7 @@ import {
 } from './snapshot-codec';
 import { SnapshotCorruptError, SnapshotError } from './snapshot-error';
 import type { SnapshotStore } from './snapshot.ports';
+import { errorMessage } from '../error-message';
 
 /** Object key of the leader's Service snapshot. */
 export const SNAPSHOT_KEY = 'dns/services.pb';
@@ -62,7 +63,7 @@ export async function readSnapshot(
     return { snapshot: decodeSnapshot(object.body, decodeOptions), etag: object.etag };
   } catch (err) {
     throw new SnapshotCorruptError(
-      `reading ${SNAPSHOT_KEY} (ETag ${object.etag}): ${err instanceof Error ? err.message : String(err)}`,
+      `reading ${SNAPSHOT_KEY} (ETag ${object.etag}): ${errorMessage(err)}`,
       object.etag,
       { cause: err, hint: 'the leader replaces it with its next snapshot' },
     );
