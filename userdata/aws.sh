@@ -20,6 +20,16 @@ dependencies=(
 )
 # @podmin:render-end
 
+# Log export is off unless the render block set these (setup --otel-logs: the endpoint, the
+# transport, mtls, the ca= object, the headers secret's provider and the packages' rows, which
+# carry a size besides the digest).
+otel_logs_endpoint="${otel_logs_endpoint:-}"
+otel_logs_protocol="${otel_logs_protocol:-http}"
+otel_logs_mtls="${otel_logs_mtls:-false}"
+otel_logs_ca="${otel_logs_ca:-}"
+otel_logs_headers_provider="${otel_logs_headers_provider:-}"
+[[ -v otel_logs_packages ]] || otel_logs_packages=()
+
 # Test seams: a root prefix for every written path, the IMDS base URL, the retry delay and
 # the S3 and EC2 endpoints (emulators on loopback). Cloud-init runs user-data with none set.
 root="${PODMIN_TEST_ROOT:-}"
@@ -167,10 +177,12 @@ ensure_pod_prefix() {
   is_prefix80 "$pod_prefix" || die "Pod prefix '${pod_prefix}' is not a global-unicast /80"
 }
 
-# One architecture-filtered sync of exactly the listed files over the dual-stack S3 endpoint.
-sync_dependencies() {
+# sync_listed ARRAY: one architecture-filtered sync of exactly the files ARRAY's
+# '<name>|<object key>|<digest>[|<size>]' rows name, over the dual-stack S3 endpoint.
+sync_listed() {
+  local -n rows=$1
   local row path filters=()
-  for row in "${dependencies[@]}"; do
+  for row in "${rows[@]}"; do
     IFS='|' read -r _ path _ <<<"$row"
     filters+=(--include "${path#dependencies/}")
   done
@@ -180,15 +192,24 @@ sync_dependencies() {
     --only-show-errors --no-progress
 }
 
-# Checks every file's digest; a mismatching file is removed so the next sync fetches it again.
-verify_dependencies() {
-  local row path digest file algorithm actual failed=0
-  for row in "${dependencies[@]}"; do
-    IFS='|' read -r _ path digest <<<"$row"
+# verify_listed ARRAY: checks every file's digest (the prefix names the algorithm: sha256 or
+# sha512) and, where the row has one, its size; a mismatching file is removed so the next sync
+# fetches it again.
+verify_listed() {
+  local -n rows=$1
+  local row path digest size file algorithm actual failed=0
+  for row in "${rows[@]}"; do
+    IFS='|' read -r _ path digest size <<<"$row"
     file="${downloads}/${path#dependencies/}"
     algorithm="${digest%%:*}"
     if [[ ! -f $file ]]; then
       log "missing ${path}"
+      failed=1
+      continue
+    fi
+    if [[ -n $size && $(stat -c %s "$file") != "$size" ]]; then
+      log "size mismatch for ${path} (expected ${size} bytes); removing it"
+      rm -f "$file"
       failed=1
       continue
     fi
@@ -202,6 +223,14 @@ verify_dependencies() {
   return "$failed"
 }
 
+sync_dependencies() {
+  sync_listed dependencies
+}
+
+verify_dependencies() {
+  verify_listed dependencies
+}
+
 fetch_and_verify() {
   sync_dependencies && verify_dependencies
 }
@@ -213,6 +242,28 @@ install_canonical() {
   for row in "${dependencies[@]}"; do
     IFS='|' read -r name path _ <<<"$row"
     install -m 0644 "${downloads}/${path#dependencies/}" "${canonical}/${name}"
+  done
+}
+
+# Without setup --otel-logs nothing below installs or runs Fluent Bit.
+otel_logs_enabled() {
+  [[ -n $otel_logs_endpoint ]]
+}
+
+# libpq5 and Fluent Bit from the bucket, verified against the manifest's digest and size.
+fetch_and_verify_otel_logs() {
+  sync_listed otel_logs_packages && verify_listed otel_logs_packages
+}
+
+# Installs the verified packages with dpkg in otel_logs_packages order (libpq5, then Fluent Bit,
+# which depends on it); a failed install stops bootstrap naming the package.
+install_otel_logs_packages() {
+  local row name path
+  for row in "${otel_logs_packages[@]}"; do
+    IFS='|' read -r name path _ <<<"$row"
+    log "installing ${name} ($(basename "$path")) with dpkg"
+    dpkg -i "${downloads}/${path#dependencies/}" ||
+      die "dpkg could not install ${name} ($(basename "$path")); log export needs libpq5, then Fluent Bit"
   done
 }
 
@@ -416,7 +467,16 @@ write_configuration() {
     publish_env="PODMIN_WORKLOAD_CA_PUBLISH=${workload_ca_publish}"
   fi
 
-  write_file /etc/podmin/node.env 0644 <<EOF
+  # setup --otel-logs: the agent keeps Fluent Bit's client leaf (mtls=true) and the exporter's
+  # CA bundle (ca=) under /run/podmin/telemetry.
+  local otel_env=()
+  if otel_logs_enabled; then
+    otel_env=("PODMIN_OTEL_LOGS_MTLS=${otel_logs_mtls}")
+    [[ -z $otel_logs_ca ]] || otel_env+=("PODMIN_OTEL_LOGS_CA=${otel_logs_ca}")
+  fi
+
+  {
+    cat <<EOF
 NODE_ADDRESS=${node_address}
 POD_PREFIX=${pod_prefix}
 POD_INTERFACE=${pod_if}
@@ -424,6 +484,8 @@ POD_INTERFACE_ADDRESS=${secondary_address}
 GATEWAY=${gateway}
 ${publish_env}
 EOF
+    ((${#otel_env[@]} == 0)) || printf '%s\n' "${otel_env[@]}"
+  } | write_file /etc/podmin/node.env 0644
 
   write_file /etc/sysctl.d/90-podmin.conf 0644 <<EOF
 net.ipv6.conf.all.forwarding = 1
@@ -574,6 +636,47 @@ RestartSec=5
 [Install]
 WantedBy=multi-user.target
 EOF
+
+  if otel_logs_enabled; then
+    write_otel_logs_unit
+  fi
+}
+
+# Fluent Bit as our own fluent-bit.service in /etc/systemd/system, which replaces the unit the
+# package ships under /lib (the name podmin-agent restarts it by when the leaf is renewed).
+# Nothing requires or waits for it: kubelet, the agent and workloads start and run whether it
+# runs or not. It starts after the agent (which issues the leaf and installs the CA bundle); its
+# ExecStartPre writes the configuration (0600, atomically, on the unit's private runtime
+# directory) with the exporter headers fetched at that moment, and it restarts on any exit,
+# every 10 s for ever. systemd reads % as a specifier, so the endpoint's are doubled.
+write_otel_logs_unit() {
+  local flags
+  flags="--provider aws --region ${region} --cluster ${cluster} --nodegroup ${nodegroup}"
+  flags+=" --endpoint ${otel_logs_endpoint//%/%%} --protocol ${otel_logs_protocol} --mtls ${otel_logs_mtls}"
+  [[ -z $otel_logs_ca ]] || flags+=" --ca-file /run/podmin/telemetry/otel-logs-ca.pem"
+  [[ -z $otel_logs_headers_provider ]] || flags+=" --headers-provider ${otel_logs_headers_provider}"
+  flags+=" --out /run/fluent-bit/podmin.yaml"
+  write_file /etc/systemd/system/fluent-bit.service 0644 <<EOF
+[Unit]
+Description=Fluent Bit: container logs over OTLP (setup --otel-logs)
+Wants=network-online.target
+After=network-online.target podmin-agent.service
+StartLimitIntervalSec=0
+
+[Service]
+Environment=AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6
+RuntimeDirectory=fluent-bit
+RuntimeDirectoryMode=0700
+ExecStartPre=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs otel-logs-config ${flags}
+ExecStart=/opt/fluent-bit/bin/fluent-bit --config /run/fluent-bit/podmin.yaml
+Restart=always
+RestartSec=10
+TimeoutStartSec=90
+OOMScoreAdjust=500
+
+[Install]
+WantedBy=multi-user.target
+EOF
 }
 
 # AWS SSM Agent from the regional package bucket, using dual-stack service endpoints.
@@ -604,6 +707,9 @@ main() {
   install_ssm_agent
   create_users_and_directories
   retry 5 fetch_and_verify
+  if otel_logs_enabled; then
+    retry 5 fetch_and_verify_otel_logs
+  fi
   install_canonical
   install_runtime
   ensure_secondary_address
@@ -616,9 +722,19 @@ main() {
   write_configuration "$primary_if" "$pod_if" "$gateway"
   sysctl --system >/dev/null
   systemctl daemon-reload
+  # After its unit is written, so a start by the package's scripts would run ours.
+  if otel_logs_enabled; then
+    install_otel_logs_packages
+    systemctl daemon-reload
+  fi
   systemctl enable --now run-podmin.mount containerd.service podmin-pod-network.service
   systemctl enable --now kubelet.service
   systemctl enable --now podmin-agent.service coredns.service
+  # Queued, never waited for: its first start waits for the agent's leaf and CA bundle.
+  if otel_logs_enabled; then
+    systemctl enable fluent-bit.service
+    systemctl start --no-block fluent-bit.service
+  fi
   log 'bootstrap complete'
 }
 

@@ -88,6 +88,8 @@ const targets = {
     // output (libs/agent/contracts/package.json marks the contracts free of side effects), but
     // esbuild still resolves the optional peers before dropping them.
     external: NEST_OPTIONAL,
+    // Only `podmin-agent otel-logs-config` reads a secret store; the supervisor never does.
+    lazyAwsSdk: true,
     koffi: true,
   },
   'agent-registry': {

@@ -32,6 +32,15 @@ teardown() {
   rm -rf "$TEST_TMP"
 }
 
+# refute COMMAND...: fails when COMMAND succeeds. (Bash's errexit ignores a command negated
+# with !, so `! grep …` would not fail a test unless it is the test's last line.)
+refute() {
+  if "$@"; then
+    echo "unexpectedly succeeded: $*" >&2
+    return 1
+  fi
+}
+
 # put_dependency NAME CANONICAL-NAME CONTENT: stores a file in the fake bucket, adds its row.
 put_dependency() {
   local name=$1 local_name=$2 content=$3
@@ -61,7 +70,7 @@ put_dependency() {
   printf '2600:1f14:aaaa:bb01:77::/80\n' >"$AWS_STATE/prefixes"
   ensure_pod_prefix
   [ "$pod_prefix" = '2600:1f14:aaaa:bb01:77::/80' ]
-  ! grep -q 'assign-ipv6-addresses' "$STUB_LOG"
+  refute grep -q 'assign-ipv6-addresses' "$STUB_LOG"
   grep -q -- '--endpoint-url https://ec2.us-east-1.api.aws' "$STUB_LOG"
 }
 
@@ -92,7 +101,7 @@ put_dependency() {
   touch "$AWS_STATE/describe-fails"
   run ensure_pod_prefix
   [ "$status" -ne 0 ]
-  ! grep -q 'assign-ipv6-addresses' "$STUB_LOG"
+  refute grep -q 'assign-ipv6-addresses' "$STUB_LOG"
 }
 
 @test 'a prefix that is not a global /80 is rejected' {
@@ -179,7 +188,7 @@ put_dependency() {
   grep -qx 'KillMode=mixed' "$etc/systemd/system/podmin-agent.service"
   grep -q '^Where=/run/podmin$' "$etc/systemd/system/run-podmin.mount"
   # No --workload-ca-publish: the agent's environment names no destination.
-  ! grep -q 'PODMIN_WORKLOAD_CA_PUBLISH' "$etc/podmin/node.env"
+  refute grep -q 'PODMIN_WORKLOAD_CA_PUBLISH' "$etc/podmin/node.env"
   grep -q '^EnvironmentFile=/etc/podmin/node.env$' "$etc/systemd/system/podmin-agent.service"
 }
 
@@ -202,7 +211,7 @@ put_dependency() {
   discover_network
   ensure_pod_prefix
   grep -q -- '--endpoint-url http://127.0.0.1:8 ' "$STUB_LOG"
-  ! grep -q 'amazonaws.com\|api.aws' "$STUB_LOG"
+  refute grep -q 'amazonaws.com\|api.aws' "$STUB_LOG"
 }
 
 # agent_archive DIR LABEL: packs an agent artifact the way `bundle.mjs artifact` lays it out
@@ -298,4 +307,166 @@ agent_archive() {
   [ "$(sed -n 1p <<<"$starts")" = 'systemctl enable --now run-podmin.mount containerd.service podmin-pod-network.service;' ]
   [ "$(sed -n 2p <<<"$starts")" = 'systemctl enable --now kubelet.service;' ]
   [ "$(sed -n 3p <<<"$starts")" = 'systemctl enable --now podmin-agent.service coredns.service;' ]
+}
+
+# put_package NAME ALGORITHM CONTENT: stores a package in the fake bucket and adds its
+# otel_logs_packages row (digest by ALGORITHM, exact size), as the renderer writes it.
+put_package() {
+  local name=$1 algorithm=$2 content=$3
+  local path="dependencies/${name}/${name}-v1.0-linux-amd64.deb"
+  mkdir -p "$AWS_BUCKET/$name"
+  printf '%s' "$content" >"$AWS_BUCKET/${path#dependencies/}"
+  otel_logs_packages+=("${name}.deb|${path}|${algorithm}:$(printf '%s' "$content" | "${algorithm}sum" | cut -d ' ' -f 1)|${#content}")
+}
+
+# otel_logs_on [CA] [HEADERS PROVIDER]: the values the renderer writes for setup --otel-logs.
+otel_logs_on() {
+  otel_logs_endpoint='https://otlp.example.com:4318/v1/logs?tenant=a%20b&x=1'
+  otel_logs_protocol='http'
+  otel_logs_mtls='true'
+  otel_logs_ca=${1:-}
+  otel_logs_headers_provider=${2:-}
+  otel_logs_packages=()
+  put_package libpq5 sha256 'libpq5 package bytes'
+  put_package fluent-bit sha512 'fluent-bit package bytes'
+}
+
+configure_node() {
+  discover_network
+  secondary_address='2600:1f14:aaaa:bb01::99'
+  pod_prefix='2600:1f14:aaaa:bb01:1234::/80'
+  write_configuration ens5 ens6 fe80::1
+}
+
+@test 'without --otel-logs nothing of log export is fetched, written or started' {
+  [ -z "$otel_logs_endpoint" ]
+  [ "${#otel_logs_packages[@]}" -eq 0 ]
+  refute otel_logs_enabled
+  configure_node
+  [ ! -e "$PODMIN_TEST_ROOT/etc/systemd/system/fluent-bit.service" ]
+  refute grep -q 'PODMIN_OTEL_LOGS' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+  refute grep -rq 'fluent-bit' "$PODMIN_TEST_ROOT/etc"
+  # main guards every log-export step with otel_logs_enabled.
+  local body
+  body="$(declare -f main)"
+  [ "$(grep -c 'otel_logs_enabled' <<<"$body")" -eq 3 ]
+}
+
+@test 'the log-export packages are verified by their own algorithm (sha256, sha512) and size' {
+  otel_logs_on
+  fetch_and_verify_otel_logs
+  grep -q -- '--include libpq5/libpq5-v1.0-linux-amd64.deb --include fluent-bit/fluent-bit-v1.0-linux-amd64.deb' "$STUB_LOG"
+  [[ ${otel_logs_packages[0]} == *'|sha256:'* && ${otel_logs_packages[1]} == *'|sha512:'* ]]
+  # A size the manifest does not name fails even if the digest field were ignored.
+  local downloaded="$PODMIN_TEST_ROOT/opt/podmin/downloads/fluent-bit/fluent-bit-v1.0-linux-amd64.deb"
+  otel_logs_packages[1]="${otel_logs_packages[1]%|*}|9999"
+  run verify_listed otel_logs_packages
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'size mismatch for dependencies/fluent-bit/fluent-bit-v1.0-linux-amd64.deb (expected 9999 bytes)'* ]]
+  [ ! -e "$downloaded" ]
+}
+
+@test 'a digest mismatch of a log-export package fails bootstrap before dpkg runs' {
+  otel_logs_on
+  # The bucket holds other bytes of the same size than the manifest names.
+  printf '%s' 'fluent-bit package BYTES' >"$AWS_BUCKET/fluent-bit/fluent-bit-v1.0-linux-amd64.deb"
+  run retry 2 fetch_and_verify_otel_logs
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'digest mismatch for dependencies/fluent-bit/fluent-bit-v1.0-linux-amd64.deb'* ]]
+  [[ "$output" == *'giving up after 2 attempts'* ]]
+  refute grep -q '^dpkg' "$STUB_LOG"
+  # main verifies (with the other dependencies) long before it installs.
+  local body verify_line install_line
+  body="$(declare -f main)"
+  verify_line="$(grep -n 'retry 5 fetch_and_verify_otel_logs' <<<"$body" | cut -d: -f1)"
+  install_line="$(grep -n 'install_otel_logs_packages' <<<"$body" | cut -d: -f1)"
+  [ "$verify_line" -lt "$install_line" ]
+}
+
+@test 'install_otel_logs_packages installs libpq5, then Fluent Bit, with dpkg' {
+  otel_logs_on
+  fetch_and_verify_otel_logs
+  install_otel_logs_packages
+  local downloads="$PODMIN_TEST_ROOT/opt/podmin/downloads"
+  [ "$(grep '^dpkg' "$STUB_LOG" | sed -n 1p)" = "dpkg -i $downloads/libpq5/libpq5-v1.0-linux-amd64.deb" ]
+  [ "$(grep '^dpkg' "$STUB_LOG" | sed -n 2p)" = "dpkg -i $downloads/fluent-bit/fluent-bit-v1.0-linux-amd64.deb" ]
+  [ "$(grep -c '^dpkg' "$STUB_LOG")" -eq 2 ]
+}
+
+@test 'a dpkg failure stops bootstrap naming the package, and Fluent Bit is not installed after libpq5 fails' {
+  otel_logs_on
+  fetch_and_verify_otel_logs
+  export DPKG_FAIL=libpq5
+  run install_otel_logs_packages
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'error: dpkg could not install libpq5.deb (libpq5-v1.0-linux-amd64.deb)'* ]]
+  refute grep -q '^dpkg .*fluent-bit-v1.0' "$STUB_LOG"
+  [ "$(grep -c '^dpkg' "$STUB_LOG")" -eq 1 ]
+}
+
+@test 'with --otel-logs: fluent-bit.service never blocks the node and writes its configuration before each start' {
+  otel_logs_on 's3://trust-bucket/otel/ca.pem' aws-secrets-manager
+  configure_node
+  local unit="$PODMIN_TEST_ROOT/etc/systemd/system/fluent-bit.service"
+  grep -qx 'ExecStartPre=/opt/podmin/node/bin/node /opt/podmin/agent/podmin-agent.cjs otel-logs-config --provider aws --region us-east-1 --cluster example --nodegroup default --endpoint https://otlp.example.com:4318/v1/logs?tenant=a%%20b&x=1 --protocol http --mtls true --ca-file /run/podmin/telemetry/otel-logs-ca.pem --headers-provider aws-secrets-manager --out /run/fluent-bit/podmin.yaml' "$unit"
+  grep -qx 'ExecStart=/opt/fluent-bit/bin/fluent-bit --config /run/fluent-bit/podmin.yaml' "$unit"
+  grep -qx 'After=network-online.target podmin-agent.service' "$unit"
+  grep -qx 'Restart=always' "$unit"
+  grep -qx 'RestartSec=10' "$unit"
+  grep -qx 'StartLimitIntervalSec=0' "$unit"
+  grep -qx 'RuntimeDirectoryMode=0700' "$unit"
+  # It waits for nothing it could hold up, and nothing waits for it.
+  refute grep -q '^Requires=\|^BindsTo=\|^Before=\|^PartOf=\|^Requisite=' "$unit"
+  refute grep -q 'fluent-bit' "$PODMIN_TEST_ROOT"/etc/systemd/system/{kubelet,podmin-agent,containerd,coredns}.service
+  # The agent's part: the leaf (mtls=true) and the CA bundle object.
+  grep -qx 'PODMIN_OTEL_LOGS_MTLS=true' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+  grep -qx 'PODMIN_OTEL_LOGS_CA=s3://trust-bucket/otel/ca.pem' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+  grep -qx 'POD_PREFIX=2600:1f14:aaaa:bb01:1234::/80' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+}
+
+@test 'with --otel-logs and neither ca= nor headers-secret: no CA file and no headers provider' {
+  otel_logs_on
+  otel_logs_mtls='false'
+  configure_node
+  local unit="$PODMIN_TEST_ROOT/etc/systemd/system/fluent-bit.service"
+  grep -q -- '--protocol http --mtls false --out /run/fluent-bit/podmin.yaml$' "$unit"
+  refute grep -q -- '--ca-file\|--headers-provider' "$unit"
+  grep -qx 'PODMIN_OTEL_LOGS_MTLS=false' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+  refute grep -q 'PODMIN_OTEL_LOGS_CA' "$PODMIN_TEST_ROOT/etc/podmin/node.env"
+}
+
+@test 'main installs the packages after the units are written and only queues Fluent Bit after the agent' {
+  local body
+  body="$(declare -f main)"
+  local config_line install_line agent_line start_line
+  config_line="$(grep -n 'write_configuration' <<<"$body" | cut -d: -f1)"
+  install_line="$(grep -n 'install_otel_logs_packages' <<<"$body" | cut -d: -f1)"
+  agent_line="$(grep -n 'systemctl enable --now podmin-agent.service' <<<"$body" | cut -d: -f1)"
+  start_line="$(grep -n 'systemctl start --no-block fluent-bit.service' <<<"$body" | cut -d: -f1)"
+  [ "$config_line" -lt "$install_line" ]
+  [ "$agent_line" -lt "$start_line" ]
+  refute grep -q 'enable --now fluent-bit' <<<"$body"
+}
+
+@test 'with --otel-logs every rendered unit, fluent-bit.service included, passes systemd-analyze verify' {
+  command -v systemd-analyze >/dev/null || skip 'systemd-analyze is not installed'
+  local systemd_units
+  systemd_units="$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /usr/lib/systemd/system)"
+  [ -f "$systemd_units/sysinit.target" ] || systemd_units=/lib/systemd/system
+  otel_logs_on 's3://trust-bucket/otel/ca.pem' aws-parameter-store
+  configure_node
+  mkdir -p "$PODMIN_TEST_ROOT/usr/lib/systemd"
+  cp -a "$systemd_units" "$PODMIN_TEST_ROOT/usr/lib/systemd/system"
+  local unit exe
+  for unit in "$PODMIN_TEST_ROOT"/etc/systemd/system/*; do
+    while read -r exe; do
+      mkdir -p "$PODMIN_TEST_ROOT$(dirname "$exe")"
+      printf '#!/bin/sh\n' >"$PODMIN_TEST_ROOT$exe"
+      chmod 0755 "$PODMIN_TEST_ROOT$exe"
+    done < <(sed -n 's/^Exec[A-Za-z]*=[-@!+:]*\([^ ]*\).*/\1/p' "$unit" | sort -u)
+  done
+  [ -x "$PODMIN_TEST_ROOT/opt/fluent-bit/bin/fluent-bit" ]
+  run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/*.service "$PODMIN_TEST_ROOT"/etc/systemd/system/*.mount
+  [ "$output" = '' ]
+  [ "$status" -eq 0 ]
 }

@@ -8,6 +8,12 @@
 // loopback; then the installed agent starts exactly as the rendered podmin-agent.service says
 // and must be healthy, serve the registry and turn a `podmin deploy` into a static Pod.
 // Once with the published agent, once with `--agent-source` (built from this checkout).
+// The first boot also has `setup --otel-logs`: stand-in libpq5 and Fluent Bit packages, real
+// .debs built with dpkg-deb, are resolved from loopback apt indexes and published with their
+// true digests; user-data verifies them and the real dpkg installs them (into the throwaway
+// root) libpq5 first; fluent-bit.service's ExecStartPre then runs as the unit says against the
+// emulator's headers secret; and a digest mismatch stops bootstrap before dpkg runs. Fluent
+// Bit itself cannot be obtained here, so nothing runs it.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,7 +22,13 @@ import { gunzipSync } from 'node:zlib';
 import type { AgentArtifact, ImageMirror } from '@podmin/cli-data-access-dependencies';
 import { renderAwsUserDataGzip } from '@podmin/cli-util-userdata';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
-import { FakeUpstream, getAwsEmulator, uniqueBucketName, type AwsEmulator } from '@podmin/testing';
+import {
+  describeUnless,
+  FakeUpstream,
+  getAwsEmulator,
+  uniqueBucketName,
+  type AwsEmulator,
+} from '@podmin/testing';
 import type { DependencyManifest } from '@podmin/util-dependencies';
 import { makeSandbox } from './cli-harness';
 
@@ -38,7 +50,19 @@ const POD_PREFIX = '2600:1f14:aaaa:bb01:1234::/80';
 /** Why this machine cannot run the boot test, or undefined when it can. */
 function unusable(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root for mount and network namespaces';
-  for (const tool of ['unshare', 'nsenter', 'ip', 'jq', 'tar', 'bzip2', 'xz', 'curl', 'python3']) {
+  for (const tool of [
+    'unshare',
+    'nsenter',
+    'ip',
+    'jq',
+    'tar',
+    'bzip2',
+    'xz',
+    'curl',
+    'python3',
+    'dpkg',
+    'dpkg-deb',
+  ]) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
       return `${tool} is not installed`;
   }
@@ -73,6 +97,55 @@ function tarball(
 
 /** A stand-in program: records that it is not the real one. */
 const program = (name: string) => `#!/bin/sh\necho "${name} stand-in" >&2\nexit 1\n`;
+
+/** Where each stand-in package's postinst records its name, below the root dpkg installs into. */
+const POSTINST_LOG = 'var/log/podmin-boot-postinst.log';
+
+/**
+ * A real `.deb` of a stand-in package, built by dpkg-deb: `files` (path → content, mode 0755)
+ * and a postinst appending the package's name to {@link POSTINST_LOG} in the root dpkg
+ * installs into (`$DPKG_ROOT`), so the order dpkg configured them in is observable.
+ */
+function standInDeb(
+  dir: string,
+  name: string,
+  version: string,
+  depends: string | undefined,
+  files: Record<string, string>,
+): Buffer {
+  const src = fs.mkdtempSync(path.join(dir, `deb-${name}-`));
+  fs.mkdirSync(path.join(src, 'DEBIAN'));
+  fs.writeFileSync(
+    path.join(src, 'DEBIAN/control'),
+    [
+      `Package: ${name}`,
+      `Version: ${version}`,
+      'Architecture: amd64',
+      'Maintainer: Podmin Tests <tests@podmin.invalid>',
+      ...(depends === undefined ? [] : [`Depends: ${depends}`]),
+      `Description: ${name} stand-in for the boot test`,
+      '',
+    ].join('\n'),
+  );
+  fs.writeFileSync(
+    path.join(src, 'DEBIAN/postinst'),
+    `#!/bin/sh\nset -e\necho ${name} >>"\${DPKG_ROOT:-}/${POSTINST_LOG}"\n`,
+    { mode: 0o755 },
+  );
+  for (const [file, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(src, file)), { recursive: true });
+    fs.writeFileSync(path.join(src, file), content, { mode: 0o755 });
+  }
+  const out = path.join(dir, `${name}.deb`);
+  execFileSync('dpkg-deb', ['--root-owner-group', '--build', src, out], { stdio: 'ignore' });
+  fs.rmSync(src, { recursive: true, force: true });
+  return fs.readFileSync(out);
+}
+
+/** Versions greater than the fake indexes' own, so the resolver picks the stand-ins. */
+const LIBPQ5_VERSION = '17.6-0+deb13u2';
+const FLUENT_BIT_VERSION = '5.0.11';
+const OTEL_ENDPOINT = 'https://otlp.example.com:4318/v1/logs';
 
 /** Serves real-shaped stand-ins of every large dependency, the real Node.js and agent artifact. */
 async function upstreamWithStandIns(work: string): Promise<FakeUpstream> {
@@ -124,6 +197,24 @@ async function upstreamWithStandIns(work: string): Promise<FakeUpstream> {
     gh('podplane/podmin', `v${VERSION}`, `podmin-agent-v${VERSION}.tar.gz`),
     fs.readFileSync(ARTIFACT),
   );
+  // setup --otel-logs: real packages in the publishers' apt indexes (Fluent Bit depends on
+  // libpq5, so dpkg itself refuses them in the wrong order).
+  upstream.addDebPackage('debian-archive', {
+    package: 'libpq5',
+    version: LIBPQ5_VERSION,
+    architecture: 'amd64',
+    body: standInDeb(work, 'libpq5', LIBPQ5_VERSION, undefined, {
+      'usr/lib/x86_64-linux-gnu/libpq.so.5': 'libpq stand-in\n',
+    }),
+  });
+  upstream.addDebPackage('fluentbit', {
+    package: 'fluent-bit',
+    version: FLUENT_BIT_VERSION,
+    architecture: 'amd64',
+    body: standInDeb(work, 'fluent-bit', FLUENT_BIT_VERSION, 'libpq5', {
+      'opt/fluent-bit/bin/fluent-bit': program('fluent-bit'),
+    }),
+  });
   return upstream;
 }
 
@@ -239,6 +330,7 @@ async function bootNode(
   emulator: AwsEmulator,
   agent: AgentArtifact | undefined,
   label: string,
+  otelLogs = false,
 ): Promise<BootResult> {
   // The CLI loads these lazily (apps/cli's module boundaries); so does its test.
   const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
@@ -278,6 +370,12 @@ async function bootNode(
       `/${cluster}/_system/cluster-ca`,
       Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
     );
+    // `podmin secret create otel-logs-headers --system`, read by the node before each start.
+    if (otelLogs)
+      await secrets.create(
+        `/${cluster}/_system/otel-logs-headers`,
+        Buffer.from('{"authorization":"Bearer boot-test"}'),
+      );
     const store = new S3ObjectStore({ client: s3, bucket });
 
     // Publish the dependency set the way setup's sync does (libs/cli/providers/src/aws-infra-deps.ts).
@@ -292,6 +390,7 @@ async function bootNode(
       cache: new DownloadCache({ dir: path.join(work, 'cache'), reporter }),
       images: pauseStandIn,
       reporter,
+      ...(otelLogs ? { otelLogs: true } : {}),
     });
     const manifest = synced.manifest;
     const published = manifest.dependencies['podmin-agent']?.['amd64'];
@@ -316,6 +415,16 @@ async function bootNode(
           bucket,
           region,
           manifest,
+          ...(otelLogs
+            ? {
+                otelLogs: {
+                  endpoint: OTEL_ENDPOINT,
+                  protocol: 'http' as const,
+                  mtls: false,
+                  headersProvider: 'aws-parameter-store' as const,
+                },
+              }
+            : {}),
         }),
       ),
     );
@@ -387,17 +496,19 @@ async function bootNode(
       encoding: 'utf8',
     }).trim();
     const calls = path.join(work, 'calls.log');
-    const boot = inNode(pid, ['bash', path.join(BOOT, 'run-userdata.sh'), rendered, calls], {
-      PATH: `${path.dirname(awsBin)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-      HOME: path.join(work, 'home'),
-      PODMIN_TEST_ROOT: root,
-      PODMIN_TEST_IMDS: imds,
-      PODMIN_TEST_S3_ENDPOINT: nodeS3,
-      PODMIN_TEST_EC2_ENDPOINT: imds,
-      PODMIN_TEST_RETRY_DELAY: '1',
-      // The AWS CLI takes the instance role's credentials from IMDS, as on a VM.
-      AWS_EC2_METADATA_SERVICE_ENDPOINT: `${imds}/`,
-    });
+    const runUserData = () =>
+      inNode(pid, ['bash', path.join(BOOT, 'run-userdata.sh'), rendered, calls], {
+        PATH: `${path.dirname(awsBin)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        HOME: path.join(work, 'home'),
+        PODMIN_TEST_ROOT: root,
+        PODMIN_TEST_IMDS: imds,
+        PODMIN_TEST_S3_ENDPOINT: nodeS3,
+        PODMIN_TEST_EC2_ENDPOINT: imds,
+        PODMIN_TEST_RETRY_DELAY: '1',
+        // The AWS CLI takes the instance role's credentials from IMDS, as on a VM.
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: `${imds}/`,
+      });
+    const boot = runUserData();
     if (boot.status !== 0)
       throw new Error(`user-data failed (${boot.status}):\n${boot.stderr}\n${boot.stdout}`);
     expect(boot.stderr).toContain('bootstrap complete');
@@ -461,11 +572,14 @@ async function bootNode(
     expect(unitFiles.sort()).toEqual([
       'containerd.service',
       'coredns.service',
+      ...(otelLogs ? ['fluent-bit.service'] : []),
       'kubelet.service',
       'podmin-agent.service',
       'podmin-pod-network.service',
       'run-podmin.mount',
     ]);
+    if (otelLogs) checkOtelLogsInstall(root, fs.readFileSync(calls, 'utf8'));
+    else expect(fs.existsSync(path.join(root, 'var/lib/dpkg'))).toBe(false);
     const systemUnits = ['/usr/lib/systemd/system', '/lib/systemd/system'].find((d) =>
       fs.existsSync(path.join(d, 'sysinit.target')),
     );
@@ -634,6 +748,71 @@ spec:
     expect(pod).toContain('image: registry.podmin.internal/apps/web:v1');
     expect(pod).toContain(`- ${NODE_ADDRESS}`);
 
+    if (otelLogs) {
+      // fluent-bit.service's ExecStartPre, as the unit runs it (with the unit's Environment=),
+      // on the booted node: the headers come from the emulator's Parameter Store now. Only the
+      // emulator endpoint, IMDS's address and the output file's place (the unit's private
+      // runtime directory, here under the root) are what the unit cannot say.
+      const fluentUnit = fs.readFileSync(path.join(units, 'fluent-bit.service'), 'utf8');
+      const out = path.join(root, 'run/fluent-bit/podmin.yaml');
+      const pre = unitValue(fluentUnit, 'ExecStartPre')
+        .split(/\s+/)
+        .map((word) => word.replace(/%%/g, '%'))
+        .map((word) => (word === '/run/fluent-bit/podmin.yaml' ? out : word));
+      expect(pre.slice(0, 3)).toEqual([
+        '/opt/podmin/node/bin/node',
+        '/opt/podmin/agent/podmin-agent.cjs',
+        'otel-logs-config',
+      ]);
+      const [envKey, envValue] = unitValue(fluentUnit, 'Environment').split('=') as [
+        string,
+        string,
+      ];
+      const generated = inNode(pid, pre, {
+        [envKey]: envValue,
+        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        AWS_ENDPOINT_URL: nodeS3,
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: `${imds}/`,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      });
+      expect({
+        status: generated.status,
+        stderr: generated.status === 0 ? '' : generated.stderr,
+      }).toEqual({
+        status: 0,
+        stderr: '',
+      });
+      expect(fs.statSync(out).mode & 0o777).toBe(0o600);
+      const config = fs.readFileSync(out, 'utf8');
+      expect(config).toContain('- authorization Bearer boot-test\n');
+      expect(config).toContain('logs_uri: /v1/logs\n');
+      expect(config).toContain(`value: ${cluster}\n`);
+      expect(config).not.toContain('tls.crt_file');
+
+      // A package whose bytes differ from the manifest's digest stops bootstrap before dpkg
+      // runs again: same size, other bytes, fetched anew.
+      const fluentBit = manifest.dependencies['fluent-bit']?.['amd64'];
+      if (fluentBit === undefined) throw new Error('no fluent-bit in the manifest');
+      const downloaded = path.join(
+        root,
+        'opt/podmin/downloads',
+        fluentBit.path.replace(/^dependencies\//, ''),
+      );
+      const tampered = fs.readFileSync(downloaded);
+      expect(tampered.length).toBe(fluentBit.size);
+      tampered.writeUInt8(tampered.readUInt8(tampered.length - 1) ^ 0xff, tampered.length - 1);
+      await store.put(fluentBit.path, tampered);
+      fs.rmSync(downloaded);
+      const dpkgLog = fs.readFileSync(path.join(root, 'var/log/dpkg.log'), 'utf8');
+      const dpkgCalls = (fs.readFileSync(calls, 'utf8').match(/^dpkg /gm) ?? []).length;
+      const again = runUserData();
+      expect(again.status).not.toBe(0);
+      expect(again.stderr).toContain(`digest mismatch for ${fluentBit.path}; removing it`);
+      expect(again.stderr).toContain('giving up after 5 attempts');
+      expect(fs.readFileSync(path.join(root, 'var/log/dpkg.log'), 'utf8')).toBe(dpkgLog);
+      expect((fs.readFileSync(calls, 'utf8').match(/^dpkg /gm) ?? []).length).toBe(dpkgCalls);
+    }
+
     agentProcess.kill('SIGTERM');
     // SIGTERM, as systemd stops the unit: every service stopped in order, exit 0.
     const code = await exited;
@@ -659,22 +838,47 @@ spec:
   }
 }
 
-const reason = unusable();
-if (reason !== undefined) {
-  process.stdout.write(`SKIPPED boot: ${reason}\n`);
-  test.skip(`a node boots from the dependency set (${reason})`, () => {
-    expect(reason).toBeUndefined();
-  });
-} else {
+/**
+ * What user-data's dpkg did with the stand-in packages: libpq5 installed and configured before
+ * Fluent Bit (dpkg's own log and the postinst scripts' record), Fluent Bit's files in the root,
+ * and its unit enabled and queued, never waited for.
+ */
+function checkOtelLogsInstall(root: string, calls: string): void {
+  const dpkgLog = fs.readFileSync(path.join(root, 'var/log/dpkg.log'), 'utf8');
+  const events = dpkgLog
+    .split('\n')
+    .map((l) => / (install|status installed) (libpq5|fluent-bit):amd64 /.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => `${m[1] as string} ${m[2] as string}`);
+  expect(events).toEqual([
+    'install libpq5',
+    'status installed libpq5',
+    'install fluent-bit',
+    'status installed fluent-bit',
+  ]);
+  expect(fs.readFileSync(path.join(root, POSTINST_LOG), 'utf8')).toBe('libpq5\nfluent-bit\n');
+  expect(fs.existsSync(path.join(root, 'opt/fluent-bit/bin/fluent-bit'))).toBe(true);
+  const dpkgCalls = calls.split('\n').filter((l) => l.startsWith('dpkg '));
+  expect(dpkgCalls).toEqual([
+    expect.stringMatching(/^dpkg -i .*\/libpq5-v17\.6-0\+deb13u2-linux-amd64\.deb$/),
+    expect.stringMatching(/^dpkg -i .*\/fluent-bit-v5\.0\.11-linux-amd64\.deb$/),
+  ]);
+  expect(calls).toContain('skipped systemctl enable fluent-bit.service');
+  expect(calls).toContain('skipped systemctl start --no-block fluent-bit.service');
+  expect(calls).not.toContain('enable --now fluent-bit');
+}
+
+// Jest's own skip, with the `SKIPPED boot: <reason>` line, where this machine cannot run it.
+describeUnless(unusable(), 'boot')('boot', () => {
   describe('a node boots from the dependency set published in the emulator (real user-data, AWS CLI, agent)', () => {
     let emulator: AwsEmulator;
     beforeAll(async () => {
       emulator = await getAwsEmulator();
     });
 
-    it('installs and runs the published agent artifact matching the CLI version', async () => {
+    it('installs and runs the published agent artifact matching the CLI version, with --otel-logs', async () => {
       expect(fs.existsSync(ARTIFACT)).toBe(true);
-      const { calls } = await bootNode(emulator, undefined, 'published');
+      const { calls } = await bootNode(emulator, undefined, 'published', true);
       // What only a VM can do was called, not run.
       expect(calls).toContain('skipped install_ssm_agent');
       expect(calls).toContain(
@@ -695,4 +899,4 @@ if (reason !== undefined) {
       );
     }, 900_000);
   });
-}
+});

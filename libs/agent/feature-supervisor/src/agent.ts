@@ -10,7 +10,11 @@ import {
   type AgentProcessConfig,
 } from '@podmin/agent-util-config';
 import { scheduleCleanPageRelease, type CleanPageSchedule } from '@podmin/agent-data-access-memory';
-import { AGENT_PROVIDERS, agentProviderOf } from '@podmin/agent-data-access-node';
+import {
+  AGENT_PROVIDERS,
+  agentAwsClientOptions,
+  agentProviderOf,
+} from '@podmin/agent-data-access-node';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
@@ -30,7 +34,10 @@ export interface AgentEnvironment {
 const USAGE = `Usage: podmin-agent --provider aws|local --bucket B --region R --cluster C --nodegroup NG --ipv6-prefix P/80
 
 Runs the node agent: validates its configuration, then starts and supervises the service
-processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz and /readyz.`;
+processes, serving aggregated health on http://${DEFAULT_HEALTH_ADDRESS}/healthz and /readyz.
+
+       podmin-agent otel-logs-config --help
+Writes the node's Fluent Bit configuration (setup --otel-logs) and exits.`;
 
 /**
  * The coordinator's niceness: its snapshot computation (about 100 ms per 1,000 Services) is
@@ -103,6 +110,12 @@ export async function runAgent(
   log: JsonLogger = new JsonLogger({ service: 'podmin-agent' }),
   backoff?: BackoffPolicy,
 ): Promise<number> {
+  // A one-shot subcommand (Fluent Bit's ExecStartPre), loaded only when asked for: the
+  // supervisor itself never loads the secret stores it reads.
+  if (argv[0] === 'otel-logs-config') {
+    const { runOtelLogsConfig } = await import('./otel-logs-config');
+    return runOtelLogsConfig(argv.slice(1), options.env ?? process.env, log, agentAwsClientOptions);
+  }
   let parsed: ReturnType<typeof parseAgentArgs>;
   try {
     parsed = parseAgentArgs(argv, options.env ?? process.env);

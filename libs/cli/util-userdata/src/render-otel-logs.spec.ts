@@ -79,8 +79,19 @@ describe('renderAwsUserData with --otel-logs', () => {
   it('leaves the script byte for byte unchanged without log export', () => {
     const without = renderAwsUserData(input({ manifest: manifest(false) }));
     expect(without).toBe(renderAwsUserData(input({ manifest: manifest(true) })));
-    expect(without).not.toContain('otel_logs_');
-    expect(without).not.toContain('fluent-bit');
+    // No log export value is rendered: the script's own defaults leave it off (run, not matched).
+    const block = without.slice(0, without.indexOf('\n)\n') + 2);
+    expect(block).not.toContain('otel_logs_');
+    expect(block).not.toContain('fluent-bit');
+    const enabled = execFileSync(
+      'bash',
+      [
+        '-c',
+        `${without.slice(0, without.indexOf('\nlog() {'))}\nprintf '%s|%s' "$otel_logs_endpoint" "\${#otel_logs_packages[@]}"`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(enabled).toBe('|0');
   });
 
   it('carries the configuration and the packages in install order, libpq5 first', () => {
@@ -102,8 +113,8 @@ describe('renderAwsUserData with --otel-logs', () => {
       ca: 's3://trust-bucket/otel/ca.pem',
       provider: 'aws-secrets-manager',
       packages: [
-        `libpq5.deb|dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb|sha256:${'5'.repeat(64)}`,
-        `fluent-bit.deb|dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb|sha512:${'9'.repeat(128)}`,
+        `libpq5.deb|dependencies/libpq5/libpq5-v17.6-0+deb13u1-linux-arm64.deb|sha256:${'5'.repeat(64)}|${1000 + FILE_DEPENDENCIES.length}`,
+        `fluent-bit.deb|dependencies/fluent-bit/fluent-bit-v5.0.10-linux-arm64.deb|sha512:${'9'.repeat(128)}|${1001 + FILE_DEPENDENCIES.length}`,
       ].join(' '),
     });
     const minimal = renderAwsUserData(

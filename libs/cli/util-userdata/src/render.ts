@@ -179,6 +179,7 @@ export function renderAwsUserData(
           input.manifest,
           problems,
           'missing: --otel-logs installs libpq5 and Fluent Bit from the published manifest',
+          true,
         );
         if (row !== undefined) otelRows.push(row);
       }
@@ -223,7 +224,7 @@ export function renderAwsUserData(
     ')',
     // Log export, only with --otel-logs (without it the script is byte for byte what it was,
     // and the node neither installs nor runs Fluent Bit): the packages in dpkg install order,
-    // libpq5 before Fluent Bit.
+    // libpq5 before Fluent Bit, each row with the exact size the node checks besides the digest.
     ...(otelLogs === undefined
       ? []
       : [
@@ -250,13 +251,17 @@ function isExactObject(url: string): boolean {
   );
 }
 
-/** The `'<canonical name>|<object key>|<digest>'` row of one manifest file, or a problem. */
+/**
+ * The `'<canonical name>|<object key>|<digest>'` row of one manifest file (with `|<size>` when
+ * `withSize`: the node checks the packages' exact size too), or a problem.
+ */
 function dependencyRow(
   dependency: (typeof FILE_DEPENDENCIES)[number],
   arch: Arch,
   manifest: DependencyManifest,
   problems: FieldProblem[],
   missing = 'missing: user-data requires the complete canonical set',
+  withSize = false,
 ): string | undefined {
   const field = `manifest.dependencies.${dependency.name}.${arch}`;
   const entry = manifest.dependencies[dependency.name]?.[arch];
@@ -275,7 +280,12 @@ function dependencyRow(
     problems.push({ field: `${field}.digest`, message: 'must be sha256:<hex> or sha512:<hex>' });
     return undefined;
   }
-  return `  '${canonicalFileName(dependency)}|${entry.path}|${entry.digest}'`;
+  if (withSize && !(Number.isSafeInteger(entry.size) && entry.size > 0)) {
+    problems.push({ field: `${field}.size`, message: 'must be a positive whole number of bytes' });
+    return undefined;
+  }
+  const size = withSize ? `|${entry.size}` : '';
+  return `  '${canonicalFileName(dependency)}|${entry.path}|${entry.digest}${size}'`;
 }
 
 function replaceRenderBlock(template: string, values: readonly string[]): string {
