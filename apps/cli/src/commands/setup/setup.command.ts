@@ -51,7 +51,7 @@ export function setupCommand(ctx: CliContext): CommandModule<object, SetupArgs> 
           .option('otel-logs', {
             type: 'string',
             describe:
-              "AWS: export container logs with Fluent Bit on every node: endpoint=URL[,protocol=http|grpc][,mtls=true][,ca=s3://BUCKET/KEY][,headers-secret=true]. endpoint is the exact https URL (OTLP/HTTP protobuf by default, OTLP/gRPC with protocol=grpc); mtls=true presents a client-only leaf from the workload CA; ca is an exact S3 object holding the server's private CA bundle (default: the OS trust store); headers-secret=true sends the headers stored with `podmin secret create otel-logs-headers --system`. Without it Fluent Bit is neither installed nor run. Not yet complete: setup checks the option and publishes the Fluent Bit and libpq5 packages, but nodes do not install or run them yet",
+              "AWS: export container logs with Fluent Bit on every node: endpoint=URL[,protocol=http|grpc][,mtls=true][,ca=s3://BUCKET/KEY][,headers-secret=true]. endpoint is the exact https URL (OTLP/HTTP protobuf by default, OTLP/gRPC with protocol=grpc); mtls=true presents a client-only leaf from the workload CA; ca is an exact S3 object holding the server's private CA bundle (default: the OS trust store); headers-secret=true sends the headers stored with `podmin secret create otel-logs-headers --system`. Without it Fluent Bit is neither installed nor run",
           })
           .example(
             '$0 setup --vpc-cidr 10.0.0.0/16 -g default --otel-logs endpoint=https://otlp.example.com/v1/logs,headers-secret=true',
