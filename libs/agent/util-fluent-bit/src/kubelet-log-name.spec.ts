@@ -6,6 +6,26 @@ import { containerLogAttributes, KUBELET_LOG_NAME_PATTERN } from './kubelet-log-
 // Deployment-style names with hash suffixes, the platform-cloudflared namespace, containers
 // with dashes, and containerd's 64-hex IDs.
 const GOLDEN: Array<[string, Record<string, string>]> = [
+  // Two names a real kubelet 1.36 wrote on a local podmin node (the demo and the node tier's
+  // cloudflared install), as `ls /var/log/containers` showed them.
+  [
+    '/var/log/containers/client-default_default_client-dd4192f86de891f69e4fa7806fcdda6b71230c9fe84882f58db657ef1d75a31f.log',
+    {
+      'k8s.pod.name': 'client-default',
+      'k8s.namespace.name': 'default',
+      'k8s.container.name': 'client',
+      'container.id': 'dd4192f86de891f69e4fa7806fcdda6b71230c9fe84882f58db657ef1d75a31f',
+    },
+  ],
+  [
+    '/var/log/containers/cloudflared-default_platform-cloudflared_cloudflared-250ed1f000c4ffa8effbee9c0c0c8f23e2ed8c1b2ee6596844b2a852067994a3.log',
+    {
+      'k8s.pod.name': 'cloudflared-default',
+      'k8s.namespace.name': 'platform-cloudflared',
+      'k8s.container.name': 'cloudflared',
+      'container.id': '250ed1f000c4ffa8effbee9c0c0c8f23e2ed8c1b2ee6596844b2a852067994a3',
+    },
+  ],
   [
     '/var/log/containers/cloudflared-ip-10-0-1-23.eu-west-1.compute.internal_platform-cloudflared_cloudflared-6f1d2c3b4a5968778695a4b3c2d1e0f000112233445566778899aabbccddeeff.log',
     {
@@ -53,7 +73,7 @@ describe('the kubelet log name → attributes mapping (golden)', () => {
   it.each([
     ['a rotated or compressed file', GOLDEN[0]?.[0].replace(/\.log$/, '.log.20260101-000000.gz')],
     ['a container ID one digit short', GOLDEN[1]?.[0].replace(/[0-9a-f](\.log)$/, '$1')],
-    ['an upper-case Pod name', GOLDEN[1]?.[0].replace('/web-i-', '/Web-i-')],
+    ['an upper-case Pod name', GOLDEN[3]?.[0].replace('/web-i-', '/Web-i-')],
     ['a file outside /var/log/containers', GOLDEN[1]?.[0].replace('/containers/', '/pods/')],
     ['a name without a namespace', '/var/log/containers/web_web-' + 'a'.repeat(64) + '.log'],
     ['a namespace with a dot', '/var/log/containers/web_a.b_web-' + 'a'.repeat(64) + '.log'],
