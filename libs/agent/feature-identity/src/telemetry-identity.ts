@@ -21,22 +21,24 @@ import {
   writeGeneration,
 } from './generations';
 import type { TrustedWorkloadCa } from './workload-ca.trust';
+import {
+  EXPORTER_CA_FILE,
+  TELEMETRY_CERT_FILE,
+  TELEMETRY_DIR,
+  TELEMETRY_GENERATIONS_DIR,
+  TELEMETRY_KEY_FILE,
+  TELEMETRY_LINK,
+} from '@podmin/agent-util-config';
 
-/** Node path of the telemetry subtree, below the node root (the spec's /run/podmin/telemetry). */
-export const TELEMETRY_DIR = 'run/podmin/telemetry';
-/** Generations of the log-export client identity inside the telemetry subtree. */
-export const TELEMETRY_GENERATIONS_DIR = 'otel-logs-generations';
-/** The symlink selecting the current generation. */
-export const TELEMETRY_LINK = 'otel-logs';
-/** The exporter's private server-CA bundle (`ca=`), installed atomically. */
-export const EXPORTER_CA_FILE = 'otel-logs-ca.pem';
+export { EXPORTER_CA_FILE, TELEMETRY_DIR, TELEMETRY_GENERATIONS_DIR, TELEMETRY_LINK };
+
 /** Files of a generation: readable by root only (Fluent Bit runs as root). */
 export const TELEMETRY_FILE_MODE = 0o600;
 /** A completed generation: sealed, root only. */
 export const TELEMETRY_GENERATION_MODE = 0o500;
 const MODES = { file: TELEMETRY_FILE_MODE, dir: TELEMETRY_GENERATION_MODE };
-const CERT = 'client.crt';
-const KEY = 'client.key';
+const CERT = TELEMETRY_CERT_FILE;
+const KEY = TELEMETRY_KEY_FILE;
 
 /** Outcome of a maintenance pass over the log-export identity. */
 export interface TelemetryIdentityResult {

@@ -2,7 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { awsAgentRules } from '@podmin/agent-util-config';
+import {
+  TELEMETRY_CERT_FILE,
+  TELEMETRY_DIR,
+  TELEMETRY_KEY_FILE,
+  TELEMETRY_LINK,
+  awsAgentRules,
+} from '@podmin/agent-util-config';
 import type { agentAwsClientOptions, ProcessEnv } from '@podmin/agent-data-access-node';
 import {
   FLUENT_BIT_STATE_DIR,
@@ -14,6 +20,7 @@ import {
   createSecretsManagerClient,
   createSsmClient,
   isSecretProviderName,
+  OTEL_LOGS_HEADERS_KEY,
   ParameterStoreSecretStore,
   SecretsManagerSecretStore,
   systemSecretName,
@@ -27,14 +34,8 @@ import type { StructuredLogger } from '@podmin/agent-util-logging';
 /** The subcommand's name: `podmin-agent otel-logs-config …`. */
 export const OTEL_LOGS_CONFIG_COMMAND = 'otel-logs-config';
 
-/** The system secret holding the exporter headers (`headers-secret=true`). */
-export const OTEL_LOGS_HEADERS_KEY = 'otel-logs-headers';
-
 /** Where the agent keeps the log-export leaf (`otel-logs` link) and the exporter CA bundle. */
-export const DEFAULT_TELEMETRY_DIR = '/run/podmin/telemetry';
-
-/** The link selecting the current leaf generation inside the telemetry directory. */
-export const TELEMETRY_LEAF_LINK = 'otel-logs';
+export const DEFAULT_TELEMETRY_DIR = `/${TELEMETRY_DIR}`;
 
 const USAGE = `Usage: podmin-agent ${OTEL_LOGS_CONFIG_COMMAND} --provider aws --region R --cluster C --nodegroup NG
          --endpoint https://URL [--protocol http|grpc] [--mtls true|false] [--ca-file PATH]
@@ -43,7 +44,7 @@ const USAGE = `Usage: podmin-agent ${OTEL_LOGS_CONFIG_COMMAND} --provider aws --
 
 Writes the node's Fluent Bit configuration (mode 0600, atomically) before each Fluent Bit start:
 the exporter headers are read from /<cluster>/_system/${OTEL_LOGS_HEADERS_KEY} now, and the
-log-export leaf is pinned to the generation the ${TELEMETRY_LEAF_LINK} link selects now.`;
+log-export leaf is pinned to the generation the ${TELEMETRY_LINK} link selects now.`;
 
 /** The subcommand's validated flags. */
 export interface OtelLogsConfigOptions {
@@ -201,7 +202,7 @@ export async function buildOtelLogsConfig(
   if (options.mtls) {
     // Pinned to the generation the link selects now: a renewal swaps the link, and the agent
     // restarts Fluent Bit, which regenerates this file onto the new generation.
-    const link = path.join(options.telemetryDir, TELEMETRY_LEAF_LINK);
+    const link = path.join(options.telemetryDir, TELEMETRY_LINK);
     let generation: string;
     try {
       generation = await fs.realpath(link);
@@ -212,8 +213,8 @@ export async function buildOtelLogsConfig(
         { cause: err, hint: 'podmin-agent issues it at start (mtls=true); Fluent Bit retries' },
       );
     }
-    const certFile = path.join(generation, 'client.crt');
-    const keyFile = path.join(generation, 'client.key');
+    const certFile = path.join(generation, TELEMETRY_CERT_FILE);
+    const keyFile = path.join(generation, TELEMETRY_KEY_FILE);
     await assertReadableFile(certFile, 'the log-export leaf certificate');
     await assertReadableFile(keyFile, 'the log-export leaf key');
     input.clientCertificate = { certFile, keyFile };

@@ -2,3 +2,4 @@ export * from './agent-config';
 export * from './process-config';
 export * from './provider-rules';
 export * from './agent-constants';
+export * from './telemetry-layout';

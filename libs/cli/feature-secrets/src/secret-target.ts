@@ -1,5 +1,6 @@
 import type { ClusterContext } from '@podmin/cli-util-config';
 import {
+  OTEL_LOGS_HEADERS_KEY,
   SECRET_PROVIDERS,
   isSecretProviderName,
   systemSecretName,
@@ -9,7 +10,7 @@ import {
 import { PodminError } from '@podmin/util-errors';
 
 /** The one system key operators may manage with `--system` (the spec's allowlist). */
-export const USER_SYSTEM_KEYS: readonly string[] = Object.freeze(['otel-logs-headers']);
+export const USER_SYSTEM_KEYS: readonly string[] = Object.freeze([OTEL_LOGS_HEADERS_KEY]);
 
 /** System keys written by setup and read by agents; never reachable through `podmin secret`. */
 export const INTERNAL_SYSTEM_KEYS: readonly string[] = Object.freeze([

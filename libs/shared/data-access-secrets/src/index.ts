@@ -3,6 +3,7 @@ export * from './secret-store.port';
 /** Secret names: building, parsing and validating `/<cluster>/<namespace>/<pod>/<key>`. */
 export {
   SYSTEM_SEGMENT,
+  OTEL_LOGS_HEADERS_KEY,
   SECRET_KEY_RULE,
   isSafeSecretKey,
   workloadSecretName,

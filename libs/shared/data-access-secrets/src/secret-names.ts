@@ -4,6 +4,13 @@ import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 /** The reserved path segment of cluster-level system secrets; never a Kubernetes namespace. */
 export const SYSTEM_SEGMENT = '_system';
 
+/**
+ * The system key holding the log exporter's headers (`setup --otel-logs headers-secret=true`):
+ * the one system key users manage (`podmin secret … otel-logs-headers --system`), read by the
+ * node before each Fluent Bit start.
+ */
+export const OTEL_LOGS_HEADERS_KEY = 'otel-logs-headers';
+
 /** Rule of a secret key, for error messages. */
 export const SECRET_KEY_RULE =
   'a single path component of at most 253 characters matching [A-Za-z0-9][A-Za-z0-9._-]*';
