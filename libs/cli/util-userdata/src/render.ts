@@ -1,4 +1,4 @@
-import { checkS3BucketName, parseS3ObjectUrl } from '@podmin/util-names';
+import { checkS3BucketName, parseExactS3Object } from '@podmin/util-names';
 import { gzipSync, constants } from 'node:zlib';
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
 import {
@@ -84,9 +84,6 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 const CPU = /^[1-9]\d{0,5}m$/;
 const MEMORY = /^[1-9]\d{0,6}Mi$/;
-// Single-quoted in the script and an unquoted systemd EnvironmentFile value: no quote, space,
-// backslash or $, and nothing IAM would read as a wildcard (the module grants exactly this key).
-const PUBLISH_KEY = /^[A-Za-z0-9!_.()-]+(?:\/[A-Za-z0-9!_.()-]+)*$/;
 const OTEL_ENDPOINT = /^https:\/\/[\x21-\x7e]+$/;
 const OTEL_ENDPOINT_FORBIDDEN = /['"`$\\]/;
 const IMAGE_PATH = /^mirror\/[a-z0-9.-]+(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)+$/;
@@ -125,12 +122,7 @@ export function renderAwsUserData(
 
   const publish = input.workloadCaPublish;
   if (publish !== undefined) {
-    const parsed = parseS3ObjectUrl(publish);
-    if (
-      parsed === undefined ||
-      !PUBLISH_KEY.test(parsed.key) ||
-      parsed.key.split('/').some((s) => s === '.' || s === '..')
-    ) {
+    if (parseExactS3Object(publish) === undefined) {
       problems.push({
         field: 'workloadCaPublish',
         message: `${JSON.stringify(publish)} is not s3://BUCKET/KEY with a key of [A-Za-z0-9!_.()-] segments`,
@@ -154,7 +146,7 @@ export function renderAwsUserData(
     if (otelLogs.protocol !== 'http' && otelLogs.protocol !== 'grpc') {
       problems.push({ field: 'otelLogs.protocol', message: 'must be http or grpc' });
     }
-    if (otelLogs.ca !== undefined && !isExactObject(otelLogs.ca)) {
+    if (otelLogs.ca !== undefined && parseExactS3Object(otelLogs.ca) === undefined) {
       problems.push({
         field: 'otelLogs.ca',
         message: `${JSON.stringify(otelLogs.ca)} is not s3://BUCKET/KEY with a key of [A-Za-z0-9!_.()-] segments`,
@@ -239,16 +231,6 @@ export function renderAwsUserData(
         ]),
   ];
   return stripShellComments(replaceRenderBlock(template, values));
-}
-
-/** True for `s3://BUCKET/KEY` with a key safe to single-quote and grant exactly. */
-function isExactObject(url: string): boolean {
-  const parsed = parseS3ObjectUrl(url);
-  return (
-    parsed !== undefined &&
-    PUBLISH_KEY.test(parsed.key) &&
-    !parsed.key.split('/').some((s) => s === '.' || s === '..')
-  );
 }
 
 /**
