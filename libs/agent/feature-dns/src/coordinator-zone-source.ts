@@ -1,7 +1,8 @@
 import { coordinator } from '@podmin/agent-contracts';
 import { ServicesWatchLoop } from '@podmin/agent-data-access-grpc';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
-import { DnsZone, type ZoneService } from './dns-zone';
+import { DnsZone } from './dns-zone';
+import type { ZoneService } from './dns-zone-types';
 import type { ServicesWatch, ZoneSource } from './dns.ports';
 
 /** Settings of the long poll; the defaults suit a real node. */

@@ -5,9 +5,11 @@ import type { Answer, RecordType } from 'dns-packet';
 import { serviceVip } from '@podmin/util-desired-state';
 import { describeIf, which } from '@podmin/testing';
 import { dig } from './__fixtures__/dig';
+import { optRecord } from './__fixtures__/opt-record';
 import { buildUdpWorker } from './__fixtures__/udp-worker-bundle';
 import { DnsServer, type DnsUdpPath } from './dns-server';
-import { DnsZone, encodeReply } from './dns-zone';
+import { encodeReply } from './dns-reply-encoding';
+import { DnsZone } from './dns-zone';
 
 const zone = DnsZone.build({
   cluster: 'podmin',
@@ -201,18 +203,7 @@ describeIf(
         type: 'query',
         id: 7,
         questions: [{ name: 'database.product.svc.cluster.local', type: 'ANY' as RecordType }],
-        additionals: [
-          {
-            type: 'OPT',
-            name: '.',
-            udpPayloadSize: 4096,
-            extendedRcode: 0,
-            ednsVersion: 0,
-            flags: 0,
-            flag_do: false,
-            options: [],
-          },
-        ],
+        additionals: [optRecord()],
       }),
       query('.', 'A'),
     ];

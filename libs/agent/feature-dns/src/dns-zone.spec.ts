@@ -3,7 +3,9 @@ import type { Answer, OptAnswer, Packet, RecordClass, RecordType, SoaAnswer } fr
 import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { serviceVip } from '@podmin/util-desired-state';
 import { hasCode } from '@podmin/util-errors';
-import { DnsZone, encodeReply, udpReplyLimit, type ReplyParts } from './dns-zone';
+import { optRecord } from './__fixtures__/opt-record';
+import { encodeReply, udpReplyLimit, type ReplyParts } from './dns-reply-encoding';
+import { DnsZone } from './dns-zone';
 
 type Decoded = dnsPacket.DecodedPacket & { rcode: string; opcode: string };
 
@@ -37,21 +39,7 @@ function query(name: string, options: QueryOptions = {}): Buffer {
     questions: [
       { name, type: (options.type ?? 'AAAA') as RecordType, class: options.klass ?? 'IN' },
     ],
-    additionals: options.edns
-      ? [
-          {
-            type: 'OPT',
-            name: '.',
-            udpPayloadSize: 4096,
-            extendedRcode: 0,
-            ednsVersion: 0,
-            flags: 0,
-            flag_do: false,
-            options: [],
-            ...options.edns,
-          },
-        ]
-      : [],
+    additionals: options.edns ? [optRecord(options.edns)] : [],
   };
   return dnsPacket.encode(packet);
 }
@@ -321,16 +309,7 @@ describe('DnsZone answers', () => {
         { name: 'database.product.svc.cluster.local', type: 'AAAA' },
       ],
     });
-    const opt: Answer = {
-      type: 'OPT',
-      name: '.',
-      udpPayloadSize: 1232,
-      extendedRcode: 0,
-      ednsVersion: 0,
-      flags: 0,
-      flag_do: false,
-      options: [],
-    };
+    const opt = optRecord({ udpPayloadSize: 1232 });
     const twoOpts = dnsPacket.encode({
       type: 'query',
       id: 9,

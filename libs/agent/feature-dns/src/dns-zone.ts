@@ -1,119 +1,51 @@
-import * as dnsPacket from 'dns-packet';
-import type { Answer, StringAnswer } from 'dns-packet';
-import { ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { serviceVip } from '@podmin/util-desired-state';
-import { isDns1123Label } from '@podmin/util-manifest';
-// TTL of every record and the SOA minimum (negative TTL): one constant, from which podmin-agent's
-// shutdown derives its DNS TTL margin too.
-import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
-
-/** The zone the agent is authoritative for. */
-export const DNS_ZONE_APEX = 'svc.cluster.local';
-/** The EDNS(0) UDP payload size this server advertises and caps clients at (DNS flag day 2020). */
-export const DNS_SERVER_UDP_PAYLOAD = 1232;
-/** The UDP limit without EDNS, and the floor of an advertised size (RFC 6891 §6.2.5). */
-export const DNS_CLASSIC_UDP_PAYLOAD = 512;
-/** Name server of the zone, also its SOA MNAME; it has no address records (NODATA). */
-export const DNS_ZONE_NS = `ns.${DNS_ZONE_APEX}`;
-/** SOA RNAME of the zone (`hostmaster@svc.cluster.local`). */
-export const DNS_ZONE_HOSTMASTER = `hostmaster.${DNS_ZONE_APEX}`;
-
-/** How a query arrived; it decides the size limit of the reply. */
-export type DnsTransport = 'udp' | 'tcp';
-
-/** One Service identity of the snapshot. */
-export interface ZoneService {
-  namespace: string;
-  name: string;
-}
-
-/** What a zone is built from: the snapshot's cluster-wide Service identities. */
-export interface ZoneSnapshot {
-  cluster: string;
-  /** Snapshot generation; becomes the SOA serial (mod 2^32). */
-  generation: number;
-  services: readonly ZoneService[];
-}
-
-/**
- * A zone as plain data (structured-clonable), to hand to a worker thread: the records as
- * `[<name>.<namespace>, VIP]` pairs, already hashed, so rebuilding it costs no SHA-512.
- */
-export interface ZoneView {
-  cluster: string;
-  generation: number;
-  ready: boolean;
-  records: [key: string, vip: string][];
-}
-
-/** Response codes this server sends (BADVERS is the EDNS extended code 16). */
-export type DnsRcodeName =
-  'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED' | 'BADVERS';
-
-/** The outcome of one packet: a reply to send, or a reason it is dropped silently. */
-export type DnsResult =
-  | { kind: 'reply'; bytes: Buffer; rcode: DnsRcodeName; truncated: boolean }
-  | { kind: 'drop'; reason: 'malformed' | 'response' };
-
-/** The sections and flags of a reply before encoding (exported for the truncation tests). */
-export interface ReplyParts {
-  id: number;
-  /** Header bits below QR: opcode, AA, RD, CD; rcode and TC are added on encoding. */
-  flags: number;
-  rcode: DnsRcodeName;
-  answers: Answer[];
-  authorities: Answer[];
-  /** The query's OPT, when it had one: the reply then carries an OPT too. */
-  edns: { flagDo: boolean } | undefined;
-}
-
-const RCODE_VALUE: Readonly<Record<DnsRcodeName, number>> = {
-  NOERROR: 0,
-  FORMERR: 1,
-  SERVFAIL: 2,
-  NXDOMAIN: 3,
-  NOTIMP: 4,
-  REFUSED: 5,
-  BADVERS: 16,
-};
-const QR = 0x8000;
-const AA = dnsPacket.AUTHORITATIVE_ANSWER;
-const TC = dnsPacket.TRUNCATED_RESPONSE;
-const COPIED_FLAGS = dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED;
-const RD = dnsPacket.RECURSION_DESIRED;
-const CD = dnsPacket.CHECKING_DISABLED;
-const TYPE_NS = 2;
-const TYPE_SOA = 6;
-const TYPE_AAAA = 28;
-const TYPE_IXFR = 251;
-const TYPE_AXFR = 252;
-const TYPE_OPT = 41;
-const TYPE_ANY = 255;
-const CLASS_IN = 1;
-const CLASS_ANY = 255;
-const TCP_LIMIT = 65535;
-const NO_QUESTION = Buffer.alloc(0);
-const MAX_CACHED_BODIES = 50_000;
-/** Memoized replies per transport; past this the memo starts over, so junk cannot pin memory. */
-const MAX_MEMO_REPLIES = 20_000;
-/** Longer queries (many options, padding) are answered without the memo. */
-const MAX_MEMO_QUERY = 512;
+import type { Answer } from 'dns-packet';
+import { encodeParts, encodeReply, udpReplyLimit, type ReplyParts } from './dns-reply-encoding';
+import { parseQuery } from './dns-query-parsing';
+import {
+  AA,
+  CD,
+  CLASS_ANY,
+  CLASS_IN,
+  KEY_SCRATCH,
+  LABEL_STARTS,
+  RD,
+  TCP_LIMIT,
+  TYPE_AAAA,
+  TYPE_ANY,
+  TYPE_AXFR,
+  TYPE_IXFR,
+  TYPE_NS,
+  TYPE_OPT,
+  TYPE_SOA,
+  ZONE_LABELS,
+  labelIs,
+  lowerLabel,
+  spliceQuestion,
+  type RawQuestion,
+} from './dns-wire';
+import {
+  DNS_CLASSIC_UDP_PAYLOAD,
+  DNS_ZONE_APEX,
+  DNS_ZONE_NS,
+  type DnsRcodeName,
+  type DnsResult,
+  type DnsTransport,
+  type ZoneSnapshot,
+  type ZoneView,
+} from './dns-zone-types';
+import {
+  BODY_VARIANTS,
+  snapshotNames,
+  viewNames,
+  zoneNs,
+  zoneSoa,
+  type BodySlots,
+  type ZoneNames,
+  type ZoneRecord,
+} from './zone-records';
 
 /** A reply kept for reuse; its bytes are never mutated (hits copy them). */
 type MemoReply = Extract<DnsResult, { kind: 'reply' }>;
-
-/**
- * Replies without question of one kind, by the query's RD and CD bits and EDNS (none, DO clear,
- * DO set): `variant = RD | CD << 1 | edns << 2`. Built on first use; never mutated.
- */
-type BodySlots = (Buffer | undefined)[];
-const BODY_VARIANTS = 12;
-
-/** A Service name's AAAA record and its encoded positive replies (zone-independent: reused). */
-interface ZoneRecord {
-  answer: StringAnswer;
-  bodies: BodySlots;
-}
 
 /** The reply kinds `fastResolve` answers, apart from a Service's AAAA. */
 type FixedKind = 'refused' | 'servfail' | 'nodata' | 'nxdomain';
@@ -126,136 +58,15 @@ const FAST_RCODE: Readonly<Record<FixedKind | 'aaaa', DnsRcodeName>> = {
   aaaa: 'NOERROR',
 };
 
-/** A name has at most 127 labels (254 bytes); the fast path's scratch holds their offsets. */
-const LABEL_STARTS = new Int32Array(128);
-/** Scratch for a lowercased `<name>.<namespace>` key (two labels of at most 63 bytes). */
-const KEY_SCRATCH = Buffer.alloc(128);
-const ZONE_LABELS = ['svc', 'cluster', 'local'].map((label) => Buffer.from(label, 'latin1'));
+/** Encoded reply bodies kept by `compute`, at most. */
+const MAX_CACHED_BODIES = 50_000;
+/** Memoized replies per transport; past this the memo starts over, so junk cannot pin memory. */
+const MAX_MEMO_REPLIES = 20_000;
+/** Longer queries (many options, padding) are answered without the memo. */
+const MAX_MEMO_QUERY = 512;
 
-/**
- * Encodes a reply with dns-packet, putting the query's own question bytes in it so the ID,
- * the 0x20 letter case and any odd label bytes come back exactly as asked; over `limit` bytes
- * it sends TC=1 with the question and OPT only (RFC 2181 §9), so the client retries over TCP.
- */
-export function encodeReply(parts: ReplyParts, question: Buffer, limit: number): DnsResult {
-  const full = spliceQuestion(encodeParts(parts, parts.answers, parts.authorities, 0), question);
-  if (full.length <= limit) {
-    return { kind: 'reply', bytes: full, rcode: parts.rcode, truncated: false };
-  }
-  const bytes = spliceQuestion(encodeParts(parts, [], [], TC), question);
-  return { kind: 'reply', bytes, rcode: parts.rcode, truncated: true };
-}
-
-function encodeParts(parts: ReplyParts, answers: Answer[], authorities: Answer[], extra: number) {
-  const rcode = RCODE_VALUE[parts.rcode];
-  const additionals: Answer[] = parts.edns
-    ? [
-        {
-          type: 'OPT',
-          name: '.',
-          udpPayloadSize: DNS_SERVER_UDP_PAYLOAD,
-          extendedRcode: rcode >> 4,
-          ednsVersion: 0,
-          flags: parts.edns.flagDo ? dnsPacket.DNSSEC_OK : 0,
-          flag_do: parts.edns.flagDo,
-          options: [],
-        },
-      ]
-    : [];
-  return dnsPacket.encode({
-    id: parts.id,
-    type: 'response',
-    flags: parts.flags | extra | (rcode & 0xf),
-    questions: [],
-    answers,
-    authorities,
-    additionals,
-  });
-}
-
-function spliceQuestion(body: Buffer, question: Buffer): Buffer {
-  if (question.length === 0) return body;
-  const out = Buffer.allocUnsafe(body.length + question.length);
-  body.copy(out, 0, 0, 12);
-  out.writeUInt16BE(1, 4);
-  question.copy(out, 12);
-  body.copy(out, 12 + question.length, 12);
-  return out;
-}
-
-/** The UDP reply limit: 512 without EDNS, else the client's size floored at 512, capped at ours. */
-export function udpReplyLimit(clientPayload: number | undefined): number {
-  if (clientPayload === undefined) return DNS_CLASSIC_UDP_PAYLOAD;
-  return Math.min(DNS_SERVER_UDP_PAYLOAD, Math.max(DNS_CLASSIC_UDP_PAYLOAD, clientPayload));
-}
-
-/** The first question read from raw bytes: lowercased labels, type, class and its byte range. */
-interface RawQuestion {
-  labels: string[];
-  qtype: number;
-  qclass: number;
-  bytes: Buffer;
-}
-
-/**
- * Reads the first question's labels straight from the packet (dns-packet has validated it
- * already but exposes neither section offsets nor the raw label bytes, and joins labels with
- * dots, so a label containing a dot would be mistaken for two). Only ASCII letters fold:
- * latin1 keeps one character per byte, and no folded non-ASCII byte can become ASCII.
- * Returns undefined for a compression pointer, which in the first question could only
- * point into the header.
- */
-function readQuestion(query: Buffer): RawQuestion | undefined {
-  const labels: string[] = [];
-  let offset = 12;
-  for (;;) {
-    const length = query[offset];
-    if (length === undefined || (length & 0xc0) !== 0) return undefined;
-    if (length === 0) break;
-    labels.push(query.toString('latin1', offset + 1, offset + 1 + length).toLowerCase());
-    offset += 1 + length;
-  }
-  offset += 1;
-  if (offset + 4 > query.length) return undefined;
-  return {
-    labels,
-    qtype: query.readUInt16BE(offset),
-    qclass: query.readUInt16BE(offset + 2),
-    bytes: query.subarray(12, offset + 4),
-  };
-}
-
-/** The AAAA record of Service key `<name>.<namespace>`. */
-function aaaa(key: string, vip: string): ZoneRecord {
-  return {
-    answer: { type: 'AAAA', name: `${key}.${DNS_ZONE_APEX}`, ttl: DNS_TTL_SECONDS, data: vip },
-    bodies: new Array<Buffer | undefined>(BODY_VARIANTS),
-  };
-}
-
-/** True when the label at `start` of `query` is `label` (lowercase ASCII), in any letter case. */
-function labelIs(query: Buffer, start: number, label: Buffer): boolean {
-  if (query[start] !== label.length) return false;
-  for (let i = 0; i < label.length; i++) {
-    // Only an ASCII letter's two cases OR to a lowercase letter with 0x20.
-    if (((query[start + 1 + i] ?? 0) | 0x20) !== label[i]) return false;
-  }
-  return true;
-}
-
-/**
- * Writes the label at `start` lowercased into KEY_SCRATCH at `at`; returns the end, or -1 for
- * a byte outside ASCII (which no Service name holds: `compute` decides those).
- */
-function lowerLabel(query: Buffer, start: number, at: number): number {
-  const length = query[start] ?? 0;
-  for (let i = 0; i < length; i++) {
-    const byte = query[start + 1 + i] ?? 0;
-    if (byte >= 0x80) return -1;
-    KEY_SCRATCH[at + i] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
-  }
-  return at + length;
-}
+/** A reply classified by `classify`, with a key naming it apart from ID, question and flags. */
+type ClassifiedReply = ReplyParts & { cacheKey: string };
 
 /**
  * The authoritative data of `svc.cluster.local` for one snapshot, immutable, and the answering
@@ -265,12 +76,12 @@ function lowerLabel(query: Buffer, start: number, at: number): number {
  * (`. NS`, CoreDNS's health probe, included: REFUSED is an answer, and it is never dropped).
  * Packets that are not queries (QR=1) or do not parse are dropped; a parsed header with zero or
  * several questions, several OPT records or trailing bytes gets FORMERR, an opcode other than
- * QUERY NOTIMP, EDNS version above 0 BADVERS.
+ * QUERY NOTIMP, EDNS version above 0 BADVERS (dns-query-parsing.ts).
  */
 export class DnsZone {
   /** A zone before the first snapshot: SERVFAIL in the zone, so nothing negative gets cached. */
   static pending(): DnsZone {
-    return new DnsZone('', 0, new Map(), new Set(), false);
+    return new DnsZone('', 0, { records: new Map(), namespaces: new Set() }, false);
   }
 
   /**
@@ -280,59 +91,21 @@ export class DnsZone {
    */
   static build(snapshot: ZoneSnapshot, previous?: DnsZone): DnsZone {
     const reusable = previous?.cluster === snapshot.cluster ? previous.records : undefined;
-    const problems: FieldProblem[] = [];
-    if (snapshot.cluster.length === 0) {
-      problems.push({ field: 'cluster', message: 'must not be empty' });
-    }
-    if (!Number.isSafeInteger(snapshot.generation) || snapshot.generation < 0) {
-      problems.push({ field: 'generation', message: 'must be a non-negative integer' });
-    }
-    const records = new Map<string, ZoneRecord>();
-    const namespaces = new Set<string>();
-    snapshot.services.forEach((service, i) => {
-      const bad = [service.namespace, service.name].filter((label) => !isDns1123Label(label));
-      if (bad.length > 0) {
-        problems.push({
-          field: `services[${i}]`,
-          message: `${JSON.stringify(bad)} is not a DNS-1123 label`,
-        });
-        return;
-      }
-      const name = `${service.name}.${service.namespace}`;
-      const known = reusable?.get(name);
-      if (known !== undefined) {
-        records.set(name, known);
-        namespaces.add(service.namespace);
-        return;
-      }
-      records.set(name, aaaa(name, serviceVip(snapshot.cluster, service.namespace, service.name)));
-      namespaces.add(service.namespace);
-    });
-    if (problems.length > 0) {
-      throw new ValidationError('building the Service DNS zone', problems, {
-        code: 'INVALID_ARGUMENT',
-        fault: 'system',
-      });
-    }
-    return new DnsZone(snapshot.cluster, snapshot.generation, records, namespaces, true);
+    const names = snapshotNames(snapshot, reusable);
+    return new DnsZone(snapshot.cluster, snapshot.generation, names, true);
   }
 
   /** The zone rebuilt from `view()` output: answers byte for byte as the zone it came from. */
   static fromView(view: ZoneView): DnsZone {
-    const records = new Map<string, ZoneRecord>();
-    const namespaces = new Set<string>();
-    for (const [key, vip] of view.records) {
-      records.set(key, aaaa(key, vip));
-      // Both labels are DNS-1123 (checked by build), so the first dot separates them.
-      namespaces.add(key.slice(key.indexOf('.') + 1));
-    }
-    return new DnsZone(view.cluster, view.generation, records, namespaces, view.ready);
+    return new DnsZone(view.cluster, view.generation, viewNames(view), view.ready);
   }
 
+  private readonly records: ReadonlyMap<string, ZoneRecord>;
+  private readonly namespaces: ReadonlySet<string>;
   private readonly soa: Answer;
+  private readonly ns: Answer = zoneNs();
   /** Encoded replies without question (ID 0), per reply kind and flags; bounded. */
   private readonly bodies = new Map<string, Buffer>();
-  private readonly ns: Answer;
   /**
    * Replies by query bytes after the ID, per transport, for the queries `fastResolve` leaves to
    * `compute` (EDNS options, truncation, the apex, odd headers): the reply is a function of those
@@ -353,26 +126,13 @@ export class DnsZone {
     readonly cluster: string,
     /** The snapshot generation (the SOA serial modulo 2^32). */
     readonly generation: number,
-    private readonly records: ReadonlyMap<string, ZoneRecord>,
-    private readonly namespaces: ReadonlySet<string>,
+    names: ZoneNames,
     /** False for the pending zone. */
     readonly ready: boolean,
   ) {
-    this.soa = {
-      type: 'SOA',
-      name: DNS_ZONE_APEX,
-      ttl: DNS_TTL_SECONDS,
-      data: {
-        mname: DNS_ZONE_NS,
-        rname: DNS_ZONE_HOSTMASTER,
-        serial: generation % 2 ** 32,
-        refresh: 3600,
-        retry: 600,
-        expire: 86400,
-        minimum: DNS_TTL_SECONDS,
-      },
-    };
-    this.ns = { type: 'NS', name: DNS_ZONE_APEX, ttl: DNS_TTL_SECONDS, data: DNS_ZONE_NS };
+    this.records = names.records;
+    this.namespaces = names.namespaces;
+    this.soa = zoneSoa(generation);
   }
 
   /** Number of Service names. */
@@ -428,45 +188,10 @@ export class DnsZone {
    * encodes. The reference `fastResolve` is tested against.
    */
   compute(query: Buffer, transport: DnsTransport): DnsResult {
-    if (query.length < 12) return { kind: 'drop', reason: 'malformed' };
-    const header = query.readUInt16BE(2);
-    // Never answer a response: two servers could otherwise bounce packets forever.
-    if ((header & QR) !== 0) return { kind: 'drop', reason: 'response' };
-    let packet: dnsPacket.DecodedPacket;
-    try {
-      packet = dnsPacket.decode(query);
-    } catch {
-      return { kind: 'drop', reason: 'malformed' };
-    }
-    const trailing = dnsPacket.decode.bytes !== query.length;
-    const parts: ReplyParts = {
-      id: query.readUInt16BE(0),
-      flags: (header & 0x7800) | (header & COPIED_FLAGS),
-      rcode: 'NOERROR',
-      answers: [],
-      authorities: [],
-      edns: undefined,
-    };
-    const opts = (packet.additionals ?? []).filter((a) => a.type === 'OPT');
-    const [opt] = opts;
-    if (opts.length > 1 || (opt !== undefined && opt.name !== '.')) {
-      return encodeReply({ ...parts, rcode: 'FORMERR' }, NO_QUESTION, DNS_CLASSIC_UDP_PAYLOAD);
-    }
-    if (opt !== undefined) parts.edns = { flagDo: opt.flag_do };
-    const limit =
-      transport === 'tcp' ? TCP_LIMIT : udpReplyLimit(opt ? opt.udpPayloadSize : undefined);
-    const question = packet.questions?.length === 1 ? readQuestion(query) : undefined;
-    // Other opcodes (NOTIFY, UPDATE, …) give their sections other meanings: NOTIMP first.
-    if ((header & 0x7800) !== 0) {
-      return encodeReply({ ...parts, rcode: 'NOTIMP' }, question?.bytes ?? NO_QUESTION, limit);
-    }
-    if (question === undefined || trailing) {
-      return encodeReply({ ...parts, rcode: 'FORMERR' }, NO_QUESTION, limit);
-    }
-    if (opt !== undefined && opt.ednsVersion > 0) {
-      return encodeReply({ ...parts, rcode: 'BADVERS' }, question.bytes, limit);
-    }
-    const reply = this.lookup(question, parts);
+    const parsed = parseQuery(query, transport);
+    if (parsed.kind !== 'query') return parsed;
+    const { question, parts, limit } = parsed;
+    const reply = this.classify(question, parts);
     // Replies differ only in ID and question: reuse the encoded rest (dns-packet's bytes).
     const key = `${reply.cacheKey}|${reply.flags}|${parts.edns ? Number(parts.edns.flagDo) : 2}`;
     const body = this.bodies.get(key);
@@ -482,13 +207,8 @@ export class DnsZone {
     return result;
   }
 
-  private lookup(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
-    const { cacheKey, ...reply } = this.classify(q, parts);
-    return { ...reply, cacheKey };
-  }
-
   /** The reply for a question, with a key naming it apart from ID, question and flags. */
-  private classify(q: RawQuestion, parts: ReplyParts): ReplyParts & { cacheKey: string } {
+  private classify(q: RawQuestion, parts: ReplyParts): ClassifiedReply {
     const { labels } = q;
     const n = labels.length;
     const inZone =

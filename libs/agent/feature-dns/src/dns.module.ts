@@ -11,7 +11,8 @@ import {
   type OnApplicationShutdown,
   type ValueProvider,
 } from '@nestjs/common';
-import { DnsServer, type DnsServerOptions } from './dns-server';
+import { DnsServer } from './dns-server';
+import type { DnsServerOptions } from './dns-server-options';
 import { DnsZone } from './dns-zone';
 import { ZONE_SOURCE, type ZoneSource } from './dns.ports';
 

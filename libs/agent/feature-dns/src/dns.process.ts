@@ -6,7 +6,7 @@ import type { StructuredLogger } from '@podmin/agent-util-logging';
 import { CoordinatorZoneSource, type CoordinatorZoneStatus } from './coordinator-zone-source';
 import { DnsGrpcController, ZONE_STATUS } from './dns.grpc-controller';
 import { DnsModule } from './dns.module';
-import type { DnsServerOptions } from './dns-server';
+import type { DnsServerOptions } from './dns-server-options';
 import type { ServicesWatch } from './dns.ports';
 
 // The gRPC controller lives in its own module; exported here too, as before.

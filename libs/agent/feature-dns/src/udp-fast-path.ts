@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import type { ZoneView } from './dns-zone';
+import type { ZoneView } from './dns-zone-types';
 import {
   CONTROL_STOP,
   CONTROL_WORDS,

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { DnsRcodeName, ZoneView } from './dns-zone';
+import type { DnsRcodeName, ZoneView } from './dns-zone-types';
 
 // What the DnsServer's thread and the UDP worker thread share. The worker never returns to its
 // event loop (it blocks in recvmmsg), so it reads the control words with Atomics and takes

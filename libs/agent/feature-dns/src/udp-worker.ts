@@ -1,6 +1,7 @@
 import { isMainThread, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import koffi from 'koffi';
-import { DnsZone, type ZoneView } from './dns-zone';
+import { DnsZone } from './dns-zone';
+import type { ZoneView } from './dns-zone-types';
 import {
   CONTROL_STOP,
   CONTROL_ZONE_VERSION,

@@ -1,14 +1,13 @@
 /** Bounded HTTP reads used by the resolver. */
 export { type FetchFunction } from './http';
-/** The upstream resolver and its injectable endpoints. */
+/** The upstream resolver. */
+export { DependencyResolver, type AgentArtifact, type DependencyResolverOptions } from './resolver';
+/** The resolver's injectable endpoints. */
 export {
-  DependencyResolver,
   DEFAULT_RELEASE_ENDPOINTS,
   releaseEndpointsUnder,
-  type AgentArtifact,
-  type DependencyResolverOptions,
   type ReleaseEndpoints,
-} from './resolver';
+} from './release-endpoints';
 /** The verified download cache under `<cache>/downloads`. */
 export {
   DownloadCache,

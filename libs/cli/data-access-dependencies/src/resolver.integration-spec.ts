@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { FILE_DEPENDENCY_NAMES } from '@podmin/util-dependencies';
 import { artifact, FakeUpstream } from '@podmin/testing';
-import { DependencyResolver, releaseEndpointsUnder } from './resolver';
+import { releaseEndpointsUnder } from './release-endpoints';
+import { DependencyResolver } from './resolver';
 
 const sha = (algorithm: 'sha256' | 'sha512', label: string, bytes?: number) =>
   `${algorithm}:${createHash(algorithm).update(artifact(label, bytes)).digest('hex')}`;

@@ -1,5 +1,6 @@
 import { hasCode } from '@podmin/util-errors';
 import { CLOUDFLARED_IMAGE, IMAGE_DEPENDENCIES, overridePin, pinnedImageSource } from './catalog';
+import { FILE_DEPENDENCIES, OTEL_LOGS_DEPENDENCIES } from './catalog';
 
 describe('the cloudflared pin', () => {
   it('names the upstream multi-platform index by version and sha256 digest', () => {
@@ -33,6 +34,42 @@ describe('the cloudflared pin', () => {
         caught = err;
       }
       expect(hasCode(caught, 'CONFIG_INVALID')).toBe(true);
+    }
+  });
+});
+
+describe('the file dependency catalog', () => {
+  const byName = new Map(FILE_DEPENDENCIES.map((d) => [d.name, d]));
+
+  it('gives release entries the default tag prefix, checksum files and architecture names', () => {
+    expect(byName.get('kubelet')).toMatchObject({
+      versions: { kind: 'github-releases', repo: 'kubernetes/kubernetes', tagPrefix: 'v' },
+      digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
+      archNames: { amd64: 'amd64', arm64: 'arm64' },
+    });
+  });
+
+  it('keeps what an entry names itself over the defaults', () => {
+    expect(byName.get('gvisor')).toMatchObject({
+      versions: { tagPrefix: 'release-' },
+      archNames: { amd64: 'x86_64', arm64: 'aarch64' },
+    });
+    expect(byName.get('containerd')?.digest).toEqual({
+      kind: 'checksum-file',
+      suffixes: ['.sha512', '.sha256sum', '.sha256'],
+    });
+    expect(byName.get('podmin-agent')?.archNames).toEqual({ amd64: 'any', arm64: 'any' });
+  });
+
+  it('reads every --otel-logs package from trixie main under its own name, as a .deb', () => {
+    expect(OTEL_LOGS_DEPENDENCIES.map((d) => d.name)).toEqual(['libpq5', 'fluent-bit']);
+    for (const dependency of OTEL_LOGS_DEPENDENCIES) {
+      expect(dependency).toMatchObject({
+        versions: { kind: 'debian-packages', suite: 'trixie', component: 'main' },
+        artifact: { kind: 'debian-pool' },
+        extension: '.deb',
+      });
+      expect(dependency.versions).toHaveProperty('package', dependency.name);
     }
   });
 });

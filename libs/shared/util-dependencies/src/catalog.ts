@@ -106,72 +106,95 @@ export interface ImageDependency {
   pin: Extract<VersionPin, { kind: 'semver' }>;
 }
 
+/** Go's and Debian's architecture names, which most publishers use too. */
+const GO_ARCH_NAMES: Readonly<Record<Arch, string>> = { amd64: 'amd64', arm64: 'arm64' };
+
+/** The fields every release dependency spells out; `released` fills in the rest. */
+type ReleasedEntry = Pick<
+  FileDependency,
+  'name' | 'description' | 'pin' | 'artifact' | 'extension'
+> & {
+  /** The GitHub repository whose releases list the versions. */
+  repo: string;
+  /** Default `v`. */
+  tagPrefix?: string;
+  /** Default a `.sha512` checksum file, else a `.sha256` one. */
+  suffixes?: readonly ChecksumSuffix[];
+  /** Default Go's names. */
+  archNames?: Readonly<Record<Arch, string>>;
+};
+
+/** A dependency versioned by the GitHub releases of `repo`, verified by a checksum file. */
+function released(entry: ReleasedEntry): FileDependency {
+  return {
+    name: entry.name,
+    description: entry.description,
+    pin: entry.pin,
+    versions: { kind: 'github-releases', repo: entry.repo, tagPrefix: entry.tagPrefix ?? 'v' },
+    artifact: entry.artifact,
+    digest: { kind: 'checksum-file', suffixes: entry.suffixes ?? ['.sha512', '.sha256'] },
+    archNames: entry.archNames ?? GO_ARCH_NAMES,
+    extension: entry.extension,
+  };
+}
+
 /**
  * The canonical dependency set every node needs, as data. kubelet and crictl are pinned to
  * Kubernetes 1.36; every other dependency to its major. The spec's set plus the Node.js runtime
  * that runs the TypeScript podmin-agent bundle.
  */
 export const FILE_DEPENDENCIES: readonly FileDependency[] = [
-  {
+  released({
     name: 'containerd',
     description: 'containerd 2 (its runc shim is not installed)',
     pin: { kind: 'semver', major: 2 },
-    versions: { kind: 'github-releases', repo: 'containerd/containerd', tagPrefix: 'v' },
+    repo: 'containerd/containerd',
     artifact: { kind: 'github-asset', asset: 'containerd-{version}-linux-{arch}.tar.gz' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256sum', '.sha256'] },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
+    suffixes: ['.sha512', '.sha256sum', '.sha256'],
     extension: '.tar.gz',
-  },
-  {
+  }),
+  released({
     name: 'gvisor',
     description: 'the complete gVisor archive: runsc, its containerd shim and sidecar payload',
     pin: { kind: 'dated' },
-    versions: { kind: 'github-releases', repo: 'google/gvisor', tagPrefix: 'release-' },
+    repo: 'google/gvisor',
+    tagPrefix: 'release-',
     artifact: { kind: 'url', url: '{gvisorDownload}/{version}/{arch}/gvisor.tar.bz2' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
     archNames: { amd64: 'x86_64', arm64: 'aarch64' },
     extension: '.tar.bz2',
-  },
-  {
+  }),
+  released({
     name: 'cni-plugins',
     description: 'CNI reference plugins (ptp, host-local, loopback)',
     pin: { kind: 'semver', major: 1 },
-    versions: { kind: 'github-releases', repo: 'containernetworking/plugins', tagPrefix: 'v' },
+    repo: 'containernetworking/plugins',
     artifact: { kind: 'github-asset', asset: 'cni-plugins-linux-{arch}-v{version}.tgz' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
     extension: '.tgz',
-  },
-  {
+  }),
+  released({
     name: 'kubelet',
     description: 'upstream kubelet 1.36 with its alpha local Pods API',
     pin: { kind: 'semver', major: 1, minor: 36 },
-    versions: { kind: 'github-releases', repo: 'kubernetes/kubernetes', tagPrefix: 'v' },
+    repo: 'kubernetes/kubernetes',
     artifact: { kind: 'url', url: '{k8sDownload}/release/v{version}/bin/linux/{arch}/kubelet' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
     extension: '',
-  },
-  {
+  }),
+  released({
     name: 'crictl',
     description: 'crictl 1.36 for node diagnostics over the CRI socket',
     pin: { kind: 'semver', major: 1, minor: 36 },
-    versions: { kind: 'github-releases', repo: 'kubernetes-sigs/cri-tools', tagPrefix: 'v' },
+    repo: 'kubernetes-sigs/cri-tools',
     artifact: { kind: 'github-asset', asset: 'crictl-v{version}-linux-{arch}.tar.gz' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
     extension: '.tar.gz',
-  },
-  {
+  }),
+  released({
     name: 'coredns',
     description: 'CoreDNS, the node resolver Pods use',
     pin: { kind: 'semver', major: 1 },
-    versions: { kind: 'github-releases', repo: 'coredns/coredns', tagPrefix: 'v' },
+    repo: 'coredns/coredns',
     artifact: { kind: 'github-asset', asset: 'coredns_{version}_linux_{arch}.tgz' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
     extension: '.tgz',
-  },
+  }),
   {
     name: 'nodejs',
     description: 'the Node.js 24 runtime that runs podmin-agent',
@@ -182,21 +205,20 @@ export const FILE_DEPENDENCIES: readonly FileDependency[] = [
     archNames: { amd64: 'x64', arm64: 'arm64' },
     extension: '.tar.xz',
   },
-  {
+  released({
     name: 'podmin-agent',
     description:
       'the podmin-agent artifact published with this CLI version: the supervisor, every service program and what they load',
     pin: { kind: 'cli' },
-    versions: { kind: 'github-releases', repo: 'podplane/podmin', tagPrefix: 'v' },
+    repo: 'podplane/podmin',
     // One archive (`nx run agent:artifact`): a node installs nothing else of podmin.
     artifact: { kind: 'github-asset', asset: 'podmin-agent-v{version}.tar.gz' },
-    digest: { kind: 'checksum-file', suffixes: ['.sha512', '.sha256'] },
     // One architecture-independent archive (koffi's native modules for both platforms are
     // inside), mirrored once per architecture so every object name carries its architecture
     // and retention groups it like the rest.
     archNames: { amd64: 'any', arm64: 'any' },
     extension: '.tar.gz',
-  },
+  }),
 ];
 
 /** The image dependencies: today only the pause image. */
@@ -214,44 +236,56 @@ export const IMAGE_DEPENDENCIES: readonly ImageDependency[] = [
 export const FILE_DEPENDENCY_NAMES: readonly string[] = FILE_DEPENDENCIES.map((d) => d.name);
 
 /**
+ * The Debian 13 (`trixie`, `main`) package named `name` of `repository`, from its `Packages`
+ * index: the pool file, verified by the index's `algorithm` digest.
+ */
+function debianPackage(
+  entry: Pick<FileDependency, 'name' | 'description'> & {
+    pin: DebianVersionPin;
+    /** A base name in braces the resolver's endpoints supply. */
+    repository: string;
+    algorithm: 'sha256' | 'sha512';
+  },
+): FileDependency {
+  return {
+    name: entry.name,
+    description: entry.description,
+    pin: entry.pin,
+    versions: {
+      kind: 'debian-packages',
+      repository: entry.repository,
+      suite: 'trixie',
+      component: 'main',
+      package: entry.name,
+    },
+    artifact: { kind: 'debian-pool' },
+    digest: { kind: 'packages-index', algorithm: entry.algorithm },
+    archNames: GO_ARCH_NAMES,
+    extension: '.deb',
+  };
+}
+
+/**
  * The packages of `setup --otel-logs`, in the order nodes install them with dpkg (libpq5
  * before Fluent Bit, which links against it). Resolved and published only when log export is
  * configured, so the canonical set above, and what user-data requires without it, is unchanged.
  */
 export const OTEL_LOGS_DEPENDENCIES: readonly FileDependency[] = [
-  {
+  debianPackage({
     name: 'libpq5',
     description: "Debian 13's current PostgreSQL client library, which Fluent Bit links against",
     pin: { kind: 'debian' },
-    versions: {
-      kind: 'debian-packages',
-      repository: '{debianArchive}',
-      suite: 'trixie',
-      component: 'main',
-      package: 'libpq5',
-    },
-    artifact: { kind: 'debian-pool' },
+    repository: '{debianArchive}',
     // Debian's indexes list MD5 and SHA-256 only: SHA-256 is the strongest offered.
-    digest: { kind: 'packages-index', algorithm: 'sha256' },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
-    extension: '.deb',
-  },
-  {
+    algorithm: 'sha256',
+  }),
+  debianPackage({
     name: 'fluent-bit',
     description: 'Fluent Bit 5, the node log collector exporting container logs over OTLP',
     pin: { kind: 'debian', major: 5 },
-    versions: {
-      kind: 'debian-packages',
-      repository: '{fluentbitPackages}',
-      suite: 'trixie',
-      component: 'main',
-      package: 'fluent-bit',
-    },
-    artifact: { kind: 'debian-pool' },
-    digest: { kind: 'packages-index', algorithm: 'sha512' },
-    archNames: { amd64: 'amd64', arm64: 'arm64' },
-    extension: '.deb',
-  },
+    repository: '{fluentbitPackages}',
+    algorithm: 'sha512',
+  }),
 ];
 
 /** Names of the `--otel-logs` packages, in install order. */
