@@ -17,12 +17,11 @@
 // still measured and printed), 2 when the run fails; SIGINT/SIGTERM tear the agent down.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { main, markOver, onCleanup, result, tempDir } from './lib/bench.mjs';
+import { PODMIN_BIN as bin, homeEnv } from './lib/cli.mjs';
+import { freeLoopbackPort } from './lib/free-port.mjs';
 
-const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'dist/bin/podmin.cjs');
 const quick = process.argv.includes('--quick');
 const deploys = Number(process.argv.slice(2).find((a) => a !== '--quick') ?? (quick ? 4 : 20));
 if (!Number.isInteger(deploys) || deploys < 1) {
@@ -38,25 +37,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 await main(async () => {
   // Short: the agent's Unix sockets live under it, and a socket path has at most 107 bytes.
   const home = tempDir('pm-agent-');
-  const freePort = () =>
-    new Promise((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address();
-        s.close(() => resolve(port));
-      });
-    });
   const [health, registry, dns, coordination] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
   ];
   const env = {
     ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'c'),
-    XDG_DATA_HOME: path.join(home, 'd'),
-    XDG_CACHE_HOME: path.join(home, 'k'),
+    ...homeEnv(home),
     PODMIN_LOCAL_HEALTH_ADDRESS: `127.0.0.1:${health}`,
     PODMIN_LOCAL_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
     PODMIN_LOCAL_DNS_LISTEN: `127.0.0.1:${dns}`,

@@ -15,9 +15,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main, result, tempDir, yieldToSignals } from './lib/bench.mjs';
+import { PODMIN_BIN as bin, homeEnv } from './lib/cli.mjs';
 
-const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'dist/bin/podmin.cjs');
 if (!fs.existsSync(bin)) {
   console.error(`${bin} is missing; run \`npm run build\` first`);
   process.exit(2);
@@ -32,10 +31,7 @@ await main(async () => {
   const dir = tempDir('podmin-bench-cli-');
   const env = {
     ...process.env,
-    HOME: dir,
-    XDG_CONFIG_HOME: path.join(dir, 'c'),
-    XDG_DATA_HOME: path.join(dir, 'd'),
-    XDG_CACHE_HOME: path.join(dir, 'k'),
+    ...homeEnv(dir),
     // A narrow terminal width would change the help text; pin it.
     COLUMNS: '100',
   };

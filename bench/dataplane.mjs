@@ -180,7 +180,8 @@ async function body(dir) {
         "export { snapshot } from '@podmin/agent-contracts';",
         // Files, not the package indexes, which also load the process's NestJS module and the
         // gRPC health service's server side.
-        `export { BpfObject, enableRunTimeStats } from '${F}/bpf/libbpf';`,
+        `export { BpfObject } from '${F}/bpf/bpf-object';`,
+        `export { enableRunTimeStats } from '${F}/bpf/libbpf';`,
         `export * from '${F}/bpf/frames';`,
         `export * from '${F}/bpf/netns';`,
         `export { MapProgrammer } from '${F}/maps/map-programmer';`,

@@ -11,14 +11,13 @@
 //   node bench/deploy-preflight.mjs [runs] [latency-ms]
 //     (needs PODMIN_TEST_AWS_ENDPOINT, or starts the emulator; build first: npm run build)
 // Exits 1 when a budget is missed, 2 when a command fails; cleans up on SIGINT/SIGTERM/SIGHUP.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import { cleanup, killAtCleanup, onCleanup, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { cleanup, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { PODMIN_BIN as bin, emulatorEnv, homeEnv, runPodmin } from './lib/cli.mjs';
+import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'dist/bin/podmin.cjs');
 const fixture = path.join(root, 'libs/cli/feature-image/src/__fixtures__/hello-app');
 const runs = Number(process.argv[2] ?? 7);
 const latencyMs = Number(process.argv[3] ?? 20);
@@ -28,42 +27,12 @@ const hostArch = process.arch === 'x64' ? 'amd64' : process.arch;
 const cluster = `bench${process.pid}`;
 
 let upstream = process.env.PODMIN_TEST_AWS_ENDPOINT;
-let proxy;
-onCleanup(() => proxy?.close());
 
 try {
   if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run npm run build first`);
   upstream ||= startEmulator(root, path.join(state, 'emulator'));
-  const target = new URL(upstream);
-  /** Requests since the last reset: what, when it arrived and when its response ended. */
-  let requests = [];
-  proxy = http.createServer((req, res) => {
-    const record = { what: `${req.method} ${req.url.split('?')[0]}`, start: performance.now() };
-    requests.push(record);
-    const fwd = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        const chunks = [];
-        up.on('data', (c) => chunks.push(c));
-        up.on('end', () =>
-          setTimeout(() => {
-            res.writeHead(up.statusCode, up.headers);
-            res.end(Buffer.concat(chunks));
-            record.end = performance.now();
-          }, latencyMs),
-        );
-      },
-    );
-    req.pipe(fwd);
-  });
-  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
-  const endpoint = `http://127.0.0.1:${proxy.address().port}`;
+  /** Every request of the CLI, what it asked for and when it started and ended. */
+  const proxy = await startRecordingProxy(upstream, { latencyMs });
 
   const sandbox = (name, extra = {}) => {
     const home = path.join(state, name);
@@ -72,35 +41,14 @@ try {
       home,
       env: {
         PATH: process.env.PATH,
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, 'c'),
-        XDG_DATA_HOME: path.join(home, 'd'),
-        XDG_CACHE_HOME: path.join(home, 'k'),
+        ...homeEnv(home),
         XDG_RUNTIME_DIR: path.join(home, 'r'),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...extra,
       },
     };
   };
-  const podmin = (box, args, input) =>
-    new Promise((resolve, reject) => {
-      const begin = performance.now();
-      const child = killAtCleanup(
-        spawn(process.execPath, [bin, ...args], {
-          cwd: box.home,
-          env: box.env,
-          stdio: ['pipe', 'ignore', 'pipe'],
-        }),
-      );
-      child.stdin.end(input);
-      let err = '';
-      child.stderr.on('data', (d) => (err += d));
-      child.on('close', (code) =>
-        code === 0
-          ? resolve({ ms: performance.now() - begin, stderr: err })
-          : reject(new Error(`podmin ${args.join(' ')} exited ${code}: ${err}`)),
-      );
-    });
+  const podmin = (box, args, input) => runPodmin(args, { cwd: box.home, env: box.env, input });
 
   const manifest = (tag, secret = true) => `apiVersion: apps/v1
 kind: DaemonSet
@@ -173,10 +121,10 @@ spec:
         const tag = n++ % 2 === 0 ? 'v1' : 'v2';
         const args = ['deploy', 'web', '-g', 'default', '-f', `${tag}${suffix}.yaml`];
         if (mode === 'without') args.push('--no-preflight');
-        requests = [];
+        proxy.take();
         const { ms, stderr } = await podmin(box, args);
         if (/Preflight/.test(stderr)) throw new Error(`unexpected preflight warning: ${stderr}`);
-        out[mode].push({ ms, requests: [...requests] });
+        out[mode].push({ ms, requests: proxy.take() });
       }
     }
     return out;
@@ -184,11 +132,7 @@ spec:
 
   // S3 emulator, through the proxy; the NodeGroup's architecture in the module inputs.
   const bucket = `podmin-bench-preflight-${process.pid}`;
-  const s3 = sandbox('s3', {
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_ACCESS_KEY_ID: 'testing',
-    AWS_SECRET_ACCESS_KEY: 'testing',
-  });
+  const s3 = sandbox('s3', emulatorEnv(proxy.endpoint, { allServices: true }));
   await prepare(s3, ['--provider', 'aws', '--region', 'us-east-1', '--bucket', bucket]);
   const { S3Client, PutObjectCommand } = await import('@aws-sdk/client-s3');
   const client = new S3Client({

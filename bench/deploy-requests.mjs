@@ -6,64 +6,23 @@
 // Runs the real CLI against the S3 emulator through a counting HTTP proxy on loopback.
 //   node bench/deploy-requests.mjs     (needs PODMIN_TEST_AWS_ENDPOINT, or starts the emulator)
 // Exits 1 when a budget is missed, 2 when a command fails.
-import http from 'node:http';
 import path from 'node:path';
-import { killAtCleanup, main, onCleanup, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { main, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { emulatorEnv, homeEnv, runPodmin } from './lib/cli.mjs';
+import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'dist/bin/podmin.cjs');
 await main(async () => {
   const state = tempDir('podmin-bench-requests-');
   const upstream = process.env.PODMIN_TEST_AWS_ENDPOINT || startEmulator(root, state);
-  const target = new URL(upstream);
-  let requests = [];
-  const proxy = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url.split('?')[0]}`);
-    const fwd = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-      },
-    );
-    req.pipe(fwd);
-  });
-  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
-  onCleanup(() => proxy.close());
-  const endpoint = `http://127.0.0.1:${proxy.address().port}`;
-  const env = {
-    ...process.env,
-    HOME: state,
-    XDG_CONFIG_HOME: path.join(state, 'c'),
-    XDG_DATA_HOME: path.join(state, 'd'),
-    XDG_CACHE_HOME: path.join(state, 'k'),
-    AWS_ENDPOINT_URL_S3: endpoint,
-    AWS_ACCESS_KEY_ID: 'testing',
-    AWS_SECRET_ACCESS_KEY: 'testing',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  const podmin = async (...args) => {
-    const { spawn } = await import('node:child_process');
-    return new Promise((resolve, reject) => {
-      const child = killAtCleanup(
-        spawn(process.execPath, [bin, ...args], {
-          cwd: state,
-          env,
-          stdio: ['ignore', 'ignore', 'pipe'],
-        }),
-      );
-      let err = '';
-      child.stderr.on('data', (d) => (err += d));
-      child.on('close', (code) =>
-        code === 0 ? resolve() : reject(new Error(`podmin ${args.join(' ')}: ${err}`)),
-      );
-    });
+  const proxy = await startRecordingProxy(upstream);
+  const env = { ...process.env, ...homeEnv(state), ...emulatorEnv(proxy.endpoint) };
+  const podmin = (...args) => runPodmin(args, { cwd: state, env });
+  /** What `podmin …args` requested, as `METHOD /path`. */
+  const requestsOf = async (...args) => {
+    proxy.take();
+    await podmin(...args);
+    return proxy.take().map((r) => r.what);
   };
   const bucket = `podmin-bench-${process.pid}`;
   await podmin(
@@ -76,36 +35,21 @@ await main(async () => {
     '--bucket',
     bucket,
   );
-  const deployArgs = [
+  const deployArgs = (tag) => [
     'deploy',
     '--no-preflight',
     'web',
     '-g',
     'default',
     '--image',
-    'hello:v1',
+    `hello:${tag}`,
     '--service',
   ];
-  await podmin(...deployArgs);
+  await podmin(...deployArgs('v1'));
   await podmin('delete', 'web', '-g', 'default');
-  requests = [];
-  await podmin(...deployArgs);
-  const existing = requests;
-  requests = [];
-  await podmin(...deployArgs);
-  const unchanged = requests;
-  requests = [];
-  await podmin(
-    'deploy',
-    '--no-preflight',
-    'web',
-    '-g',
-    'default',
-    '--image',
-    'hello:v2',
-    '--service',
-  );
-  const newPod = requests;
+  const existing = await requestsOf(...deployArgs('v1'));
+  const unchanged = await requestsOf(...deployArgs('v1'));
+  const newPod = await requestsOf(...deployArgs('v2'));
   console.log(
     `deploy with existing payloads: ${existing.length} requests (${existing.join(', ')})`,
   );

@@ -39,11 +39,11 @@
 //   node bench/dns.mjs [--quick] [--seconds=N] [--rounds=N] [--profile=DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { killAtCleanup, main, markOver, result, skipped, tempDir } from './lib/bench.mjs';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
+import { freeLoopbackPort } from './lib/free-port.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const flag = (name, fallback) => {
@@ -82,14 +82,6 @@ const onCpu = (cpu, command, args) =>
   pinned ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args];
 
 const dir = tempDir('podmin-bench-dns-');
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Starts a child and resolves once `isReady(stdoutSoFar)` holds. */
 function start(command, args, isReady, options = {}) {
@@ -302,7 +294,7 @@ await main(async () => {
       '',
     ].join('\n'),
   );
-  const nsdPort = await freePort();
+  const nsdPort = await freeLoopbackPort();
   const nsdConf = path.join(dir, 'nsd.conf');
   fs.writeFileSync(
     nsdConf,
@@ -332,7 +324,7 @@ zone:
   zonefile: ${zoneFile}
 `,
   );
-  const corednsPort = await freePort();
+  const corednsPort = await freeLoopbackPort();
   const corefile = path.join(dir, 'Corefile');
   fs.writeFileSync(
     corefile,
@@ -344,7 +336,7 @@ zone:
   const nodeRoot = path.join(dir, 'node');
   const runtimeDir = path.join(nodeRoot, 'run/podmin/agent');
   fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
-  const agentPort = await freePort();
+  const agentPort = await freeLoopbackPort();
   const coordinatorRunner = path.join(dir, 'coordinator.cjs');
   fs.writeFileSync(
     coordinatorRunner,

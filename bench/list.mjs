@@ -12,16 +12,15 @@
 // Cold: the CLI's payload cache removed before the run; warm: right after a cold run.
 // --quick: 10 and 100 entries, 5 apps, one run each, no budgets (the integration test).
 // Exits 1 when a budget is missed, 2 when a run fails.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
-import { killAtCleanup, main, onCleanup, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { main, result, startEmulator, tempDir } from './lib/bench.mjs';
+import { PODMIN_BIN as bin, emulatorEnv, homeEnv, runPodmin } from './lib/cli.mjs';
+import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'dist/bin/podmin.cjs');
 const option = (name, fallback) => {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
   return hit ? Number(hit.split('=')[1]) : fallback;
@@ -79,29 +78,7 @@ await main(async () => {
     process.env.PODMIN_TEST_AWS_ENDPOINT || startEmulator(root, path.join(state, 'emulator'));
 
   // Every S3 request of the CLI passes this counting proxy on loopback (as deploy-requests.mjs).
-  const target = new URL(upstream);
-  let s3Requests = [];
-  const proxy = http.createServer((req, res) => {
-    s3Requests.push(req.method);
-    const fwd = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-      },
-    );
-    fwd.on('error', () => res.destroy());
-    req.pipe(fwd);
-  });
-  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
-  onCleanup(() => proxy.close());
-  const proxyEndpoint = `http://127.0.0.1:${proxy.address().port}`;
+  const proxy = await startRecordingProxy(upstream);
 
   // The local provider has no requests: a preloaded module counts the CLI's opens of object
   // files in the bucket directory (reads, and writes of temporary files), written at exit.
@@ -193,31 +170,20 @@ spec:
       .join(', ') || 'none';
 
   async function runCli(provider, env, args) {
-    s3Requests = [];
+    proxy.take();
     fs.rmSync(countFile, { force: true });
-    let stderr = '';
-    const started = process.hrtime.bigint();
-    await new Promise((resolve, reject) => {
-      const child = killAtCleanup(
-        spawn(process.execPath, ['--require', countPreload, bin, ...args], {
-          cwd: state,
-          env: { ...env, PODMIN_BENCH_COUNT_FILE: countFile },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        }),
-      );
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('close', (code) =>
-        code === 0 ? resolve() : reject(new Error(`podmin ${args.join(' ')}: ${stderr}`)),
-      );
+    const { ms, stderr } = await runPodmin(args, {
+      cwd: state,
+      env: { ...env, PODMIN_BENCH_COUNT_FILE: countFile },
+      nodeArgs: ['--require', countPreload],
     });
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const recorded = JSON.parse(fs.readFileSync(countFile, 'utf8'));
     let counts;
     if (provider.name === 'local') {
       counts = recorded.counts;
     } else {
       counts = {};
-      for (const m of s3Requests) counts[m] = (counts[m] ?? 0) + 1;
+      for (const { method } of proxy.take()) counts[method] = (counts[method] ?? 0) + 1;
     }
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     return { ms, cpuMs: recorded.cpuMs, counts, total, stderr };
@@ -229,14 +195,8 @@ spec:
       const home = path.join(state, provider.name.replace(/\W/g, '-'));
       const env = {
         ...process.env,
-        HOME: home,
-        XDG_CONFIG_HOME: path.join(home, 'c'),
-        XDG_DATA_HOME: path.join(home, 'd'),
-        XDG_CACHE_HOME: path.join(home, 'k'),
-        AWS_ENDPOINT_URL_S3: proxyEndpoint,
-        AWS_ACCESS_KEY_ID: 'testing',
-        AWS_SECRET_ACCESS_KEY: 'testing',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...homeEnv(home),
+        ...emulatorEnv(proxy.endpoint),
         PODMIN_BENCH_BUCKET: provider.bucket,
       };
       const payloadCache = path.join(home, 'k', 'podmin', 'payloads');

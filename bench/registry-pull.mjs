@@ -230,6 +230,21 @@ await main(async () => {
       min: 0.9,
     });
   }
+  /**
+   * The lines every provider prints: the direct read, the pull and the two anchors (`labels`
+   * names the provider's direct read and bare server), the budget, and pull / direct read.
+   */
+  function report(provider, s, labels) {
+    line(labels.direct, s.direct.text);
+    line('registry blob pull, curl (verifies sha256)', s.registry.text);
+    line('anchor: direct read + sha256', s.directSha256.text);
+    line(labels.bare, s.bare.text);
+    budget(provider, s.registry.median, {
+      'direct read + sha256': s.directSha256.median,
+      'bare Node.js server': s.bare.median,
+    });
+    line('ratio pull / direct read', (s.registry.median / s.direct.median).toFixed(2));
+  }
 
   async function localProvider() {
     const size = mib * 1024 * 1024;
@@ -303,15 +318,10 @@ s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H);print(s.server_address[1]);
     console.log(
       `local provider: ${mib} MiB blob (sha256:${hex.slice(0, 12)}…), ${rounds} rounds, median (min–max)`,
     );
-    line('direct object read (LocalDirectoryObjectStore)', s.direct.text);
-    line('registry blob pull, curl (verifies sha256)', s.registry.text);
-    line('anchor: direct read + sha256', s.directSha256.text);
-    line('anchor: bare Node.js http server, curl', s.bare.text);
-    budget('local', s.registry.median, {
-      'direct read + sha256': s.directSha256.median,
-      'bare Node.js server': s.bare.median,
+    report('local', s, {
+      direct: 'direct object read (LocalDirectoryObjectStore)',
+      bare: 'anchor: bare Node.js http server, curl',
     });
-    line('ratio pull / direct read', (s.registry.median / s.direct.median).toFixed(2));
     if (s.python !== undefined)
       line('reference: python3 http.server + sendfile, curl', s.python.text);
     line(
@@ -404,15 +414,10 @@ s=http.server.ThreadingHTTPServer(('127.0.0.1',0),H);print(s.server_address[1]);
       console.log(
         `s3 provider (emulator ${endpoint}): ${s3Mib} MiB blob, ${rounds} rounds, median (min–max)`,
       );
-      line('direct object read (S3ObjectStore)', s.direct.text);
-      line('registry blob pull, curl (verifies sha256)', s.registry.text);
-      line('anchor: direct read + sha256', s.directSha256.text);
-      line('anchor: bare Node.js server streaming from the emulator, curl', s.bare.text);
-      budget('s3 emulator', s.registry.median, {
-        'direct read + sha256': s.directSha256.median,
-        'bare Node.js server': s.bare.median,
+      report('s3 emulator', s, {
+        direct: 'direct object read (S3ObjectStore)',
+        bare: 'anchor: bare Node.js server streaming from the emulator, curl',
       });
-      line('ratio pull / direct read', (s.registry.median / s.direct.median).toFixed(2));
     }
   }
 

@@ -11,22 +11,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
-skip() {
-  echo "SKIPPED chaos: $*"
-  exit 0
-}
-[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
-ip netns list >/dev/null 2>&1 || skip "\`ip netns\` is not available"
+# shellcheck source-path=SCRIPTDIR source=lib/tier-checks.sh
+source tools/lib/tier-checks.sh chaos
+need_root "network namespaces"
+need_netns
 for tool in ping curl dig; do
-  command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (tools/setup/apt-deps.sh)"
+  need_tool "$tool" "$tool is not installed (tools/setup/apt-deps.sh)"
 done
 dpkg -L libfaketime 2>/dev/null | grep -q '/libfaketime\.so\.1$' ||
   skip "libfaketime is not installed (tools/setup/apt-deps.sh)"
 bash tools/setup/python-tools.sh moto_server >/dev/null || skip "no moto emulator (tools/setup/python-tools.sh failed)"
-# podmin-agent and every service program it supervises.
-projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns agent-dataplane)
-NX_DAEMON=false npx nx run-many -t build -p "${projects[@]}" --output-style=stream >/dev/null
+build_agent_bundles
 status=0
 npx jest -c apps/agent/jest.chaos.config.cjs --ci || status=$?
 echo "chaos tier took $((SECONDS - started)) s (build included)"

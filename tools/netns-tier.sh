@@ -10,15 +10,10 @@
 # Prints `SKIPPED netns: <reason>` where the machine cannot run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-skip() {
-  echo "SKIPPED netns: $*"
-  exit 0
-}
-[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
-ip netns list >/dev/null 2>&1 || skip "\`ip netns\` is not available"
-command -v ping >/dev/null 2>&1 || skip "ping is needed to check the namespaces reach each other"
-# podmin-agent and every service program it supervises.
-projects=(agent agent-registry agent-staticpod agent-identity agent-coordinator agent-dns agent-dataplane)
-NX_DAEMON=false npx nx run-many -t build -p "${projects[@]}" --output-style=stream >/dev/null
+# shellcheck source-path=SCRIPTDIR source=lib/tier-checks.sh
+source tools/lib/tier-checks.sh netns
+need_root "network namespaces"
+need_netns
+need_tool ping "ping is needed to check the namespaces reach each other"
+build_agent_bundles
 npx jest -c apps/agent/jest.node.config.cjs --ci

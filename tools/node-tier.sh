@@ -27,15 +27,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-skip() {
-  echo "SKIPPED node: $*"
-  exit 0
-}
-[[ $(id -u) -eq 0 ]] || skip "needs root for containerd, runc and network namespaces"
-command -v runc >/dev/null 2>&1 || skip "runc is not installed (tools/setup/apt-deps.sh installs it with containerd)"
-command -v gcc >/dev/null 2>&1 || skip "gcc is needed to build the pause program"
-command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || skip "aarch64-linux-gnu-gcc is needed for the arm64 workload (tools/setup/apt-deps.sh installs it)"
-command -v dig >/dev/null 2>&1 || skip "dig is needed to query CoreDNS (tools/setup/apt-deps.sh installs bind9-dnsutils)"
+# shellcheck source-path=SCRIPTDIR source=lib/tier-checks.sh
+source tools/lib/tier-checks.sh node
+need_root "containerd, runc and network namespaces"
+need_tool runc "runc is not installed (tools/setup/apt-deps.sh installs it with containerd)"
+need_tool gcc "gcc is needed to build the pause program"
+need_tool aarch64-linux-gnu-gcc "aarch64-linux-gnu-gcc is needed for the arm64 workload (tools/setup/apt-deps.sh installs it)"
+need_tool dig "dig is needed to query CoreDNS (tools/setup/apt-deps.sh installs bind9-dnsutils)"
 [[ -d /sys/fs/cgroup ]] || skip "no cgroup hierarchy"
 if ! out=$(bash tools/node-stack/build.sh 2>&1); then
   echo "$out" | tail -n 20 >&2
@@ -244,6 +242,15 @@ logs_show_serving() {
   }
 }
 check logs_show_serving
+# Log export's name mapping (Fluent Bit's configuration uses the same pattern): kubelet's
+# /var/log/containers link of the running hello container names its Pod, namespace and ID.
+log_names_map() {
+  PODMIN_NODE_TIER_CONTAINER_ID=$(crictl ps --name hello --state Running -q | head -1) \
+    PODMIN_NODE_TIER_POD=hello-default \
+    npx jest -c libs/agent/util-fluent-bit/jest.node.config.cjs --ci 2>&1 | sed 's/^/  /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+check log_names_map
 
 # Services end to end: from inside another Pod, `http://hello/` goes through the Pod's resolver
 # (CoreDNS, then agent-dns) to the VIP, and agent-dataplane's eBPF program on the client's host

@@ -9,9 +9,8 @@ import {
   type ServerWritableStream,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { PROTO_FILES, protoRoot } from '@podmin/agent-contracts';
+import { PROTO_FILES, loadAgentProto, protoRoot } from '@podmin/agent-contracts';
 
 /** A Ready Pod as the stand-in reports it. */
 export interface ReadyPod {
@@ -36,10 +35,9 @@ export async function servePodsList(
   socket: string,
   list: () => readonly Buffer[],
 ): Promise<{ close: () => void }> {
-  const root = protoRoot();
-  const pkg = loadPackageDefinition(
-    loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
-  ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
+  const pkg = loadPackageDefinition(loadAgentProto(PROTO_FILES.kubeletPods)) as unknown as {
+    v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } };
+  };
   const server = new Server();
   const impl: UntypedServiceImplementation = {
     ListPods: (_call: unknown, cb: (err: null, value: unknown) => void) =>

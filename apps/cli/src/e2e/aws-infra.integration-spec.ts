@@ -10,8 +10,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { findTestInfraEngine, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
-import { makeSandbox, runCli, type CliRun, type CliSandbox } from './cli-harness';
+import { findTestInfraEngine, getAwsEmulator, itIf, uniqueBucketName } from '@podmin/testing';
+import { awsConnectArgs, makeSandbox, runCli, type CliRun, type CliSandbox } from './cli-harness';
 
 const REPO = path.resolve(__dirname, '../../../..');
 const PLACEHOLDER = path.join(
@@ -21,16 +21,12 @@ const PLACEHOLDER = path.join(
 const STATE = 'tfstate/podmin.tfstate';
 const engine = findTestInfraEngine();
 
-/** Defines a test that needs the engine, or prints why it does not run (no skipped jest test). */
-const itWithEngine = (name: string, fn: () => Promise<void>, timeout: number): void => {
-  if (engine !== undefined) {
-    it(name, fn, timeout);
-    return;
-  }
-  process.stdout.write(
-    `SKIPPED infra-e2e: "${name}": no OpenTofu/Terraform (tools/infra-stack/build.sh or PATH)\n`,
-  );
-};
+/** Jest's `it` for a test that needs the engine; without one its skip, with the SKIPPED line. */
+const itWithEngine = itIf(
+  engine !== undefined,
+  'infra-e2e',
+  'no OpenTofu/Terraform (tools/infra-stack/build.sh or PATH)',
+);
 
 /** Runs a CLI bundle at `bin` (not the default one) in the sandbox. */
 function runBundle(bin: string, sandbox: CliSandbox, args: string[]): Promise<CliRun> {
@@ -44,16 +40,7 @@ describe('podmin setup/teardown/destroy on AWS (bundled CLI, emulator)', () => {
   let bucket: string;
   let region: string;
   /** `podmin connect demo` to this file's bucket in the emulator. */
-  const connectArgs = () => [
-    'connect',
-    'demo',
-    '--provider',
-    'aws',
-    '--region',
-    region,
-    '--bucket',
-    bucket,
-  ];
+  const connectArgs = () => awsConnectArgs('demo', region, bucket);
   let endpoint: string;
 
   const listKeys = async (): Promise<string[]> => {

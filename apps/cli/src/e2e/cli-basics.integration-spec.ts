@@ -110,7 +110,7 @@ describe('podmin basics', () => {
         ])
       ).code,
     ).toBe(0);
-    const config = path.join(sandbox.home, 'xdg-config', 'podmin', 'config.json');
+    const config = path.join(sandbox.configHome, 'podmin', 'config.json');
     expect(fs.statSync(config).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.join(sandbox.home, 'b2')).isDirectory()).toBe(true);
     let table = (await sandbox.run(['use'])).stdout;

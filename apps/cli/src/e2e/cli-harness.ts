@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { makeTempHome } from '@podmin/testing';
 import { serializeReceipt } from '@podmin/util-receipts';
 
 /** Path of the bundled CLI the black-box tests run (built by `nx run cli:build`). */
@@ -18,36 +18,79 @@ export interface CliRun {
 /** A temporary HOME with its own XDG directories and a working directory. */
 export interface CliSandbox {
   home: string;
+  /** XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_CACHE_HOME (podmin's directories are `<dir>/podmin`). */
+  configHome: string;
+  dataHome: string;
+  cacheHome: string;
   cwd: string;
   env: Record<string, string>;
   run(args: string[], extraEnv?: Record<string, string>): Promise<CliRun>;
   cleanup(): void;
 }
 
-/** Creates a sandbox whose podmin runs see only temporary state. */
+/**
+ * Creates a sandbox whose podmin runs see only temporary state: a temporary HOME with its XDG
+ * directories ({@link makeTempHome}), a working directory in it, and only PATH from this
+ * process's environment.
+ */
 export function makeSandbox(extraEnv: Record<string, string> = {}): CliSandbox {
   if (!fs.existsSync(PODMIN_BIN))
     throw new Error(`${PODMIN_BIN} is missing: run \`npx nx run cli:build\` first`);
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-e2e-'));
-  const cwd = path.join(home, 'work');
+  const temp = makeTempHome('podmin-e2e');
+  const cwd = path.join(temp.home, 'work');
   fs.mkdirSync(cwd);
   const env: Record<string, string> = {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, 'xdg-config'),
-    XDG_CACHE_HOME: path.join(home, 'xdg-cache'),
-    XDG_DATA_HOME: path.join(home, 'xdg-data'),
-    XDG_RUNTIME_DIR: path.join(home, 'xdg-run'),
+    ...temp.env,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extraEnv,
   };
+  const xdg = (name: string): string => {
+    const dir = env[name];
+    if (dir === undefined) throw new Error(`makeSandbox: ${name} is not set`);
+    return dir;
+  };
   return {
-    home,
+    home: temp.home,
+    configHome: xdg('XDG_CONFIG_HOME'),
+    dataHome: xdg('XDG_DATA_HOME'),
+    cacheHome: xdg('XDG_CACHE_HOME'),
     cwd,
     env,
     run: (args, more = {}) => runCli(args, { cwd, env: { ...env, ...more } }),
-    cleanup: () => fs.rmSync(home, { recursive: true, force: true }),
+    cleanup: temp.cleanup,
   };
+}
+
+/**
+ * A sandbox ({@link makeSandbox} with `extraEnv`) connected to cluster `demo` on the local
+ * provider, its bucket directory at `<home>/bucket`.
+ */
+export async function connectedLocalSandbox(
+  extraEnv: Record<string, string> = {},
+): Promise<{ sandbox: CliSandbox; bucket: string }> {
+  const sandbox = makeSandbox(extraEnv);
+  const bucket = path.join(sandbox.home, 'bucket');
+  const connected = await sandbox.run([
+    'connect',
+    'demo',
+    '--provider',
+    'local',
+    '--bucket',
+    bucket,
+  ]);
+  expect(connected.code).toBe(0);
+  return { sandbox, bucket };
+}
+
+/** `podmin deploy --no-preflight web -g default --image <image>`, then `more`: most flows' deploy. */
+export function deployWebArgs(image: string, ...more: string[]): string[] {
+  return ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', image, ...more];
+}
+
+/** The arguments of `podmin connect <cluster>` to `bucket` in `region` on AWS (the emulator). */
+export function awsConnectArgs(cluster: string, region: string, bucket: string): string[] {
+  return ['connect', cluster, '--provider', 'aws', '--region', region, '--bucket', bucket];
 }
 
 /**

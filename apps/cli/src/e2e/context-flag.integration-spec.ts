@@ -34,7 +34,7 @@ describe('podmin --context and PODMIN_CONTEXT', () => {
       ]);
       expect(connected.code).toBe(0);
     }
-    config = path.join(sandbox.home, 'xdg-config', 'podmin', 'config.json');
+    config = path.join(sandbox.configHome, 'podmin', 'config.json');
   });
   afterAll(() => sandbox.cleanup());
 

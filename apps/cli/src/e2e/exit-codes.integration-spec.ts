@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { connectedLocalSandbox, deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
 // One test per exit code (0 success, 1 the operation failed, 2 usage error), run through the
 // built CLI as a script would see it.
@@ -8,17 +8,7 @@ describe('podmin exit codes', () => {
   let sandbox: CliSandbox;
   let bucket: string;
   beforeAll(async () => {
-    sandbox = makeSandbox();
-    bucket = path.join(sandbox.home, 'bucket');
-    const connected = await sandbox.run([
-      'connect',
-      'demo',
-      '--provider',
-      'local',
-      '--bucket',
-      bucket,
-    ]);
-    expect(connected.code).toBe(0);
+    ({ sandbox, bucket } = await connectedLocalSandbox());
   });
   afterAll(() => sandbox.cleanup());
 
@@ -31,15 +21,7 @@ describe('podmin exit codes', () => {
   });
 
   it('exits 0 when the command succeeds', async () => {
-    const deploy = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-    ]);
+    const deploy = await sandbox.run(deployWebArgs('hello:v1'));
     expect(deploy.stderr).not.toMatch(/^Error:/m);
     expect(deploy.code).toBe(0);
     const status = await sandbox.run(['status', 'web', '-g', 'default']);
@@ -64,15 +46,7 @@ describe('podmin exit codes', () => {
         (await other.run(['connect', 'gone', '--provider', 'local', '--bucket', gone])).code,
       ).toBe(0);
       fs.rmSync(gone, { recursive: true });
-      const deploy = await other.run([
-        'deploy',
-        '--no-preflight',
-        'web',
-        '-g',
-        'default',
-        '--image',
-        'hello:v1',
-      ]);
+      const deploy = await other.run(deployWebArgs('hello:v1'));
       expect(deploy.code).toBe(1);
       expect(deploy.stderr).toContain(`the bucket directory ${gone} does not exist`);
       expect(fs.existsSync(gone)).toBe(false);
@@ -108,32 +82,11 @@ describe('podmin exit codes', () => {
     const choice = await sandbox.run(['list', '-o', 'xml']);
     expect(choice.code).toBe(2);
     expect(choice.stderr).toContain('Invalid values');
-    const duration = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v2',
-      '--wait',
-      '--timeout',
-      'soon',
-    ]);
+    const duration = await sandbox.run(deployWebArgs('hello:v2', '--wait', '--timeout', 'soon'));
     expect(duration.code).toBe(2);
     expect(duration.stderr).toContain('--timeout: "soon" is not a duration');
     // Values a feature library checks (a quantity, a name) are usage errors too.
-    const cpu = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v2',
-      '--cpu',
-      'lots',
-    ]);
+    const cpu = await sandbox.run(deployWebArgs('hello:v2', '--cpu', 'lots'));
     expect(cpu.code).toBe(2);
     expect(cpu.stderr).toContain('--cpu: "lots" is not a positive Kubernetes quantity');
     const name = await sandbox.run([

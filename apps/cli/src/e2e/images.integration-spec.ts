@@ -18,7 +18,7 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
 
   beforeAll(async () => {
     sandbox = makeSandbox();
-    bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+    bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
     const connected = await sandbox.run(['connect', 'demo', '--provider', 'local']);
     expect(connected.code).toBe(0);
   });
@@ -37,8 +37,7 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
     expect(build.stdout).toBe('registry.podmin.internal/apps/hello:v1\n');
     expect(build.code).toBe(0);
     const layout = path.join(
-      sandbox.home,
-      'xdg-cache',
+      sandbox.cacheHome,
       'podmin',
       'oci',
       'registry.podmin.internal',
@@ -135,8 +134,7 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
   it('pulls from a loopback registry over plain HTTP', async () => {
     const served = new Map<string, { type: string; body: Buffer }>();
     const layout = path.join(
-      sandbox.home,
-      'xdg-cache',
+      sandbox.cacheHome,
       'podmin',
       'oci',
       'registry.podmin.internal',

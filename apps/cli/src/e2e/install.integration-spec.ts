@@ -30,8 +30,7 @@ function taggedDigest(layoutDir: string, tag: string): string {
 describe('podmin install cloudflared on a local bucket, the image from a loopback registry', () => {
   const builder = makeSandbox();
   const layoutDir = path.join(
-    builder.home,
-    'xdg-cache',
+    builder.cacheHome,
     'podmin',
     'oci',
     'docker.io',
@@ -52,7 +51,7 @@ describe('podmin install cloudflared on a local bucket, the image from a loopbac
     operators.push(sandbox);
     const connected = await sandbox.run(['connect', 'demo', '--provider', 'local']);
     expect(connected.code).toBe(0);
-    return { sandbox, bucket: path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo') };
+    return { sandbox, bucket: path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo') };
   }
 
   /** `podmin secret create` of the token from stdin. */
@@ -193,7 +192,7 @@ describe('podmin install cloudflared on a local bucket, the image from a loopbac
     expect(pod).not.toContain(TOKEN);
 
     // Re-run with an empty image cache: the mirror index in the bucket is what is reused.
-    fs.rmSync(path.join(sandbox.home, 'xdg-cache', 'podmin', 'oci'), {
+    fs.rmSync(path.join(sandbox.cacheHome, 'podmin', 'oci'), {
       recursive: true,
       force: true,
     });

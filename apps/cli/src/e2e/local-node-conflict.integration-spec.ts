@@ -65,7 +65,7 @@ describe('two local clusters on one health address', () => {
     );
     // Another configuration's agent: the hint says where to tear it down, or which pid to kill.
     expect(clash.stderr).toContain(
-      `Hint: Stop that agent with \`podmin teardown\` in cluster alpha's context (the Podmin configuration whose data directory is ${path.join(first.home, 'xdg-data', 'podmin')}) or \`kill ${firstPid}\``,
+      `Hint: Stop that agent with \`podmin teardown\` in cluster alpha's context (the Podmin configuration whose data directory is ${path.join(first.dataHome, 'podmin')}) or \`kill ${firstPid}\``,
     );
     const secondPid = startedPid(clash.stderr);
     expect(secondPid).not.toBe(firstPid);
@@ -73,7 +73,7 @@ describe('two local clusters on one health address', () => {
       () => (alive(secondPid) ? undefined : true),
       "the second cluster's agent to exit",
     );
-    const secondRoot = path.join(second.home, 'xdg-data', 'podmin', 'nodes', 'beta', 'default');
+    const secondRoot = path.join(second.dataHome, 'podmin', 'nodes', 'beta', 'default');
     expect(fs.existsSync(path.join(secondRoot, 'run/podmin/agent.json'))).toBe(false);
 
     // The first cluster's agent still answers, as itself, and its setup still finds it.

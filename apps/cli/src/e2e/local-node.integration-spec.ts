@@ -32,9 +32,7 @@ describe('the local provider as a real node', () => {
     expect(setup.stderr).toContain('podmin-agent is ready');
     expect(setup.code).toBe(0);
     nodeRoot = setup.stdout.trim();
-    expect(nodeRoot).toBe(
-      path.join(sandbox.home, 'xdg-data', 'podmin', 'nodes', 'demo', 'default'),
-    );
+    expect(nodeRoot).toBe(path.join(sandbox.dataHome, 'podmin', 'nodes', 'demo', 'default'));
     const state = JSON.parse(
       fs.readFileSync(path.join(nodeRoot, 'run/podmin/agent.json'), 'utf8'),
     ) as { pid: number };

@@ -5,7 +5,7 @@ import { describeCliFlows } from './cli-flows';
 
 describeCliFlows('a local directory bucket', () => {
   const sandbox = makeSandbox();
-  const bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+  const bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
   return Promise.resolve({
     sandbox,
     store: {

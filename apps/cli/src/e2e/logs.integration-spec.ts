@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeSandbox, PODMIN_BIN, type CliSandbox } from './cli-harness';
+import { connectedLocalSandbox, PODMIN_BIN, type CliSandbox } from './cli-harness';
 
 // `podmin logs` through the built CLI on a local context, against a node laid out as the agent
 // and kubelet leave it: the agent's static Pod manifests and kubelet's CRI log files.
@@ -12,21 +12,9 @@ describe('podmin logs (local provider)', () => {
   let appLog: string;
   const at = (agoS: number) => new Date(Date.now() - agoS * 1000).toISOString();
   beforeAll(async () => {
-    sandbox = makeSandbox();
+    ({ sandbox } = await connectedLocalSandbox());
     podLogDir = path.join(sandbox.home, 'var-log-pods');
-    const connected = await sandbox.run([
-      'connect',
-      'demo',
-      '--provider',
-      'local',
-      '--bucket',
-      path.join(sandbox.home, 'bucket'),
-    ]);
-    expect(connected.code).toBe(0);
-    const manifests = path.join(
-      sandbox.env['XDG_DATA_HOME'] as string,
-      'podmin/nodes/demo/default/etc/podmin/manifests',
-    );
+    const manifests = path.join(sandbox.dataHome, 'podmin/nodes/demo/default/etc/podmin/manifests');
     fs.mkdirSync(manifests, { recursive: true });
     fs.writeFileSync(
       path.join(manifests, 'web.yaml'),
@@ -100,10 +88,7 @@ describe('podmin logs (local provider)', () => {
   });
 
   it('says so when a Pod runs but none of its containers has written a log yet', async () => {
-    const manifests = path.join(
-      sandbox.env['XDG_DATA_HOME'] as string,
-      'podmin/nodes/demo/default/etc/podmin/manifests',
-    );
+    const manifests = path.join(sandbox.dataHome, 'podmin/nodes/demo/default/etc/podmin/manifests');
     fs.writeFileSync(
       path.join(manifests, 'api.yaml'),
       'metadata: { name: api, namespace: product, annotations: { podmin.dev/deployment: default/api } }\nspec: { containers: [{ name: app, image: x }] }\n',

@@ -66,7 +66,7 @@ describe('podmin -o json|yaml|name (bundled CLI, local bucket)', () => {
     upstream = await new FakeUpstream().start();
     upstream.setRegistryTags('pause', ['3.9', '3.10']);
     sandbox = makeSandbox({ PODMIN_TEST_DEPENDENCY_BASE_URL: upstream.base });
-    bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+    bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
     expect((await sandbox.run(['connect', 'other', '--provider', 'local'])).code).toBe(0);
     expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
   });

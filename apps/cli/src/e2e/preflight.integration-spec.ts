@@ -193,7 +193,7 @@ function describePreflight(title: string, setup: () => Promise<Target>): void {
 
 describePreflight('local provider', () => {
   const sandbox = makeSandbox();
-  const bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+  const bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
   return Promise.resolve({
     sandbox,
     cluster: 'demo',

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,77 +8,44 @@ import {
   LocalSecretStore,
   ParameterStoreSecretStore,
   createSsmClient,
-  type SecretStore,
 } from '@podmin/data-access-secrets';
-import { freeLoopbackPort, getAwsEmulator, uniqueBucketName, waitFor } from '@podmin/testing';
+import {
+  awsAgentArgs,
+  emulatorAgentEnv,
+  freeAgentPorts,
+  getAwsEmulator,
+  localAgentArgs,
+  seedClusterSecrets,
+  spawnBuiltAgent,
+  uniqueBucketName,
+  waitFor,
+  type BuiltAgent,
+} from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { parseReceipt, podRevision, receiptKey } from '@podmin/util-receipts';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { awsConnectArgs, deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
-const AGENT_BIN = path.resolve(__dirname, '../../../../dist/bin/podmin-agent.cjs');
-
-/** One running podmin-agent and its output. */
-interface Agent {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number>;
-}
-
-/** Stores the CA secrets `podmin setup` would, so an agent can start. */
-async function seedCas(secrets: Pick<SecretStore, 'create'>, cluster: string): Promise<void> {
-  const { createClusterCa, generateWorkloadCaSecretValue, serializeClusterCaSecret } =
-    await import('@podmin/util-pki');
-  await secrets.create(
-    `/${cluster}/_system/workload-ca-key`,
-    Buffer.from(generateWorkloadCaSecretValue()),
-  );
-  await secrets.create(
-    `/${cluster}/_system/cluster-ca`,
-    Buffer.from(serializeClusterCaSecret(await createClusterCa(cluster, new Date()))),
-  );
-}
-
-/** Starts a built podmin-agent with `flags` as node `nodeId`, on ports of its own, without a node stack. */
+/**
+ * Starts the built podmin-agent with `args` as node `nodeId`, on loopback ports of its own and a
+ * temporary node root (removed once it exits), without a node stack.
+ */
 async function startAgent(
-  flags: string[],
+  args: string[],
   nodeId: string,
   env: Record<string, string>,
-): Promise<Agent> {
-  const [health, registry, dns, coordination] = await Promise.all([
-    freeLoopbackPort(),
-    freeLoopbackPort(),
-    freeLoopbackPort(),
-    freeLoopbackPort(),
-  ]);
+): Promise<BuiltAgent> {
   const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), `podmin-receipts-${nodeId}-`));
-  const child = spawn(process.execPath, [AGENT_BIN, ...flags], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      PODMIN_NODE_ROOT: nodeRoot,
-      PODMIN_NODE_ADDRESS: '::1',
-      PODMIN_NODE_ID: nodeId,
-      PODMIN_AGENT_HEALTH_ADDRESS: `127.0.0.1:${health}`,
-      PODMIN_AGENT_REGISTRY_LISTEN: `127.0.0.1:${registry}`,
-      PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${dns}`,
-      PODMIN_AGENT_COORDINATION_PORT: String(coordination),
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const agent = spawnBuiltAgent({
+    args,
+    nodeId,
+    nodeRoot,
+    ports: await freeAgentPorts(),
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
   });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-  exited
+  agent.exited
     .finally(() => fs.rmSync(nodeRoot, { recursive: true, force: true }))
     .catch(() => undefined);
-  return { child, output: () => output, exited };
-}
-
-async function stopAll(agents: Agent[]): Promise<void> {
-  for (const a of agents) if (a.child.exitCode === null) a.child.kill('SIGTERM');
-  await Promise.all(agents.map((a) => a.exited));
+  return agent;
 }
 
 /** Every key and its ETag under the prefixes podmin writes, to show a command changed nothing. */
@@ -106,18 +72,7 @@ async function receiptsWithoutNodeStack(
   store: ObjectStore,
   nodes: readonly string[],
 ): Promise<void> {
-  const deploy = await sandbox.run([
-    'deploy',
-    '--no-preflight',
-    'web',
-    '-g',
-    'default',
-    '--image',
-    'hello:v1',
-    '--wait',
-    '--timeout',
-    '90s',
-  ]);
+  const deploy = await sandbox.run(deployWebArgs('hello:v1', '--wait', '--timeout', '90s'));
   expect(deploy.stdout.trim()).toBe('default/web');
   expect(deploy.code).toBe(1);
   expect(deploy.stderr).toContain(
@@ -188,33 +143,25 @@ async function receiptsWithoutNodeStack(
 }
 
 describe('node receipts without a node stack: applied revisions, Ready unknown', () => {
+  // Real agents start and apply a revision: past Jest's 60 s default on a loaded machine.
+  jest.setTimeout(150_000);
   it('two agents on the local provider and a local bucket', async () => {
     const sandbox = makeSandbox();
-    const agents: Agent[] = [];
+    const agents: BuiltAgent[] = [];
     try {
       expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
-      const bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+      const bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
       const secretsFile = path.join(sandbox.home, 'node-secrets.json');
-      await seedCas(
+      await seedClusterSecrets(
         new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' }),
         'demo',
       );
-      const flags = [
-        '--provider',
-        'local',
-        '--bucket',
-        bucket,
-        '--region',
-        'local',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        'fd00:1:2:3:4::/80',
-      ];
       for (const node of ['node-1', 'node-2'])
-        agents.push(await startAgent(flags, node, { PODMIN_LOCAL_SECRETS_FILE: secretsFile }));
+        agents.push(
+          await startAgent(localAgentArgs(bucket), node, {
+            PODMIN_LOCAL_SECRETS_FILE: secretsFile,
+          }),
+        );
       const { LocalDirectoryObjectStore } = await import('@podmin/data-access-object-store');
       const store = new LocalDirectoryObjectStore(bucket);
       // Each agent writes its first receipt after its first pass, before anything is deployed.
@@ -225,7 +172,7 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
       );
       await receiptsWithoutNodeStack(sandbox, store, ['node-1', 'node-2']);
     } finally {
-      await stopAll(agents);
+      await Promise.all(agents.map((a) => a.stop()));
       sandbox.cleanup();
     }
   });
@@ -242,45 +189,19 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
     const bucket = uniqueBucketName('podmin-receipts');
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     const cluster = `r${Date.now().toString(36)}`;
-    await seedCas(new ParameterStoreSecretStore(createSsmClient(creds)), cluster);
-    const awsEnv = {
-      AWS_ENDPOINT_URL: emulator.endpoint,
-      AWS_ENDPOINT_URL_S3: emulator.endpoint,
-      AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
-    };
+    await seedClusterSecrets(new ParameterStoreSecretStore(createSsmClient(creds)), cluster);
+    const awsEnv = emulatorAgentEnv(emulator);
     const sandbox = makeSandbox(awsEnv);
-    const agents: Agent[] = [];
+    const agents: BuiltAgent[] = [];
     try {
-      expect(
-        (
-          await sandbox.run([
-            'connect',
-            cluster,
-            '--provider',
-            'aws',
-            '--region',
-            emulator.region,
-            '--bucket',
-            bucket,
-          ])
-        ).code,
-      ).toBe(0);
-      const flags = [
-        '--provider',
-        'aws',
-        '--bucket',
-        bucket,
-        '--region',
-        emulator.region,
-        '--cluster',
-        cluster,
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        '2600:1f14:abc:1200:1::/80',
-      ];
-      agents.push(await startAgent(flags, 'i-0123456789abcdef0', awsEnv));
+      expect((await sandbox.run(awsConnectArgs(cluster, emulator.region, bucket))).code).toBe(0);
+      agents.push(
+        await startAgent(
+          awsAgentArgs(bucket, emulator.region, cluster),
+          'i-0123456789abcdef0',
+          awsEnv,
+        ),
+      );
       const store = new S3ObjectStore({ client: s3, bucket });
       await waitFor(
         async () => ((await store.list('status/default/')).objects.length === 1 ? true : undefined),
@@ -289,7 +210,7 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
       );
       await receiptsWithoutNodeStack(sandbox, store, ['i-0123456789abcdef0']);
     } finally {
-      await stopAll(agents);
+      await Promise.all(agents.map((a) => a.stop()));
       sandbox.cleanup();
     }
   });

@@ -10,7 +10,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { sha512Hex } from '@podmin/util-desired-state';
-import { PODMIN_BIN, makeSandbox, snapshotDir, type CliRun, type CliSandbox } from './cli-harness';
+import {
+  PODMIN_BIN,
+  awsConnectArgs,
+  makeSandbox,
+  snapshotDir,
+  type CliRun,
+  type CliSandbox,
+} from './cli-harness';
 import { DAEMONSET_WITH_SERVICE } from './fixtures';
 
 // Issue 21, "Refused before it is committed": every refusal runs the real CLI and proves the
@@ -74,7 +81,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
 
   beforeAll(async () => {
     sandbox = makeSandbox();
-    bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+    bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
     expect((await podmin('connect', 'demo', '--provider', 'local')).code).toBe(0);
     // Something committed, so "unchanged" means more than "still empty".
     expect(
@@ -337,13 +344,13 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
   it('leaves nothing behind when connect fails on a bad config, and its hint is true', async () => {
     const fresh = makeSandbox();
     try {
-      const configDir = path.join(fresh.home, 'xdg-config', 'podmin');
+      const configDir = path.join(fresh.configHome, 'podmin');
       fs.mkdirSync(configDir, { recursive: true });
       const config = path.join(configDir, 'config.json');
       fs.writeFileSync(config, '{"contexts": ');
       // Every run may add to the CLI's own start-up code cache (one file per bundle chunk it
       // loads, tools/scripts/bundle.mjs): that is not state the command leaves, so it is left out.
-      const codeCache = path.join('xdg-cache', 'podmin', 'v8');
+      const codeCache = path.relative(fresh.home, path.join(fresh.cacheHome, 'podmin', 'v8'));
       const state = (): Record<string, string> =>
         Object.fromEntries(
           Object.entries(snapshotDir(fresh.home)).filter(([p]) => !p.startsWith(codeCache)),
@@ -372,7 +379,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     try {
       // An unprivileged user in a config directory it cannot write: EACCES on the lock file.
       fs.chmodSync(fresh.home, 0o755);
-      const configDir = path.join(fresh.home, 'xdg-config', 'podmin');
+      const configDir = path.join(fresh.configHome, 'podmin');
       fs.mkdirSync(configDir, { recursive: true, mode: 0o755 });
       const bucketDir = path.join(fresh.home, 'nobody-bucket');
       fs.mkdirSync(bucketDir, { mode: 0o777 });
@@ -467,16 +474,7 @@ describe('podmin verifies reused payloads on an S3 bucket (emulator)', () => {
       AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
     });
-    const connected = await podmin(
-      'connect',
-      'demo',
-      '--provider',
-      'aws',
-      '--region',
-      emulator.region,
-      '--bucket',
-      bucket,
-    );
+    const connected = await podmin(...awsConnectArgs('demo', emulator.region, bucket));
     expect(connected.code).toBe(0);
   });
   afterAll(() => sandbox.cleanup());

@@ -9,7 +9,7 @@ import {
   parseRolloutState,
   serializeRolloutState,
 } from '@podmin/util-rollout';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
 /** Black-box: `podmin rollout pause|resume|restart`, `status` and `deploy --wait` on a local bucket. */
 describe('rollouts on the local provider', () => {
@@ -57,21 +57,9 @@ describe('rollouts on the local provider', () => {
 
   beforeAll(async () => {
     sandbox = makeSandbox();
-    bucket = path.join(sandbox.home, 'xdg-data', 'podmin', 'buckets', 'demo');
+    bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
     expect((await sandbox.run(['connect', 'demo', '--provider', 'local'])).code).toBe(0);
-    expect(
-      (
-        await sandbox.run([
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-        ])
-      ).code,
-    ).toBe(0);
+    expect((await sandbox.run(deployWebArgs('hello:v1'))).code).toBe(0);
   });
   afterAll(() => sandbox.cleanup());
 
@@ -167,18 +155,7 @@ describe('rollouts on the local provider', () => {
       }),
     );
     const started = Date.now();
-    const deploy = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-      '--wait',
-      '--timeout',
-      '20s',
-    ]);
+    const deploy = await sandbox.run(deployWebArgs('hello:v1', '--wait', '--timeout', '20s'));
     expect(deploy.code).toBe(1);
     expect(webPod()).toBe(original);
     expect(deploy.stderr).toContain(

@@ -246,7 +246,7 @@ function describeSecretsFlows(label: string, makeSetup: () => Promise<SecretsSet
 
 describeSecretsFlows('a local cluster (file store)', async () => {
   const sandbox = makeSandbox();
-  const file = path.join(sandbox.home, 'xdg-data', 'podmin', 'secrets', 'demo.json');
+  const file = path.join(sandbox.dataHome, 'podmin', 'secrets', 'demo.json');
   const store = (provider: 'aws-parameter-store' | 'aws-secrets-manager'): SecretStore =>
     new LocalSecretStore({ file, provider });
   return Promise.resolve({

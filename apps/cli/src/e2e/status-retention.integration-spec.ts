@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { receiptKey } from '@podmin/util-receipts';
-import { agentReceipt as receipt, makeSandbox, type CliSandbox } from './cli-harness';
+import {
+  agentReceipt as receipt,
+  connectedLocalSandbox,
+  deployWebArgs,
+  type CliSandbox,
+} from './cli-harness';
 
 // A node that is gone leaves its receipt behind: status hides it after the retention window
 // (default 24 h) and says how many it hid; --prune deletes exactly those receipts.
@@ -11,24 +16,8 @@ describe('podmin status --retention and --prune (bundled CLI, local bucket)', ()
   const file = (node: string): string => path.join(bucket, receiptKey('default', node));
 
   beforeAll(async () => {
-    sandbox = makeSandbox();
-    bucket = path.join(sandbox.home, 'bucket');
-    expect(
-      (await sandbox.run(['connect', 'demo', '--provider', 'local', '--bucket', bucket])).code,
-    ).toBe(0);
-    expect(
-      (
-        await sandbox.run([
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-        ])
-      ).code,
-    ).toBe(0);
+    ({ sandbox, bucket } = await connectedLocalSandbox());
+    expect((await sandbox.run(deployWebArgs('hello:v1'))).code).toBe(0);
     fs.mkdirSync(path.dirname(file('x')), { recursive: true });
     fs.writeFileSync(file('node-old'), receipt('node-old'));
     fs.writeFileSync(file('node-fresh'), receipt('node-fresh'));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { credentials, loadPackageDefinition, type Client } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { PROTO_FILES, protoRoot, staticpod } from '@podmin/agent-contracts';
+import { PROTO_FILES, agentProtoLoaderOptions, staticpod } from '@podmin/agent-contracts';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { PodminError, PODMIN_ERROR_CODES, type PodminErrorCode } from '@podmin/util-errors';
 import { serviceSocket, startGrpcService, type GrpcService } from './grpc-service';
@@ -119,7 +119,6 @@ describe('startGrpcService over a Unix socket', () => {
   });
 
   it('serves the standard health service', async () => {
-    const root = protoRoot();
     const healthProto = path.join(
       path.dirname(require.resolve('grpc-health-check/package.json')),
       'proto',
@@ -127,7 +126,7 @@ describe('startGrpcService over a Unix socket', () => {
       'v1',
       'health.proto',
     );
-    const def = loadSync(healthProto, { includeDirs: [root], enums: String });
+    const def = loadSync(healthProto, agentProtoLoaderOptions());
     const pkg = loadPackageDefinition(def) as unknown as {
       grpc: { health: { v1: { Health: new (a: string, c: unknown) => Client } } };
     };

@@ -9,9 +9,8 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { PROTO_FILES, protoRoot } from '@podmin/agent-contracts';
+import { PROTO_FILES, loadAgentProto, protoRoot } from '@podmin/agent-contracts';
 import { makeTempDir } from '@podmin/testing';
 import { KubeletPodsClient, decodePod, type PodEvent } from './kubelet-pods';
 
@@ -76,10 +75,9 @@ describe('KubeletPodsClient against a gRPC Pods API server on a Unix socket', ()
     const tmp = await makeTempDir('kubelet-pods-');
     cleanup = tmp.cleanup;
     socket = path.join(tmp.path, 'pods-api.sock');
-    const root = protoRoot();
-    const pkg = loadPackageDefinition(
-      loadSync(path.join(root, PROTO_FILES.kubeletPods), { includeDirs: [root], enums: String }),
-    ) as unknown as { v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } } };
+    const pkg = loadPackageDefinition(loadAgentProto(PROTO_FILES.kubeletPods)) as unknown as {
+      v1alpha1: { Pods: { service: Parameters<Server['addService']>[0] } };
+    };
     server = new Server();
     const impl: UntypedServiceImplementation = {
       ListPods: (_call: ServerUnaryCall<unknown, unknown>, cb: sendUnaryData<unknown>) =>

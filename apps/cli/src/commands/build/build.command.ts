@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { loadImageFeature } from '../image-feature';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 interface BuildArgs extends OutputArgs {
@@ -65,24 +66,15 @@ export function buildCommand(ctx: CliContext): CommandModule<object, BuildArgs> 
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
-        const { buildImage, RegistryClient } = await import('@podmin/cli-feature-image');
-        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-        const { formatReference } = await import('@podmin/util-oci');
-        const result = await buildImage(
-          {
-            store: LocalImageStore.inCache(ctx.dirs.cache),
-            registry: new RegistryClient(),
-            reporter: ctx.reporter,
-          },
-          {
-            context: args.path,
-            tags: args.tag,
-            platforms: args.platform,
-            buildArgs: args['build-arg'],
-            ...(args.file !== undefined ? { file: args.file } : {}),
-            ...(args.pull === true ? { pull: true } : {}),
-          },
-        );
+        const { lib, deps, formatReference } = await loadImageFeature(ctx);
+        const result = await lib.buildImage(deps, {
+          context: args.path,
+          tags: args.tag,
+          platforms: args.platform,
+          buildArgs: args['build-arg'],
+          ...(args.file !== undefined ? { file: args.file } : {}),
+          ...(args.pull === true ? { pull: true } : {}),
+        });
         const references = result.references.map((r) => formatReference(r));
         return {
           data: { references, digest: result.index.digest },

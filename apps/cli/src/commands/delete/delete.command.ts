@@ -1,24 +1,18 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 /** `podmin delete <name> -g NG`: remove a deployment from desired state. */
 export function deleteCommand(
   ctx: CliContext,
-): CommandModule<object, OutputArgs & { name: string; nodegroup: string }> {
+): CommandModule<object, OutputArgs & DeploymentTargetArgs> {
   return {
     command: 'delete <name>',
     describe: 'Remove a deployment from the cluster desired state',
     builder: (y) =>
       withOutputOption(
-        y
-          .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-          .option('nodegroup', {
-            alias: 'g',
-            type: 'string',
-            demandOption: true,
-            describe: 'NodeGroup of the deployment',
-          })
+        withDeploymentTarget(y)
           .example(
             '$0 delete web -g default',
             'Nodes of NodeGroup default remove the Pod on their next poll',

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { loadImageFeature } from '../image-feature';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 declare const __PODMIN_VERSION__: string | undefined;
@@ -43,14 +44,9 @@ export function fetchCommand(ctx: CliContext): CommandModule<object, FetchArgs> 
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { fetchDependencySet, fetchResultLines } = await import('@podmin/cli-feature-fetch');
-        const { DependencyImageMirror, RegistryClient } = await import('@podmin/cli-feature-image');
-        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
+        const { lib, deps } = await loadImageFeature(ctx);
         const { releaseEndpointsUnder } = await import('@podmin/cli-data-access-dependencies');
-        const images = new DependencyImageMirror({
-          store: LocalImageStore.inCache(ctx.dirs.cache),
-          registry: new RegistryClient(),
-          reporter: ctx.reporter,
-        });
+        const images = new lib.DependencyImageMirror(deps);
         const result = await fetchDependencySet(
           {
             archs: args.arch,

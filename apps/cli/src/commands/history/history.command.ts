@@ -1,10 +1,11 @@
 import type { CommandModule } from 'yargs';
 import { renderTable } from '@podmin/cli-util-io';
 import type { CliContext } from '../../cli-context';
+import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { parseLimit } from '../flag-values';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
-type HistoryArgs = OutputArgs & { name: string; nodegroup: string; limit: string };
+type HistoryArgs = OutputArgs & DeploymentTargetArgs & { limit: string };
 
 /** `podmin history <name> -g NG`: the revisions a deployment has had. */
 export function historyCommand(ctx: CliContext): CommandModule<object, HistoryArgs> {
@@ -13,14 +14,7 @@ export function historyCommand(ctx: CliContext): CommandModule<object, HistoryAr
     describe: 'List the revisions of a deployment, newest first, and which one is current',
     builder: (y) =>
       withOutputOption(
-        y
-          .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-          .option('nodegroup', {
-            alias: 'g',
-            type: 'string',
-            demandOption: true,
-            describe: 'NodeGroup of the deployment',
-          })
+        withDeploymentTarget(y)
           .option('limit', {
             type: 'string',
             default: '10',

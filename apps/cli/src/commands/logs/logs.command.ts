@@ -2,11 +2,10 @@ import type { CommandModule } from 'yargs';
 import type { SourcedLine } from '@podmin/cli-feature-logs';
 import { PodminError } from '@podmin/util-errors';
 import type { CliContext } from '../../cli-context';
+import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { parseDuration } from '../deploy/deploy.command';
 
-type LogsArgs = {
-  name: string;
-  nodegroup: string;
+type LogsArgs = DeploymentTargetArgs & {
   container?: string;
   follow?: boolean;
   since?: string;
@@ -21,14 +20,7 @@ export function logsCommand(ctx: CliContext): CommandModule<object, LogsArgs> {
     command: 'logs <name>',
     describe: "Print a deployment's container logs (local provider: the node's CRI log files)",
     builder: (y) =>
-      y
-        .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-        .option('nodegroup', {
-          alias: 'g',
-          type: 'string',
-          demandOption: true,
-          describe: 'NodeGroup of the deployment',
-        })
+      withDeploymentTarget(y)
         .option('container', {
           alias: 'c',
           type: 'string',

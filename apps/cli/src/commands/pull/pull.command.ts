@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { loadImageFeature } from '../image-feature';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 interface PullArgs extends OutputArgs {
@@ -33,17 +34,10 @@ export function pullCommand(ctx: CliContext): CommandModule<object, PullArgs> {
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
-        const { pullImage, RegistryClient } = await import('@podmin/cli-feature-image');
-        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-        const { formatReference } = await import('@podmin/util-oci');
-        const pulled = await pullImage(
-          {
-            store: LocalImageStore.inCache(ctx.dirs.cache),
-            registry: new RegistryClient({ plainHttp: args['plain-http'] === true }),
-            reporter: ctx.reporter,
-          },
-          args.source,
-        );
+        const { lib, deps, formatReference } = await loadImageFeature(ctx, {
+          plainHttp: args['plain-http'] === true,
+        });
+        const pulled = await lib.pullImage(deps, args.source);
         const reference = formatReference({ ...pulled.reference, digest: undefined });
         const digest = pulled.descriptor.digest;
         return {

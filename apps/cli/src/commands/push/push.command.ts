@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { loadImageFeature } from '../image-feature';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 interface PushArgs extends OutputArgs {
@@ -51,22 +52,14 @@ export function pushCommand(ctx: CliContext): CommandModule<object, PushArgs> {
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { store: bucket } = await ctx.currentBucket();
-        const { pushImage, RegistryClient } = await import('@podmin/cli-feature-image');
-        const { LocalImageStore } = await import('@podmin/cli-data-access-image-store');
-        const { formatReference } = await import('@podmin/util-oci');
-        const pushed = await pushImage(
-          {
-            store: LocalImageStore.inCache(ctx.dirs.cache),
-            registry: new RegistryClient({ plainHttp: args['plain-http'] === true }),
-            reporter: ctx.reporter,
-          },
-          bucket,
-          {
-            source: args.source,
-            ...(args.destination !== undefined ? { destination: args.destination } : {}),
-            ...(args.pull === true ? { pull: true } : {}),
-          },
-        );
+        const { lib, deps, formatReference } = await loadImageFeature(ctx, {
+          plainHttp: args['plain-http'] === true,
+        });
+        const pushed = await lib.pushImage(deps, bucket, {
+          source: args.source,
+          ...(args.destination !== undefined ? { destination: args.destination } : {}),
+          ...(args.pull === true ? { pull: true } : {}),
+        });
         const reference = formatReference(pushed);
         return {
           data: { reference },

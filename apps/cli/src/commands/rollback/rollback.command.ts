@@ -1,25 +1,19 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
+import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 
 /** `podmin rollback <name> -g NG [--to REVISION]`: re-commit an earlier revision. */
 export function rollbackCommand(
   ctx: CliContext,
-): CommandModule<object, OutputArgs & { name: string; nodegroup: string; to?: string }> {
+): CommandModule<object, OutputArgs & DeploymentTargetArgs & { to?: string }> {
   return {
     command: 'rollback <name>',
     describe:
       'Commit an earlier revision of a deployment again (by default the one before the current)',
     builder: (y) =>
       withOutputOption(
-        y
-          .positional('name', { type: 'string', demandOption: true, describe: 'Deployment name' })
-          .option('nodegroup', {
-            alias: 'g',
-            type: 'string',
-            demandOption: true,
-            describe: 'NodeGroup of the deployment',
-          })
+        withDeploymentTarget(y)
           .option('to', {
             type: 'string',
             describe:

@@ -1,9 +1,9 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { parseDuration } from '../deploy/deploy.command';
-import { withRolloutTarget, type RolloutTargetArgs } from './rollout-options';
+import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 
-type RestartArgs = RolloutTargetArgs & { wait?: boolean; timeout: string };
+type RestartArgs = DeploymentTargetArgs & { wait?: boolean; timeout: string };
 
 /** `podmin rollout restart <name> -g NG`: a new revision of the same template, rolled out. */
 export function restartRolloutCommand(ctx: CliContext): CommandModule<object, RestartArgs> {
@@ -12,7 +12,7 @@ export function restartRolloutCommand(ctx: CliContext): CommandModule<object, Re
     describe:
       'Restart the Pods of a deployment on every node by committing a new revision of the same template',
     builder: (y) =>
-      withRolloutTarget(y)
+      withDeploymentTarget(y)
         .option('wait', {
           type: 'boolean',
           describe:

@@ -48,8 +48,15 @@ export function withSecretAddress<T>(y: Argv<T>) {
     });
 }
 
-/** Adds `--from-file` and `--from-stdin`. */
-export function withSecretValue<T>(y: Argv<T>) {
+/** Flags of create and update: the secret's address and where its value comes from. */
+export type SecretWriteArgs = SecretAddressArgs & SecretValueArgs;
+
+/** Adds the address flags ({@link withSecretAddress}), then `--from-file` and `--from-stdin`. */
+export function withSecretWrite<T>(y: Argv<T>) {
+  return withSecretValue(withSecretAddress(y));
+}
+
+function withSecretValue<T>(y: Argv<T>) {
   return y
     .option('from-file', {
       type: 'string',
@@ -73,9 +80,10 @@ export function toAddress(args: SecretAddressArgs) {
   };
 }
 
-/** The value-source flags in the feature library's shape. */
-export function toValueSource(args: SecretValueArgs) {
+/** The address and value-source flags of create and update in the feature library's shape. */
+export function toWriteRequest(args: SecretWriteArgs) {
   return {
+    ...toAddress(args),
     ...(args['from-file'] === undefined ? {} : { fromFile: args['from-file'] }),
     ...(args['from-stdin'] === undefined ? {} : { fromStdin: args['from-stdin'] }),
   };

@@ -3,12 +3,9 @@ import type { SecretValueInput } from '@podmin/cli-feature-secrets';
 import type { CliContext } from '../../cli-context';
 import {
   loadSecrets,
-  toAddress,
-  toValueSource,
-  withSecretAddress,
-  withSecretValue,
-  type SecretAddressArgs,
-  type SecretValueArgs,
+  toWriteRequest,
+  withSecretWrite,
+  type SecretWriteArgs,
 } from './secret-options';
 
 /** What sets `podmin secret create` and `podmin secret update` apart. */
@@ -25,7 +22,7 @@ export interface SecretValueCommandSpec {
 export type SecretValueCommand = (
   ctx: CliContext,
   input?: SecretValueInput,
-) => CommandModule<object, SecretAddressArgs & SecretValueArgs>;
+) => CommandModule<object, SecretWriteArgs>;
 
 /**
  * A `podmin secret` subcommand that writes a value read from `--from-file`, `--from-stdin` or a
@@ -35,10 +32,10 @@ export function secretValueCommand(spec: SecretValueCommandSpec): SecretValueCom
   return (ctx, input) => ({
     command: spec.command,
     describe: spec.describe,
-    builder: (y) => withSecretValue(withSecretAddress(y)).example(spec.examples),
+    builder: (y) => withSecretWrite(y).example(spec.examples),
     handler: async (args) => {
       const { lib, deps } = await loadSecrets(ctx, input);
-      await lib[spec.operation]({ ...toAddress(args), ...toValueSource(args) }, deps);
+      await lib[spec.operation](toWriteRequest(args), deps);
     },
   });
 }

@@ -3,16 +3,12 @@ import type { SecretValueInput } from '@podmin/cli-feature-secrets';
 import type { CliContext } from '../../cli-context';
 import {
   loadSecrets,
-  toAddress,
-  toValueSource,
-  withSecretAddress,
-  withSecretValue,
-  type SecretAddressArgs,
-  type SecretValueArgs,
+  toWriteRequest,
+  withSecretWrite,
+  type SecretWriteArgs,
 } from './secret-options';
 
-type UpdateSecretArgs = SecretAddressArgs &
-  SecretValueArgs & { nodegroup?: string; restart?: boolean };
+type UpdateSecretArgs = SecretWriteArgs & { nodegroup?: string; restart?: boolean };
 
 /**
  * `podmin secret update <key> [--restart --for NAME -g NG]`: replace the value of an existing
@@ -26,7 +22,7 @@ export function updateSecretCommand(
     command: 'update <key>',
     describe: 'Replace the value of an existing secret',
     builder: (y) =>
-      withSecretValue(withSecretAddress(y))
+      withSecretWrite(y)
         .option('nodegroup', {
           alias: 'g',
           type: 'string',
@@ -72,14 +68,14 @@ export function updateSecretCommand(
           ? { nodegroup: args.nodegroup, name: args.for }
           : undefined;
       if (restart === undefined) {
-        await lib.updateSecret({ ...toAddress(args), ...toValueSource(args) }, deps);
+        await lib.updateSecret(toWriteRequest(args), deps);
         return;
       }
       const { committedEntry, restartRollout } = await import('@podmin/cli-feature-deploy');
       const bucket = await ctx.currentBucket();
       // Refuse an unknown deployment before the value changes, not after.
       await committedEntry(bucket.store, restart, 'updating the secret to restart');
-      await lib.updateSecret({ ...toAddress(args), ...toValueSource(args) }, deps);
+      await lib.updateSecret(toWriteRequest(args), deps);
       await restartRollout(
         {
           openBucket: () => Promise.resolve(bucket),
