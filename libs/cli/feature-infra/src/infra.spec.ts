@@ -313,7 +313,11 @@ describe('AWS infrastructure flows', () => {
     expect(vars.nodegroups['default']!.user_data).toContain("workload_ca_publish=''");
     // Without --otel-logs: null inputs, no log export packages synced or installed.
     expect(vars.otel_logs).toBeNull();
-    expect(vars.nodegroups['default']!.user_data).not.toContain('otel_logs');
+    // The script always carries log export's code and defaults; no log export value is
+    // rendered (rendered values are single-quoted: `otel_logs_endpoint='…'`).
+    const userData = vars.nodegroups['default']!.user_data;
+    expect(userData).toMatch(/^otel_logs_endpoint="\$\{otel_logs_endpoint:-\}"$/m);
+    expect(userData).not.toMatch(/^otel_logs_\w+='|^otel_logs_packages=\(/m);
     expect(events).toContain('sync arm64 jool arm64:6.12.48+deb13-cloud-arm64');
   });
 
@@ -340,6 +344,7 @@ describe('AWS infrastructure flows', () => {
     for (const name of ['default', 'workers']) {
       const userData = vars.nodegroups[name]!.user_data;
       expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");
+      expect(userData).toMatch(/^otel_logs_\w+='|^otel_logs_packages=\(/m);
       expect(userData).toContain("otel_logs_ca='s3://example-trust/otel/ca.pem'");
       expect(userData).toContain("otel_logs_headers_provider='aws-secrets-manager'");
       expect(userData).toMatch(
