@@ -1,5 +1,6 @@
 import type { Reporter } from '@podmin/cli-util-io';
 import type { Deployment } from '@podmin/util-manifest';
+import { deploymentKey } from '@podmin/util-desired-state';
 import {
   commitDeployment,
   historyWarning,
@@ -8,6 +9,7 @@ import {
   type DeploymentPayloads,
 } from './commit';
 import type { DesiredStateStore } from './desired-state.ports';
+import { ImageIndexReads, pinPod } from './pin';
 
 /** What `podmin deploy` runs around the commit, each step supplied by the caller. */
 export interface DeployDeps {
@@ -22,9 +24,20 @@ export interface DeployDeps {
    * absent with `--no-preflight`. It runs beside the commit's index read and is awaited before
    * the first write, so a refusal writes nothing.
    */
-  preflight?(deployment: Deployment, store: DesiredStateStore): Promise<string[]>;
+  preflight?(
+    deployment: Deployment,
+    store: DesiredStateStore,
+    reads: ImageIndexReads,
+  ): Promise<string[]>;
   /** Loads what the preflight will use (`preparePreflight`), before any request is sent. */
   preparePreflight?(deployment: Deployment): Promise<void>;
+  /**
+   * Pin every tag reference by digest before the commit (default true; `--no-pin` sets false,
+   * which keeps tags: unsafe, a bucket writer who moves a tag changes what runs). The digests
+   * come from the repository `index.json` reads the preflight makes; without a preflight,
+   * pinning makes them itself, one per distinct repository, in parallel.
+   */
+  pin?: boolean;
 }
 
 /** The payloads {@link commitDeployment} stores for a validated deployment. */
@@ -52,14 +65,28 @@ export async function deploy(deps: DeployDeps, options: CommitOptions = {}): Pro
   for (const warning of deployment.warnings) deps.reporter.warn(warning);
   if (deps.preflight !== undefined) await deps.preparePreflight?.(deployment);
   const { context, store } = await deps.openBucket();
-  const checking = deps.preflight?.(deployment, store);
+  const reads = new ImageIndexReads(store);
+  const checking = deps.preflight?.(deployment, store, reads);
   // Observed at once, so a refusal that arrives while the index is read is not unhandled.
   checking?.catch(() => undefined);
+  let payloads = deploymentPayloads(deployment);
+  if (deps.pin !== false) {
+    const doing = `deploying ${deploymentKey(deployment.nodegroup, deployment.name)}`;
+    let pinned: Awaited<ReturnType<typeof pinPod>>;
+    try {
+      pinned = await pinPod(reads, deployment.pod, doing);
+    } catch (err) {
+      // The preflight's refusal names everything wrong at once: it goes first.
+      await checking;
+      throw err;
+    }
+    if (pinned !== undefined) payloads = { ...payloads, podYaml: pinned.podYaml };
+  }
   const beforeWrite = async (): Promise<void> => {
     for (const warning of (await checking) ?? []) deps.reporter.warn(warning);
   };
   let reported = false;
-  const result = await commitDeployment(store, deploymentPayloads(deployment), {
+  const result = await commitDeployment(store, payloads, {
     ...options,
     ...(checking === undefined
       ? {}

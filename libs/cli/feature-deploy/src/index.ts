@@ -13,3 +13,4 @@ export * from './rollout-state';
 export * from './restart';
 export * from './preflight';
 export * from './list-summaries';
+export * from './pin';

@@ -7,17 +7,12 @@ import {
   type Deployment,
 } from '@podmin/util-manifest';
 import {
-  APPS_NAMESPACE,
-  CLUSTER_REGISTRY,
-  MAX_LAYOUT_INDEX_BYTES,
   MAX_MANIFEST_BYTES,
   blobPath,
   findByDigest,
-  findTagged,
   isIndexMediaType,
   parseImageIndex,
   parseReference,
-  refName,
   repositoryPrefix,
   type Descriptor,
   type ImageIndex,
@@ -30,6 +25,7 @@ import {
 } from '@podmin/data-access-desired-state';
 import { deploymentKey } from '@podmin/util-desired-state';
 import type { DesiredStateStore } from './desired-state.ports';
+import { ImageIndexReads, publishFix, shorthandOf, taggedDescriptor } from './pin';
 
 /** A secrets provider a Pod annotation names. */
 export type PreflightSecretProvider = 'aws-parameter-store' | 'aws-secrets-manager';
@@ -98,6 +94,7 @@ interface ImageUse {
 export async function preflight(
   deps: PreflightDeps,
   deployment: Deployment,
+  reads: ImageIndexReads = new ImageIndexReads(deps.bucket),
 ): Promise<PreflightReport> {
   const problems: FieldProblem[] = [];
   const warnings: string[] = [];
@@ -105,7 +102,8 @@ export async function preflight(
   // inputs' parser, the secret store's clients; `preparePreflight` loads them beforehand) start
   // on the next turn, so loading never holds back the first round of requests.
   const images = dedupe(imageUses(deployment.pod));
-  const indexes = new Map(images.map((use) => [use.image, readImageIndex(deps, use.image)]));
+  // One read per distinct repository, shared with the digest pinning (see ImageIndexReads).
+  const indexes = new Map(images.map((use) => [use.image, reads.get(use.image)]));
   const serviceCheck = checkServiceSelects(deps, deployment, warnings);
   serviceCheck.catch(() => undefined);
   await new Promise<void>((resolve) => setImmediate(resolve));
@@ -134,8 +132,9 @@ export async function preflight(
 export async function assertPreflight(
   deps: PreflightDeps,
   deployment: Deployment,
+  reads?: ImageIndexReads,
 ): Promise<string[]> {
-  const { problems, warnings } = await preflight(deps, deployment);
+  const { problems, warnings } = await preflight(deps, deployment, reads);
   if (problems.length > 0) {
     throw new ValidationError(
       `preflight of ${deploymentKey(deployment.nodegroup, deployment.name)}: the nodes could not run it; nothing was written`,
@@ -208,35 +207,6 @@ async function nodegroupArchitectures(
   };
 }
 
-/** `registry.podmin.internal/apps/web:v1` → the shorthand `web:v1` push publishes there. */
-function shorthandOf(repository: string, suffix: string): string {
-  const path = repository.startsWith(`${APPS_NAMESPACE}/`)
-    ? repository.slice(APPS_NAMESPACE.length + 1)
-    : `${CLUSTER_REGISTRY}/${repository}`;
-  return `${path}${suffix}`;
-}
-
-async function readLayoutIndex(deps: PreflightDeps, key: string): Promise<ImageIndex | undefined> {
-  try {
-    const object = await deps.bucket.get(key, { maxBytes: MAX_LAYOUT_INDEX_BYTES });
-    return parseImageIndex(object.body, key);
-  } catch (err) {
-    if (hasCode(err, 'OBJECT_NOT_FOUND')) return undefined;
-    throw err;
-  }
-}
-
-/** Starts reading the `index.json` of an image's repository. */
-function readImageIndex(deps: PreflightDeps, image: string): Promise<ImageIndex | undefined> {
-  const index = readLayoutIndex(
-    deps,
-    `${repositoryPrefix(parseReference(image).repository)}index.json`,
-  );
-  // Observed at once: it is awaited only after the next turn.
-  index.catch(() => undefined);
-  return index;
-}
-
 async function checkImage(
   deps: PreflightDeps,
   use: ImageUse,
@@ -246,12 +216,6 @@ async function checkImage(
 ): Promise<void> {
   const ref = parseReference(use.image);
   const prefix = repositoryPrefix(ref.repository);
-  const suffix = ref.tag !== undefined ? `:${ref.tag}` : `@${ref.digest ?? ''}`;
-  const shorthand = shorthandOf(ref.repository, suffix);
-  const mirror = !ref.repository.startsWith(`${APPS_NAMESPACE}/`);
-  const fix = mirror
-    ? 'mirror/ holds setup-managed images: run `podmin setup`'
-    : `publish it there: \`podmin push <image> ${shorthand}\` (or push first and use the reference push prints)`;
   const field = use.field;
   const add = (message: string): void => {
     problems.push({ field, message: `${use.image} ${message}` });
@@ -259,27 +223,21 @@ async function checkImage(
 
   const indexKey = `${prefix}index.json`;
   const [index, architectures] = await Promise.all([indexPromise, architecturesPromise]);
-  if (index === undefined) {
-    add(`is not published: the bucket has no ${indexKey}; ${fix}`);
-    return;
-  }
   let top: Descriptor | undefined;
-  if (ref.digest !== undefined) {
+  if (index !== undefined && ref.digest !== undefined) {
     // kubelet pulls by digest and ignores a tag beside it, and so does this check.
     top = findByDigest(index, ref.digest);
     if (top === undefined) {
-      add(`is not published: ${indexKey} has no manifest ${ref.digest}; ${fix}`);
+      add(`is not published: ${indexKey} has no manifest ${ref.digest}; ${publishFix(use.image)}`);
       return;
     }
   } else {
-    top = findTagged(index, ref.tag ?? 'latest');
-    if (top === undefined) {
-      const tags = index.manifests.flatMap((d) => refName(d) ?? []).sort();
-      add(
-        `is not published: ${indexKey} has no tag ${ref.tag ?? 'latest'} (published: ${tags.join(', ') || 'none'}); ${fix}`,
-      );
+    const found = taggedDescriptor(use.image, index);
+    if ('problem' in found) {
+      problems.push({ field, message: found.problem });
       return;
     }
+    top = found.descriptor;
   }
   if (architectures === undefined) return;
   const platforms = await platformsOf(deps, prefix, top);

@@ -48,7 +48,9 @@ const image = (tag: string) => `registry.podmin.internal/apps/hello:${tag}`;
 describe('history of commits', () => {
   it('records each replaced entry, with what replaced it, and none for a first deploy', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const a = await commitDeployment(store, payloads('hello:v1'), opts);
     expect(a.previous).toBeUndefined();
     expect(a.history).toBeUndefined();
@@ -87,7 +89,9 @@ describe('history of commits', () => {
 
   it('records the entry the winning attempt replaced when another writer raced it', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const a = await commitDeployment(store, payloads('hello:v1'), opts);
     const raced = await commitDeployment(store, payloads('hello:v3'), opts);
     await commitDeployment(store, payloads('hello:v1'), opts);
@@ -108,7 +112,9 @@ describe('history of commits', () => {
 
   it('keeps the commit and warns naming the record when the history write keeps failing', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const a = await commitDeployment(store, payloads('hello:v1'), opts);
     store.beforeConditionalWrite = (key) => {
       if (key.startsWith('history/'))
@@ -131,6 +137,8 @@ describe('history of commits', () => {
           ),
         openBucket: () => Promise.resolve({ context: { cluster: 'demo' }, store }),
         reporter,
+        // hello:v2 is never pushed here: this test is about history, not pinning (pin.spec.ts).
+        pin: false,
       },
       opts,
     );
@@ -189,7 +197,9 @@ describe('history of commits', () => {
 describe('deploymentHistory', () => {
   it('lists revisions newest first, marks the current one and shows images', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const a = await commitDeployment(store, payloads('hello:v1'), opts);
     const b = await commitDeployment(store, payloads('hello:v2'), opts);
     const history = await historyWithImages(store, 'default', 'web');
@@ -255,7 +265,9 @@ describe('deploymentHistory', () => {
 
   it('keeps the newest rows with a limit and reads only their payloads', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const entries: IndexEntry[] = [];
     for (const tag of ['v1', 'v2', 'v3', 'v4'])
       entries.push((await commitDeployment(store, payloads(`hello:${tag}`), opts)).entry);
@@ -292,7 +304,9 @@ describe('rollbackDeployment', () => {
 
   it('re-commits the revision before the current one, byte for byte, and records it', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const first = await commitDeployment(store, payloads('hello:v1'), opts);
     const indexWithA = store.objects.get(INDEX_KEY)!.body.toString();
     const b = await commitDeployment(store, payloads('hello:v2'), opts);
@@ -313,7 +327,9 @@ describe('rollbackDeployment', () => {
 
   it('accepts a unique prefix with --to and restores a deleted deployment', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const { a, c } = await threeRevisions(store, opts);
     const to = revisionOf(a).slice(0, 6);
     const result = await rollbackDeployment(store, { nodegroup: 'default', name: 'web', to }, opts);
@@ -341,7 +357,9 @@ describe('rollbackDeployment', () => {
 
   it('refuses bad input with a clear error and changes nothing', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const { a } = await threeRevisions(store, opts);
     const cases: Array<[string | undefined, string, string, RegExp]> = [
       [undefined, 'nope', 'NOT_FOUND', /default\/nope: no such deployment/],
@@ -389,7 +407,9 @@ describe('rollbackDeployment', () => {
 
   it('refuses an ambiguous prefix, naming the revisions it matches', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     // Two Pods whose digests share four hex characters (a comment varies the bytes cheaply).
     const base = payloads('hello:v1', false);
     const seen = new Map<string, string>();
@@ -418,7 +438,9 @@ describe('rollbackDeployment', () => {
 
   it('refuses when there is no earlier revision', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     await commitDeployment(store, payloads('hello:v1'), opts);
     await expect(
       rollbackDeployment(store, { nodegroup: 'default', name: 'web' }, opts),
@@ -432,7 +454,9 @@ describe('rollbackDeployment', () => {
 describe('recommitEntry', () => {
   it('verifies the payloads first and writes nothing when one is missing or damaged', async () => {
     const store = new InMemoryObjectStore();
-    const opts = clock();
+    // Payloads name images by tag that are never pushed: rollback re-commits them byte for
+    // byte with --no-pin (pinning at rollback is pin.spec.ts's).
+    const opts = { ...clock(), pin: false };
     const a = await commitDeployment(store, payloads('hello:v1'), opts);
     await commitDeployment(store, payloads('hello:v2'), opts);
     store.objects.delete(a.entry.service!);

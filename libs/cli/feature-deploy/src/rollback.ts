@@ -1,7 +1,8 @@
-import { PodminError } from '@podmin/util-errors';
+import { PodminError, hasCode } from '@podmin/util-errors';
 import {
   deploymentKey,
   parsePodKey,
+  podPayloadKey,
   revisionOf,
   sameEntry,
   type HistoryAction,
@@ -11,13 +12,16 @@ import {
   entriesOf,
   parsePodBytes,
   readIndex,
+  readPodPayload,
   readPayloads,
   type PayloadCache,
 } from '@podmin/data-access-desired-state';
-import { recommitEntry, type CommitResult, type RecommitOptions } from './commit';
+import { ensurePayload, recommitEntry, type CommitResult, type RecommitOptions } from './commit';
+import { ImageIndexReads, pinPod } from './pin';
 import type { DesiredStateStore } from './desired-state.ports';
 import { readHistory, type HistoryReader, type StoredHistoryRecord } from './history';
 import { limitRows } from './history-limit';
+import { displayImages } from '@podmin/util-manifest';
 
 /** One row of a deployment's history: a commit that made an entry current (or deleted it). */
 export interface HistoryRow {
@@ -153,7 +157,7 @@ export function commitOrder(records: readonly StoredHistoryRecord[]): StoredHist
 
 /** A history row with the images of its Pod payload. */
 export interface HistoryRowWithImages extends HistoryRow {
-  /** Container images, init containers first; null when the Pod payload could not be read. */
+  /** Container images, init containers first (a pinned one as `tag@digest`, the tag from `podmin.dev/image-tags`); null when the Pod payload could not be read. */
   images: string[] | null;
 }
 
@@ -200,7 +204,7 @@ export async function historyWithImages(
     let failure: unknown = read?.ok === false ? read.error : undefined;
     if (read?.ok) {
       try {
-        images.set(pod, imagesOf(parsePodBytes(pod, read.body).pod));
+        images.set(pod, displayImages(parsePodBytes(pod, read.body).pod));
         continue;
       } catch (err) {
         failure = err;
@@ -221,19 +225,6 @@ export async function historyWithImages(
   };
 }
 
-function imagesOf(pod: Record<string, unknown>): string[] {
-  const spec = (pod['spec'] ?? {}) as Record<string, unknown>;
-  const out: string[] = [];
-  for (const field of ['initContainers', 'containers']) {
-    const containers = spec[field];
-    if (!Array.isArray(containers)) continue;
-    for (const c of containers as Array<Record<string, unknown>>) {
-      if (typeof c['image'] === 'string') out.push(c['image']);
-    }
-  }
-  return out;
-}
-
 // Long enough that a prefix is meant, short enough to type; a full digest is accepted too.
 const REVISION_PREFIX = /^[0-9a-f]{4,128}$/;
 
@@ -245,10 +236,23 @@ export interface RollbackRequest {
   to?: string;
 }
 
+/** Options of {@link rollbackDeployment}. */
+export interface RollbackOptions extends RecommitOptions {
+  /**
+   * Pin a target whose Pod still names images by tag (committed before pinning, or with
+   * `--no-pin`) by digest, writing the pinned payload as a new revision (default true; false
+   * re-commits the target byte-identical). A target already by digest is always re-committed
+   * byte-identical.
+   */
+  pin?: boolean;
+}
+
 /** What a rollback did. */
 export interface RollbackResult extends CommitResult {
-  /** The revision committed. */
+  /** The revision committed (the pinned payload's when the target was pinned). */
   revision: string;
+  /** The revision rolled back to when it named images by tag and was pinned; else undefined. */
+  pinnedFrom?: string;
   /** The revision it replaced; null when the deployment was deleted. */
   from: string | null;
 }
@@ -263,7 +267,7 @@ export interface RollbackResult extends CommitResult {
 export async function rollbackDeployment(
   store: DesiredStateStore & HistoryReader,
   request: RollbackRequest,
-  options: RecommitOptions = {},
+  options: RollbackOptions = {},
 ): Promise<RollbackResult> {
   const history = await deploymentHistory(store, request.nodegroup, request.name);
   const { key, current } = history;
@@ -315,10 +319,48 @@ export async function rollbackDeployment(
     }
     target = earlier.entry;
   }
-  const result = await recommitEntry(store, key, target, options);
+  const { pin, ...recommit } = options;
+  const pinned = pin === false ? undefined : await pinnedEntry(store, target, doing);
+  const result = await recommitEntry(store, key, pinned ?? target, recommit);
   return {
     ...result,
-    revision: revisionOf(target),
+    revision: revisionOf(pinned ?? target),
+    ...(pinned === undefined ? {} : { pinnedFrom: revisionOf(target) }),
     from: current === undefined ? null : revisionOf(current),
   };
+}
+
+/**
+ * The target entry with its Pod payload pinned by digest (stored under its own key, so the
+ * old payload stays as it was), or undefined when every image is already by digest. Reads the
+ * target payload and one `index.json` per distinct repository, in parallel; an unpublished tag
+ * fails naming the container field, with nothing written.
+ */
+async function pinnedEntry(
+  store: DesiredStateStore,
+  target: IndexEntry,
+  doing: string,
+): Promise<IndexEntry | undefined> {
+  let pod: Record<string, unknown>;
+  try {
+    pod = (await readPodPayload(store, target.pod)).pod;
+  } catch (err) {
+    throw new PodminError(
+      hasCode(err, 'OBJECT_NOT_FOUND') ? 'NOT_FOUND' : 'INVALID_MANIFEST',
+      `${doing}: reading its payload ${target.pod} to pin its images`,
+      {
+        cause: err,
+        hint: 'nothing was committed; deploy the manifest again to write fresh payloads',
+      },
+    );
+  }
+  const pinned = await pinPod(new ImageIndexReads(store), pod, doing);
+  if (pinned === undefined) return undefined;
+  const { nodegroup } = parsePodKey(target.pod) ?? {};
+  if (nodegroup === undefined) {
+    throw new PodminError('INTERNAL', `${doing}: ${target.pod} is not a Pod payload key`);
+  }
+  const podKey = podPayloadKey(nodegroup, pinned.podYaml);
+  await ensurePayload(store, podKey, pinned.podYaml);
+  return { ...target, pod: podKey };
 }

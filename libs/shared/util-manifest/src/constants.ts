@@ -35,9 +35,16 @@ export const RESERVED_SECRET_VOLUMES: readonly string[] = [
 /** Container path under which the agent mounts secret and configuration values. */
 export const SECRET_MOUNT_ROOT = '/var/run/podmin';
 
+/**
+ * Pod annotation keeping, for display, the tag references deploy pinned by digest: a JSON object,
+ * container name → the reference before pinning (DESIGN §6, deploy by digest).
+ */
+export const IMAGE_TAGS_ANNOTATION = 'podmin.dev/image-tags';
+
 /** Annotations set by podmin or its agent that a template may not set itself. */
 export const RESERVED_POD_ANNOTATIONS: readonly string[] = [
   SERVICE_ANNOTATION,
+  IMAGE_TAGS_ANNOTATION,
   ROLLOUT_ANNOTATION,
   'podmin.dev/revision',
   'podmin.dev/identity-revision',

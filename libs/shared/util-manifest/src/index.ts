@@ -23,6 +23,7 @@ export {
   MAX_PAYLOAD_BYTES,
   AWS_PARAMETER_STORE_ANNOTATION,
   AWS_SECRETS_MANAGER_ANNOTATION,
+  IMAGE_TAGS_ANNOTATION,
   NODEGROUP_SELECTOR_KEY,
   ORIGIN_ANNOTATION,
   RECOGNIZED_ORIGINS,
@@ -43,3 +44,12 @@ export {
 } from './pod-dns';
 export type { NodePodDns, PodDnsOption } from './pod-dns';
 export type { StaticPodRefusal } from './static-pod-fields';
+export {
+  displayImages,
+  isPinnedReference,
+  pinPodImages,
+  podImageUses,
+  readImageTags,
+  serializeImageTags,
+} from './image-pin';
+export type { PodImageUse } from './image-pin';

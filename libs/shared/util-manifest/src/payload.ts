@@ -13,6 +13,8 @@ import {
   expectRecord,
   isRecord,
 } from './checks';
+import { IMAGE_TAGS_ANNOTATION } from './constants';
+import { checkImageTagsAnnotation } from './image-pin';
 import { CONTAINER_FIELDS, POD_SPEC_FIELDS } from './kubernetes-fields';
 import { hostBindingPaths } from './pod-spec';
 import { checkObjectMeta, checkService } from './service';
@@ -68,6 +70,12 @@ export function parsePodPayload(text: string, source: string): PodPayload {
       if (metadata.namespace !== undefined) namespace = meta.namespace;
       if (metadata.annotations !== undefined) {
         strategy = checkRolloutAnnotation(meta.annotations, sink);
+        const tags = meta.annotations?.[IMAGE_TAGS_ANNOTATION];
+        if (tags !== undefined) {
+          const spec = isRecord(value.spec) ? value.spec : undefined;
+          const path = entryPath('metadata.annotations', IMAGE_TAGS_ANNOTATION);
+          checkImageTagsAnnotation(tags, spec, path, (at, why) => sink.add(at, why));
+        }
       }
     }
     const spec = expectRecord(value.spec, 'spec', sink);

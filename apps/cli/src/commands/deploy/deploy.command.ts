@@ -12,6 +12,7 @@ type DeployArgs = ManifestFlagArgs &
     timeout: string;
     rollbackOnFailure?: boolean;
     preflight: boolean;
+    pin: boolean;
   };
 
 /** `90s`, `5m`, `1h` or plain seconds → milliseconds; undefined when it is none of those. */
@@ -64,6 +65,12 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
             describe:
               "Before committing, check that every image is published for the NodeGroup's architectures and every annotated secret exists (and warn when the Service selects no Pod); --no-preflight skips it",
           })
+          .option('pin', {
+            type: 'boolean',
+            default: true,
+            describe:
+              "Commit every image by digest (name@sha256:…), resolved from the bucket's index.json of its repository; the tag is kept in the podmin.dev/image-tags annotation. --no-pin commits tags as given: UNSAFE, whoever can write the bucket can move a tag and change what every node runs",
+          })
           .check((a) => {
             if (a['rollback-on-failure'] === true && a.wait !== true)
               throw new Error('--rollback-on-failure needs --wait');
@@ -84,6 +91,10 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           .example(
             '$0 deploy web -g default --image hello:v2 --no-preflight',
             'Commit without checking the bucket and secret store first',
+          )
+          .example(
+            '$0 deploy web -g default --image hello:v2 --no-pin',
+            'Commit the tag, not its digest (unsafe: a moved tag changes what runs)',
           )
           .example(
             '$0 deploy web -g default --image hello:v2 --wait --timeout 3m --rollback-on-failure',
@@ -134,13 +145,22 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
             }),
           openBucket: async () => (opened = await ctx.currentBucket()),
           reporter,
+          pin: args.pin,
           ...(args.preflight
             ? {
-                preflight: (deployment: Parameters<typeof assertPreflight>[1]) => {
+                preflight: (
+                  deployment: Parameters<typeof assertPreflight>[1],
+                  _store: unknown,
+                  reads: Parameters<typeof assertPreflight>[2],
+                ) => {
                   if (opened === undefined) throw new Error('preflight before the bucket is open');
                   const { context, store } = opened;
                   const cache = payloadCacheIn(ctx.dirs.cache);
-                  return assertPreflight(preflightDeps(ctx, context, store, cache), deployment);
+                  return assertPreflight(
+                    preflightDeps(ctx, context, store, cache),
+                    deployment,
+                    reads,
+                  );
                 },
                 preparePreflight: async (deployment: Parameters<typeof assertPreflight>[1]) =>
                   preparePreflight(preflightSources(ctx, await ctx.currentContext()), deployment),

@@ -6,7 +6,7 @@ import { runWithOutput, withOutputOption, type OutputArgs } from '../output-opti
 /** `podmin rollback <name> -g NG [--to REVISION]`: re-commit an earlier revision. */
 export function rollbackCommand(
   ctx: CliContext,
-): CommandModule<object, OutputArgs & DeploymentTargetArgs & { to?: string }> {
+): CommandModule<object, OutputArgs & DeploymentTargetArgs & { to?: string; pin: boolean }> {
   return {
     command: 'rollback <name>',
     describe:
@@ -19,6 +19,12 @@ export function rollbackCommand(
             describe:
               'Revision from `podmin history`, or a unique prefix of it (4 or more hex characters)',
           })
+          .option('pin', {
+            type: 'boolean',
+            default: true,
+            describe:
+              'A revision whose Pod names images by tag is pinned by digest (what each tag names now) and committed as a new revision; --no-pin re-commits it byte-identical with its tags: UNSAFE, whoever can write the bucket can move a tag and change what runs',
+          })
           .example('$0 rollback web -g default', 'Back to the revision before the current one')
           .example('$0 rollback web -g default --to 3f2a9c01', 'Back to a revision by its prefix'),
         [
@@ -29,17 +35,25 @@ export function rollbackCommand(
           ['$0 rollback web -g default -o name', 'Print deployment/default/web'],
         ],
       ).epilogue(
-        'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.',
+        'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A revision already pinned by digest is committed byte-identical; one that names images by tag is pinned first (a new revision) unless --no-pin. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.',
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { context, store } = await ctx.currentBucket();
         const { rollbackDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
-        const result = await rollbackDeployment(store, {
-          nodegroup: args.nodegroup,
-          name: args.name,
-          ...(args.to === undefined ? {} : { to: args.to }),
-        });
+        const result = await rollbackDeployment(
+          store,
+          {
+            nodegroup: args.nodegroup,
+            name: args.name,
+            ...(args.to === undefined ? {} : { to: args.to }),
+          },
+          { pin: args.pin },
+        );
+        if (result.pinnedFrom !== undefined)
+          ctx.reporter.info(
+            `Revision ${result.pinnedFrom} named its images by tag; pinned them by digest as revision ${result.revision}`,
+          );
         const unrecorded = historyWarning(result.key, result.previous, result.history);
         if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);
         const from = result.from === null ? 'deleted' : `revision ${result.from}`;
