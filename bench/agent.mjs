@@ -147,7 +147,16 @@ async function reconcile(nodeRoot, podmin) {
     const before = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';
     // The first deploy has no poll before it to count from.
     if (i > 0) await sleep(offsets[i]);
-    podmin('deploy', '--no-preflight', 'web', '-g', 'default', '--image', `hello:v${i}`);
+    podmin(
+      'deploy',
+      '--no-preflight',
+      '--no-pin',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      `hello:v${i}`,
+    );
     const committed = Date.now();
     for (;;) {
       const now = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';

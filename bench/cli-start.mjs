@@ -100,6 +100,7 @@ await main(async () => {
           bin,
           'deploy',
           '--no-preflight',
+          '--no-pin',
           'web',
           '-g',
           'default',

@@ -3,6 +3,9 @@
 // with a new Pod payload (each payload is read, which verifies it; a new one is then created).
 // A deploy that replaces an entry also writes one create-only history record of the entry it
 // replaced (DESIGN §6.7); that write is counted and shown on its own, outside the 5.
+// Deploy by digest (issue 34): pinning adds at most one request per distinct image (the
+// repository's index.json, in parallel) with --no-preflight, and none beside the preflight, which
+// already reads it. The commit-path budgets above are measured with --no-preflight --no-pin.
 // Runs the real CLI against the S3 emulator through a counting HTTP proxy on loopback.
 //   node bench/deploy-requests.mjs     (needs PODMIN_TEST_AWS_ENDPOINT, or starts the emulator)
 // Exits 1 when a budget is missed, 2 when a command fails.
@@ -38,6 +41,7 @@ await main(async () => {
   const deployArgs = (tag) => [
     'deploy',
     '--no-preflight',
+    '--no-pin',
     'web',
     '-g',
     'default',
@@ -77,6 +81,46 @@ await main(async () => {
     anchor: '5 requests + 1 history record',
     ratio: newPodCommit / 5,
     max: 1,
+  });
+  // Deploy by digest: a pushed image, each mode measured over payloads that already exist.
+  const fixture = path.join(root, 'libs/cli/feature-image/src/__fixtures__/hello-app');
+  await podmin('build', fixture, '-t', 'pinned:v1');
+  await podmin('push', 'pinned:v1');
+  const pinArgs = (more) => ['deploy', 'pinned', '-g', 'default', '--image', 'pinned:v1', ...more];
+  const overExisting = async (...more) => {
+    await podmin(...pinArgs(more));
+    await podmin('delete', 'pinned', '-g', 'default');
+    return requestsOf(...pinArgs(more));
+  };
+  const modes = {
+    '--no-preflight --no-pin': await overExisting('--no-preflight', '--no-pin'),
+    '--no-preflight (pinned)': await overExisting('--no-preflight'),
+    '--no-pin (preflight)': await overExisting('--no-pin'),
+    'default (preflight, pinned)': await overExisting(),
+  };
+  for (const [mode, requests] of Object.entries(modes)) {
+    console.log(
+      `deploy ${mode}, payloads exist: ${requests.length} requests (${requests.join(', ')})`,
+    );
+  }
+  const pinAlone =
+    modes['--no-preflight (pinned)'].length - modes['--no-preflight --no-pin'].length;
+  const pinBesidePreflight =
+    modes['default (preflight, pinned)'].length - modes['--no-pin (preflight)'].length;
+  console.log(
+    `deploy-requests pinning: +${pinAlone} without the preflight (budget 1 per distinct image, 1 here), +${pinBesidePreflight} with it (budget 0)`,
+  );
+  result({
+    figure: `requests pinning adds to a deploy of one image without the preflight: ${pinAlone}`,
+    anchor: '1 request per distinct image',
+    ratio: pinAlone,
+    max: 1,
+  });
+  result({
+    figure: `requests pinning adds beside the preflight: ${pinBesidePreflight}`,
+    anchor: '0 requests (the preflight read is reused)',
+    ratio: pinBesidePreflight,
+    max: 0,
   });
   // One history record exactly: a missing or a second one is over.
   result({

@@ -154,6 +154,7 @@ async function nodeBench() {
           path.join(root, 'dist/bin/podmin.cjs'),
           'deploy',
           '--no-preflight',
+          '--no-pin',
           'web',
           '-g',
           'default',

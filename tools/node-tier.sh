@@ -425,7 +425,7 @@ pull_reason='(ErrImagePull|ImagePullBackOff) \(container hello\)'
 # own wait has the same bound.
 pull_wait=75
 # The preflight refuses an unpublished tag at the desk; the pull-failure checks below skip it
-# (--no-preflight) to make a node meet a tag that cannot be pulled.
+# (--no-preflight --no-pin) to make a node meet a tag that cannot be pulled.
 preflight_refuses_missing() {
   if ! deploy_wait --image hello:missing && grep -q 'hello:missing is not published' "$wait_err"; then return 0; fi
   show_wait
@@ -433,7 +433,7 @@ preflight_refuses_missing() {
 }
 check preflight_refuses_missing
 rolled_back() {
-  if ! deploy_wait --no-preflight --image hello:missing --wait --timeout ${pull_wait}s --rollback-on-failure &&
+  if ! deploy_wait --no-preflight --no-pin --image hello:missing --wait --timeout ${pull_wait}s --rollback-on-failure &&
     grep -Eq "not ready after ${pull_wait} s on [^ ]+ \(${pull_reason}" "$wait_err" &&
     grep -q "rolled back to ${good_rev}, and that is done" "$wait_err"; then return 0; fi
   show_wait
@@ -444,7 +444,7 @@ check status_ready
 serves_v1() { local ip; ip=$(new_ip) && http_answers "$ip" hello-v1; }
 check wait_for 60 serves_v1
 wait_fails_on_pull() {
-  if ! deploy_wait --no-preflight --image hello:missing --wait --timeout ${pull_wait}s &&
+  if ! deploy_wait --no-preflight --no-pin --image hello:missing --wait --timeout ${pull_wait}s &&
     grep -Eq "not ready after ${pull_wait} s on [^ ]+ \(${pull_reason}" "$wait_err"; then return 0; fi
   show_wait
   return 1

@@ -267,21 +267,17 @@ agent_archive() {
   [ "$(cat "$opt/agent/podmin-agent.cjs")" = 'supervisor v1' ]
 }
 
-@test 'every rendered systemd unit passes systemd-analyze verify' {
+# verify_root: gives $PODMIN_TEST_ROOT what systemd-analyze verify needs to check the rendered
+# units: systemd's own units (targets the rendered ones name) and an executable at every path an
+# Exec line names, so verify checks them instead of failing on this machine's layout; a missing
+# or misspelt command, unit or key still fails it. Skips the test without systemd-analyze.
+verify_root() {
   command -v systemd-analyze >/dev/null || skip 'systemd-analyze is not installed'
-  local systemd_units
+  local systemd_units unit exe
   systemd_units="$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /usr/lib/systemd/system)"
   [ -f "$systemd_units/sysinit.target" ] || systemd_units=/lib/systemd/system
-  discover_network
-  secondary_address='2600:1f14:aaaa:bb01::99'
-  pod_prefix='2600:1f14:aaaa:bb01:1234::/80'
-  write_configuration ens5 ens6 fe80::1
-  # The throwaway root holds systemd's own units (targets the rendered ones name) and an
-  # executable at every path an Exec line names, so verify checks them instead of failing on
-  # this machine's layout; a missing or misspelt command, unit or key fails it.
   mkdir -p "$PODMIN_TEST_ROOT/usr/lib/systemd"
   cp -a "$systemd_units" "$PODMIN_TEST_ROOT/usr/lib/systemd/system"
-  local unit exe
   for unit in "$PODMIN_TEST_ROOT"/etc/systemd/system/*; do
     while read -r exe; do
       mkdir -p "$PODMIN_TEST_ROOT$(dirname "$exe")"
@@ -289,6 +285,11 @@ agent_archive() {
       chmod 0755 "$PODMIN_TEST_ROOT$exe"
     done < <(sed -n 's/^Exec[A-Za-z]*=[-@!+:]*\([^ ]*\).*/\1/p' "$unit" | sort -u)
   done
+}
+
+@test 'every rendered systemd unit passes systemd-analyze verify' {
+  configure_node
+  verify_root
   [ -x "$PODMIN_TEST_ROOT/opt/podmin/node/bin/node" ]
   [ -x "$PODMIN_TEST_ROOT/usr/local/bin/kubelet" ]
   run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/*.service "$PODMIN_TEST_ROOT"/etc/systemd/system/*.mount
@@ -449,22 +450,9 @@ configure_node() {
 }
 
 @test 'with --otel-logs every rendered unit, fluent-bit.service included, passes systemd-analyze verify' {
-  command -v systemd-analyze >/dev/null || skip 'systemd-analyze is not installed'
-  local systemd_units
-  systemd_units="$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /usr/lib/systemd/system)"
-  [ -f "$systemd_units/sysinit.target" ] || systemd_units=/lib/systemd/system
   otel_logs_on 's3://trust-bucket/otel/ca.pem' aws-parameter-store
   configure_node
-  mkdir -p "$PODMIN_TEST_ROOT/usr/lib/systemd"
-  cp -a "$systemd_units" "$PODMIN_TEST_ROOT/usr/lib/systemd/system"
-  local unit exe
-  for unit in "$PODMIN_TEST_ROOT"/etc/systemd/system/*; do
-    while read -r exe; do
-      mkdir -p "$PODMIN_TEST_ROOT$(dirname "$exe")"
-      printf '#!/bin/sh\n' >"$PODMIN_TEST_ROOT$exe"
-      chmod 0755 "$PODMIN_TEST_ROOT$exe"
-    done < <(sed -n 's/^Exec[A-Za-z]*=[-@!+:]*\([^ ]*\).*/\1/p' "$unit" | sort -u)
-  done
+  verify_root
   [ -x "$PODMIN_TEST_ROOT/opt/fluent-bit/bin/fluent-bit" ]
   run systemd-analyze verify --root="$PODMIN_TEST_ROOT" "$PODMIN_TEST_ROOT"/etc/systemd/system/*.service "$PODMIN_TEST_ROOT"/etc/systemd/system/*.mount
   [ "$output" = '' ]

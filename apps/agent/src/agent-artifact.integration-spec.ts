@@ -4,19 +4,11 @@
 // and loads them rather than from the bundler's own list.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseAgentArgs, serviceSpecs } from '@podmin/agent-feature-supervisor';
 import { UDP_WORKER_BUNDLE } from '@podmin/agent-feature-dns';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
-import {
-  type BuiltAgent,
-  freeAgentPorts,
-  localAgentArgs,
-  seedClusterSecrets,
-  spawnBuiltAgent,
-  waitFor,
-} from '@podmin/testing';
+import { type BuiltAgent, localAgentFlags, waitFor } from '@podmin/testing';
+import { makeLocalNode, startLocalAgent } from './__fixtures__/local-node';
 
 const REPO = path.resolve(__dirname, '../../..');
 const VERSION = (
@@ -45,23 +37,7 @@ describe('the podmin-agent artifact', () => {
 
   it('holds every service program the supervisor spawns and every file they load', () => {
     const listed = new Set(entries());
-    const config = parseAgentArgs(
-      [
-        '--provider',
-        'local',
-        '--bucket',
-        '/b',
-        '--region',
-        'local',
-        '--cluster',
-        'c',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        'fd00:1:2:3:4::/80',
-      ],
-      { PODMIN_NODE_ROOT: '/n' },
-    );
+    const config = parseAgentArgs(localAgentFlags, { PODMIN_NODE_ROOT: '/n' });
     if (typeof config === 'string') throw new Error('expected a run configuration');
     const expected = [
       'podmin-agent.cjs',
@@ -97,26 +73,16 @@ describe('the podmin-agent artifact', () => {
   });
 
   it('runs from where it is extracted: the supervisor starts every service and is healthy', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-artifact-'));
-    const nodeRoot = path.join(dir, 'node');
-    const bucket = path.join(dir, 'bucket');
-    fs.mkdirSync(path.join(dir, 'agent'));
-    fs.mkdirSync(bucket);
-    execFileSync('tar', ['-xzf', ARTIFACT, '-C', path.join(dir, 'agent')]);
-    // What `podmin setup` stores create-only before the agent starts.
-    const secretsFile = path.join(dir, 'secrets.json');
-    const store = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await seedClusterSecrets(store, 'demo');
+    const node = await makeLocalNode('podmin-artifact');
+    const agentDir = node.subdir('agent');
+    execFileSync('tar', ['-xzf', ARTIFACT, '-C', agentDir]);
     let agent: BuiltAgent | undefined;
     try {
-      const { health, registry, dns, coordination } = await freeAgentPorts();
-      agent = spawnBuiltAgent({
-        program: path.join(dir, 'agent/podmin-agent.cjs'),
-        args: localAgentArgs(bucket),
-        nodeRoot,
-        ports: { health, registry, dns, coordination },
-        env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
+      const started = await startLocalAgent(node, {
+        program: path.join(agentDir, 'podmin-agent.cjs'),
       });
+      agent = started.agent;
+      const { health, registry } = started.ports;
       const running = agent;
       const healthy = await waitFor(
         async () => {
@@ -139,7 +105,7 @@ describe('the podmin-agent artifact', () => {
       expect(v2).toBe(200);
     } finally {
       await agent?.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      node.cleanup();
     }
   }, 90_000);
 });

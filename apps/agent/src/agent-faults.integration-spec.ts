@@ -6,10 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   createSsmClient,
-  LocalSecretStore,
+  type LocalSecretStore,
   ParameterStoreSecretStore,
 } from '@podmin/data-access-secrets';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import {
   createS3Client,
   LocalDirectoryObjectStore,
@@ -21,16 +20,15 @@ import {
   commitDesiredState,
   daemonSetManifest,
   emulatorAgentEnv,
+  emulatorBucket,
   freeAgentPorts,
-  getAwsEmulator,
-  localAgentArgs,
   seedClusterSecrets,
   spawnBuiltAgent,
-  uniqueBucketName,
   waitFor,
 } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
+import { makeLocalNode, startLocalAgent, type LocalNode } from './__fixtures__/local-node';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,10 +59,10 @@ function podFilesOf(nodeRoot: string): Record<string, string> {
 
 /** The built agent against a local bucket, with every fault the issue found reproduced. */
 describe('podmin-agent keeps what it has through desired-state faults (built, local provider)', () => {
+  let node: LocalNode;
   let bucket: string;
   let nodeRoot: string;
   let secrets: LocalSecretStore;
-  let secretsFile: string;
   let objects: LocalDirectoryObjectStore;
   let agent: BuiltAgent;
   let healthPort: number;
@@ -127,31 +125,20 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
     parseIndex((await objects.get(INDEX_KEY)).body)[`default/${name}`]!.pod;
 
   beforeAll(async () => {
-    bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-bucket-'));
-    nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-node-'));
-    // Like / on a node: every host user may traverse it, so only podmin's modes protect Pods.
-    fs.chmodSync(nodeRoot, 0o755);
-    secretsFile = path.join(
-      fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-faults-secrets-')),
-      'demo.json',
-    );
-    secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await seedClusterSecrets(secrets, 'demo', {
+    node = await makeLocalNode('podmin-faults', {
       '/demo/product/web/db-url': 'postgres://db',
       '/demo/product/api/token': 's3cr3t',
     });
+    ({ bucket, nodeRoot, secrets } = node);
+    // Like / on a node: every host user may traverse it, so only podmin's modes protect Pods.
+    for (const dir of [node.dir, nodeRoot]) fs.chmodSync(dir, 0o755);
     objects = new LocalDirectoryObjectStore(bucket);
     await deploy('web', 'hello:v1', 'db-url');
     await deploy('api', 'hello:v1', 'token');
 
-    const ports = await freeAgentPorts();
-    healthPort = ports.health;
-    agent = spawnBuiltAgent({
-      args: localAgentArgs(bucket),
-      nodeRoot,
-      ports,
-      env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
-    });
+    const started = await startLocalAgent(node);
+    agent = started.agent;
+    healthPort = started.ports.health;
     await waitFor(
       () => (fs.existsSync(podFile('web')) && fs.existsSync(podFile('api')) ? true : undefined),
       'both static Pods',
@@ -180,8 +167,7 @@ describe('podmin-agent keeps what it has through desired-state faults (built, lo
 
   afterAll(async () => {
     await agent.stop();
-    for (const dir of [bucket, nodeRoot, path.dirname(secretsFile)])
-      fs.rmSync(dir, { recursive: true, force: true });
+    node.cleanup();
   });
 
   /** Runs `fault`, checks the node kept every file and reports it, undoes it, checks recovery. */
@@ -446,17 +432,9 @@ describe('podmin-agent keeps what it has while S3 denies the index (built, S3 em
   });
 
   it('keeps its Pods and reports access denied while reads of the index are refused, then converges', async () => {
-    const emulator = await getAwsEmulator();
-    const creds = {
-      region: emulator.region,
-      endpoint: emulator.endpoint,
-      credentials: emulator.credentials,
-    };
-    const s3 = createS3Client(creds);
-    const bucket = uniqueBucketName('podmin-denied');
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const { emulator, client: s3, bucket } = await emulatorBucket('podmin-denied', createS3Client);
     const cluster = `c${Date.now().toString(36)}`;
-    const secrets = new ParameterStoreSecretStore(createSsmClient(creds));
+    const secrets = new ParameterStoreSecretStore(createSsmClient(emulator));
     await seedClusterSecrets(secrets, cluster, {
       [`/${cluster}/product/web/db-url`]: 'postgres://db',
     });

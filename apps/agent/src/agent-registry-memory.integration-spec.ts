@@ -1,17 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
+import type { AgentPorts, BuiltAgent } from '@podmin/testing';
 import {
-  type BuiltAgent,
-  freeAgentPorts,
-  localAgentArgs,
-  seedClusterSecrets,
-  spawnBuiltAgent,
-  waitFor,
-} from '@podmin/testing';
+  makeLocalNode,
+  startLocalAgent,
+  waitReady,
+  type LocalNode,
+} from './__fixtures__/local-node';
 
 /** The issue's budget: 200 local clients that stop reading cost at most this over idle. */
 const STALLED_CLIENTS = 200;
@@ -29,62 +26,36 @@ function rssBytes(pid: number): number {
 }
 
 describe('agent-registry under clients that stop reading (built agent, local provider)', () => {
-  let bucket: string;
-  let secretsDir: string;
-  let nodeRoot: string;
-  let agent: BuiltAgent;
-  let registryPort: number;
+  let node: LocalNode;
+  let running: { agent: BuiltAgent; ports: AgentPorts };
   let registryPid: number;
   let digest: string;
 
   beforeAll(async () => {
-    bucket = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-bucket-'));
-    nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-node-'));
-    secretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-regmem-secrets-'));
-    const secretsFile = path.join(secretsDir, 'demo.json');
-    const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-    await seedClusterSecrets(secrets, 'demo');
+    node = await makeLocalNode('podmin-regmem');
     // Larger than every socket buffer on the way, so a client that stops reading stalls it.
     const blob = randomBytes(BLOB_BYTES);
     const hex = createHash('sha256').update(blob).digest('hex');
     digest = `sha256:${hex}`;
-    fs.mkdirSync(path.join(bucket, 'apps/demo/blobs/sha256'), { recursive: true });
-    fs.writeFileSync(path.join(bucket, 'apps/demo/blobs/sha256', hex), blob);
+    fs.mkdirSync(path.join(node.bucket, 'apps/demo/blobs/sha256'), { recursive: true });
+    fs.writeFileSync(path.join(node.bucket, 'apps/demo/blobs/sha256', hex), blob);
 
-    const ports = await freeAgentPorts();
-    const healthPort = ports.health;
-    registryPort = ports.registry;
-    agent = spawnBuiltAgent({
-      args: localAgentArgs(bucket),
-      nodeRoot,
-      ports,
-      env: { PODMIN_LOCAL_SECRETS_FILE: secretsFile },
-    });
-    let last = '';
-    const ready = await waitFor(async () => {
-      const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-      last = await res.text();
-      return res.status === 200
-        ? (JSON.parse(last) as { services: Array<{ name: string; pid: number }> })
-        : undefined;
-    }, 'readiness').catch((err: unknown) => {
-      // What the agent said explains a failed start.
-      process.stderr.write(`${last}\n${agent.tail(20)}\n`);
-      throw err;
-    });
-    registryPid = ready.services.find((s) => s.name === 'registry')!.pid;
+    running = await startLocalAgent(node);
+    const services = await waitReady(running.agent, running.ports.health);
+    registryPid = services.find((s) => s.name === 'registry')!.pid;
   }, 60_000);
 
   afterAll(async () => {
-    await agent.stop();
-    for (const dir of [bucket, nodeRoot, secretsDir])
-      fs.rmSync(dir, { recursive: true, force: true });
+    await running.agent.stop();
+    node.cleanup();
   });
 
   /** One whole pull, checked against its digest; resolves with its duration. */
   async function pull(): Promise<number> {
     const started = Date.now();
-    const res = await fetch(`http://127.0.0.1:${registryPort}/v2/apps/demo/blobs/${digest}`);
+    const res = await fetch(
+      `http://127.0.0.1:${running.ports.registry}/v2/apps/demo/blobs/${digest}`,
+    );
     expect(res.status).toBe(200);
     const body = Buffer.from(await res.arrayBuffer());
     expect(`sha256:${createHash('sha256').update(body).digest('hex')}`).toBe(digest);
@@ -96,12 +67,12 @@ describe('agent-registry under clients that stop reading (built agent, local pro
     const warmMs = [await pull(), await pull()];
     await sleep(1_000);
     const idle = rssBytes(registryPid);
-    const logLinesBefore = agent.output().split('\n').length;
+    const logLinesBefore = running.agent.output().split('\n').length;
 
     const stalled: net.Socket[] = [];
     try {
       for (let i = 0; i < STALLED_CLIENTS; i++) {
-        const socket = net.connect(registryPort, '127.0.0.1');
+        const socket = net.connect(running.ports.registry, '127.0.0.1');
         // Never read: the kernel buffers fill and the registry's writes stop completing.
         socket.pause();
         socket.on('error', () => undefined);
@@ -139,7 +110,7 @@ describe('agent-registry under clients that stop reading (built agent, local pro
     }
     // Every client hung up: the agent's log grows by a bounded amount, not a line per client.
     await sleep(2_000);
-    const disconnectLines = agent
+    const disconnectLines = running.agent
       .output()
       .split('\n')
       .slice(logLinesBefore)

@@ -9,24 +9,25 @@
 // answer every query until the supervisor stops it after the margin.
 import dgram from 'node:dgram';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import * as dnsPacket from 'dns-packet';
 import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
-import { LocalSecretStore } from '@podmin/data-access-secrets';
 import { readSnapshot } from '@podmin/agent-feature-coordinator';
 import {
   type BuiltAgent,
   commitDesiredState,
   daemonSetManifest,
-  freeAgentPorts,
   localAgentArgs,
-  seedClusterSecrets,
-  spawnBuiltAgent,
   waitFor,
 } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
+import {
+  AGENT_SERVICE_PROCESSES,
+  makeLocalNode,
+  startLocalAgent,
+  type LocalNode,
+} from './__fixtures__/local-node';
 import { servePodsApi } from './__fixtures__/pods-api';
 
 const MANIFEST = daemonSetManifest({ servicePort: 443 });
@@ -104,17 +105,10 @@ function queryLoop(port: number, name: string, everyMs = 100) {
 }
 
 describe('podmin-agent stop (built, two nodes)', () => {
-  const dirs: string[] = [];
-  const tmp = (prefix: string) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-    dirs.push(dir);
-    return dir;
-  };
+  const nodes: LocalNode[] = [];
   afterAll(() => {
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    for (const node of nodes) node.cleanup();
   });
-
-  const ports = freeAgentPorts;
 
   it.each([
     ['the supervisor alone (systemctl stop, KillMode=mixed)', 'supervisor'],
@@ -122,29 +116,17 @@ describe('podmin-agent stop (built, two nodes)', () => {
   ] as const)(
     'SIGTERM to %s: stops reconciling, drains to the leader, waits the DNS TTL margin with DNS answering, then detaches the dataplane',
     async (_what, target) => {
-      const bucket = tmp('podmin-shutdown-bucket-');
-      const secretsFile = path.join(tmp('podmin-shutdown-secrets-'), 'demo.json');
-      const secrets = new LocalSecretStore({ file: secretsFile, provider: 'aws-parameter-store' });
-      await seedClusterSecrets(secrets, 'demo');
+      const node = await makeLocalNode('podmin-shutdown');
+      nodes.push(node);
+      const { bucket } = node;
       const objects = new LocalDirectoryObjectStore(bucket);
       await commitDesiredState(objects, {
         deploy: [buildDeployment(MANIFEST, { source: 'test', name: 'web', nodegroup: 'default' })],
       });
       // A short lease, so node-1 leads soon; the drain must beat it by far all the same.
-      const env = {
-        PODMIN_LOCAL_SECRETS_FILE: secretsFile,
-        PODMIN_ELECTION_LEASE_MS: '8000',
-        PODMIN_ELECTION_POLL_MS: '500',
-      };
-      const node1Root = tmp('podmin-shutdown-node1-');
-      const leader = spawnBuiltAgent({
-        args: localAgentArgs(bucket),
-        nodeRoot: node1Root,
-        ports: await ports(),
-        nodeId: 'node-1',
-        env,
-      });
-      const node2Root = tmp('podmin-shutdown-node2-');
+      const env = { PODMIN_ELECTION_LEASE_MS: '8000', PODMIN_ELECTION_POLL_MS: '500' };
+      const { agent: leader } = await startLocalAgent(node, { nodeId: 'node-1', env });
+      const node2Root = node.subdir('node2');
       const socket = path.join(node2Root, 'pods-api.sock');
       const kubelet = await servePodsApi(socket, [
         { name: 'web', namespace: 'product', labels: { app: 'web' }, ipv6: NODE2_POD },
@@ -164,15 +146,15 @@ describe('podmin-agent stop (built, two nodes)', () => {
         );
         const args = localAgentArgs(bucket);
         args[args.length - 1] = NODE2_PREFIX;
-        const node2Ports = await ports();
-        follower = spawnBuiltAgent({
+        const started = await startLocalAgent(node, {
           groupLeader: true,
           args,
           nodeRoot: node2Root,
-          ports: node2Ports,
           nodeId: 'node-2',
           env: { ...env, PODMIN_KUBELET_PODS_SOCKET: socket },
         });
+        follower = started.agent;
+        const node2Ports = started.ports;
         const backends = async () =>
           (await readSnapshot(objects, { cluster: 'demo' }))?.snapshot.services.flatMap((s) =>
             s.backends.map((b) => b.address),
@@ -254,14 +236,7 @@ describe('podmin-agent stop (built, two nodes)', () => {
             .filter((l) => l.msg === msg && l.service?.startsWith('agent-'))
             .map((l) => l.service)
             .sort();
-        expect(services('stop requested by the supervisor')).toEqual([
-          'agent-coordinator',
-          'agent-dataplane',
-          'agent-dns',
-          'agent-identity',
-          'agent-registry',
-          'agent-staticpod',
-        ]);
+        expect(services('stop requested by the supervisor')).toEqual(AGENT_SERVICE_PROCESSES);
         expect(services('signal')).toEqual([]);
         const ignored = services('ignore signal; the supervisor stops this process');
         if (target === 'group')

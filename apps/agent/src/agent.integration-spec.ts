@@ -17,6 +17,7 @@ import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { podPayloadKey, serviceVip, servicePayloadKey } from '@podmin/util-desired-state';
 import { readSnapshot } from '@podmin/agent-feature-coordinator';
 import { buildDeployment } from '@podmin/util-manifest';
+import { AGENT_SERVICE_PROCESSES } from './__fixtures__/local-node';
 
 const MANIFEST = daemonSetManifest({ secret: 'db-url', servicePort: 443 });
 
@@ -228,15 +229,7 @@ describe('podmin-agent (built)', () => {
         'every agent process to release its start-up pages',
         40_000,
       );
-      expect([...released.keys()].sort()).toEqual([
-        'agent-coordinator',
-        'agent-dataplane',
-        'agent-dns',
-        'agent-identity',
-        'agent-registry',
-        'agent-staticpod',
-        'podmin-agent',
-      ]);
+      expect([...released.keys()].sort()).toEqual([...AGENT_SERVICE_PROCESSES, 'podmin-agent']);
       for (const line of released.values()) {
         expect(line['refused']).toBe(0);
         expect(Number(line['releasedKiB'])).toBeGreaterThan(10 * 1024);

@@ -18,7 +18,10 @@ describe('run (in process)', () => {
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(fs.existsSync(path.join(home(), 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
@@ -31,10 +34,16 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v2'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v2'],
+        ctx,
+      ),
     ).toBe(0);
     reporter.results.length = 0;
     expect(await run(['history', 'web', '-g', 'default'], ctx)).toBe(0);
@@ -47,7 +56,7 @@ describe('run (in process)', () => {
       /^([0-9a-f]{12})\s+-\s+-\s+registry\.podmin\.internal\/apps\/hello:v1$/,
     );
     const older = /^([0-9a-f]{12})/.exec(lines[2] as string)?.[1];
-    expect(await run(['rollback', 'web', '-g', 'default'], ctx)).toBe(0);
+    expect(await run(['rollback', 'web', '-g', 'default', '--no-pin'], ctx)).toBe(0);
     expect(reporter.results[1]).toBe(older);
     expect(reporter.infos.at(-1)).toMatch(
       new RegExp(`^Rolled back default/web from revision [0-9a-f]{12} to revision ${older}`),
@@ -60,7 +69,10 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     expect(await run(['status'], ctx)).toBe(0);
     expect(reporter.results[1]).toMatch(/^NAME\s+NODEGROUP\s+NODE\s+DESIRED\s+APPLIED/);
@@ -73,6 +85,7 @@ describe('run (in process)', () => {
         [
           'deploy',
           '--no-preflight',
+          '--no-pin',
           'web',
           '-g',
           'default',
@@ -89,6 +102,7 @@ describe('run (in process)', () => {
         [
           'deploy',
           '--no-preflight',
+          '--no-pin',
           'web',
           '-g',
           'default',
@@ -108,7 +122,7 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     reporter.results.length = 0;
-    const deploy = ['deploy', '--no-preflight', 'web', '-g', 'default', '--image'];
+    const deploy = ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image'];
     expect(await run([...deploy, 'hello:v1', '-o', 'json'], ctx)).toBe(0);
     expect(await run([...deploy, 'hello:v2', '-o', 'yaml'], ctx)).toBe(0);
     expect(await run([...deploy, 'hello:v3', '-o', 'name'], ctx)).toBe(0);
@@ -229,7 +243,16 @@ describe('run (in process)', () => {
     expect(await run(['use', 'one'], ctx)).toBe(0);
     const config = path.join(home(), 'c', 'podmin', 'config.json');
     const saved = fs.readFileSync(config);
-    const deploy = ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'];
+    const deploy = [
+      'deploy',
+      '--no-preflight',
+      '--no-pin',
+      'web',
+      '-g',
+      'default',
+      '--image',
+      'hello:v1',
+    ];
     const withVariable = createCliContext(reporter, { ...env(), PODMIN_CONTEXT: 'two' });
     expect(await run(deploy, withVariable)).toBe(0);
     expect(await run([...deploy, '--context', 'three'], withVariable)).toBe(0);

@@ -101,7 +101,10 @@ describe('the CLI provider seam', () => {
       bucket: 'mem-demo',
     });
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);

@@ -23,14 +23,15 @@ import type { AgentArtifact, ImageMirror } from '@podmin/cli-data-access-depende
 import { renderAwsUserDataGzip } from '@podmin/cli-util-userdata';
 import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
 import {
+  type AwsEmulator,
+  daemonSetManifest,
   describeUnless,
   FakeUpstream,
   getAwsEmulator,
   uniqueBucketName,
-  type AwsEmulator,
 } from '@podmin/testing';
 import type { DependencyManifest } from '@podmin/util-dependencies';
-import { makeSandbox } from './cli-harness';
+import { deployArgs, makeSandbox } from './cli-harness';
 
 const REPO = path.resolve(__dirname, '../../../..');
 const BOOT = path.join(REPO, 'tools/boot');
@@ -268,26 +269,18 @@ async function until<T>(
   }
 }
 
+/** The `nsenter` arguments that run `argv` with only `env` in the node namespaces of `pid`. */
+function nsenterArgs(pid: number, argv: string[], env: Record<string, string>): string[] {
+  const assignments = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  return ['-t', String(pid), '-m', '-n', '--', 'env', '-i', ...assignments, ...argv];
+}
+
 /** Runs a command in the node namespace (mount and network) of `pid`. */
 function inNode(pid: number, argv: string[], env: Record<string, string> = {}) {
-  return spawnSync(
-    'nsenter',
-    [
-      '-t',
-      String(pid),
-      '-m',
-      '-n',
-      '--',
-      'env',
-      '-i',
-      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-      ...argv,
-    ],
-    {
-      encoding: 'utf8',
-      timeout: 600_000,
-    },
-  );
+  return spawnSync('nsenter', nsenterArgs(pid, argv, env), {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
 }
 
 /** Reads one line from a child's stdout. */
@@ -641,23 +634,13 @@ async function bootNode(
     ]);
     agentProcess = spawn(
       'nsenter',
-      [
-        '-t',
-        String(pid),
-        '-m',
-        '-n',
-        '--',
-        'env',
-        '-i',
-        ...Object.entries({
-          ...unitEnv,
-          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-          AWS_ENDPOINT_URL: nodeS3,
-          AWS_EC2_METADATA_SERVICE_ENDPOINT: `${imds}/`,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        }).map(([k, v]) => `${k}=${v}`),
-        ...argv,
-      ],
+      nsenterArgs(pid, argv, {
+        ...unitEnv,
+        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        AWS_ENDPOINT_URL: nodeS3,
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: `${imds}/`,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      }),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     agentProcess.stdout?.on('data', (d: Buffer) => (agentOutput += d.toString()));
@@ -713,27 +696,9 @@ async function bootNode(
     expect(connected.code).toBe(0);
     fs.writeFileSync(
       path.join(sandbox.cwd, 'web.yaml'),
-      `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: registry.podmin.internal/apps/web:v1 }]
-`,
+      daemonSetManifest({ namespace: 'default', image: 'registry.podmin.internal/apps/web:v1' }),
     );
-    const deployed = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '-f',
-      'web.yaml',
-    ]);
+    const deployed = await sandbox.run(deployArgs('web', 'default', '-f', 'web.yaml'));
     expect({ code: deployed.code, stderr: deployed.code === 0 ? '' : deployed.stderr }).toEqual({
       code: 0,
       stderr: '',

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { deployArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
 const COMMANDS = [
   'connect',
@@ -160,7 +160,7 @@ describe('podmin basics', () => {
     for (const args of [
       ['validate', '-f', 'lazy.yaml'],
       ['--help'],
-      ['deploy', '--no-preflight', 'lazy', '-g', 'default', '-f', 'lazy.yaml'],
+      deployArgs('lazy', 'default', '-f', 'lazy.yaml'),
     ]) {
       const result = await sandbox.run(args, env);
       expect(result.code).toBe(0);

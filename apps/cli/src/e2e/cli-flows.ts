@@ -8,7 +8,7 @@ import {
   sha512Hex,
   type IndexEntry,
 } from '@podmin/util-desired-state';
-import type { CliSandbox } from './cli-harness';
+import { deployArgs, type CliSandbox } from './cli-harness';
 import { BAD_MANIFESTS, DAEMONSET_WITH_SERVICE } from './fixtures';
 
 /** How a flow reaches and inspects one kind of bucket. */
@@ -54,15 +54,7 @@ export function describeCliFlows(
         'valid: DaemonSet default/web for NodeGroup default, Service web (443→8443/TCP)\n',
       );
 
-      const deploy = await podmin(
-        'deploy',
-        '--no-preflight',
-        'web',
-        '-g',
-        'default',
-        '-f',
-        'daemonset.yaml',
-      );
+      const deploy = await podmin(...deployArgs('web', 'default', '-f', 'daemonset.yaml'));
       expect(deploy.code).toBe(0);
       expect(deploy.stdout).toBe('default/web\n');
       expect(deploy.stderr).toMatch(/Committed: default\/web .*does not mean the Pod is running/s);
@@ -87,15 +79,7 @@ export function describeCliFlows(
         imagePullPolicy: 'Always',
       });
 
-      const again = await podmin(
-        'deploy',
-        '--no-preflight',
-        'web',
-        '-g',
-        'default',
-        '-f',
-        'daemonset.yaml',
-      );
+      const again = await podmin(...deployArgs('web', 'default', '-f', 'daemonset.yaml'));
       expect(again.stderr).toContain('unchanged');
 
       const list = await podmin('list');
@@ -129,16 +113,15 @@ export function describeCliFlows(
     it('commits a file with a Service under its own namespace and name', async () => {
       fs.writeFileSync(path.join(sandbox.cwd, 'product.yaml'), DAEMONSET_WITH_SERVICE);
       const deploy = await podmin(
-        'deploy',
-        '--no-preflight',
-        'web',
-        '-g',
-        'default',
-        '-f',
-        'product.yaml',
-        '--service',
-        '--image',
-        'web=hello:v2',
+        ...deployArgs(
+          'web',
+          'default',
+          '-f',
+          'product.yaml',
+          '--service',
+          '--image',
+          'web=hello:v2',
+        ),
       );
       expect(deploy.code).toBe(0);
       const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<
@@ -158,15 +141,7 @@ export function describeCliFlows(
         DAEMONSET_WITH_SERVICE.replace(/name: web$/m, 'name: thief'),
       );
       const before = await store.snapshot();
-      const steal = await podmin(
-        'deploy',
-        '--no-preflight',
-        'thief',
-        '-g',
-        'default',
-        '-f',
-        'steal.yaml',
-      );
+      const steal = await podmin(...deployArgs('thief', 'default', '-f', 'steal.yaml'));
       expect(steal.code).toBe(1);
       expect(steal.stderr).toContain('already owned by deployment default/web');
       expect(await store.snapshot()).toEqual(before);
@@ -174,134 +149,63 @@ export function describeCliFlows(
     });
 
     const rejections: Array<[string, string[], RegExp]> = [
-      [
-        'no image for the built-in manifest',
-        ['deploy', '--no-preflight', 'web', '-g', 'default'],
-        /--image/,
-      ],
+      ['no image for the built-in manifest', deployArgs('web', 'default'), /--image/],
       [
         'an external image',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'docker.io/library/nginx:1.27',
-        ],
+        deployArgs('web', 'default', '--image', 'docker.io/library/nginx:1.27'),
         /podmin push/,
       ],
       [
         'a zero CPU limit',
-        ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1', '--cpu', '0'],
+        deployArgs('web', 'default', '--image', 'hello:v1', '--cpu', '0'),
         /--cpu/,
       ],
       [
         'a malformed memory limit',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-          '--memory',
-          'lots',
-        ],
+        deployArgs('web', 'default', '--image', 'hello:v1', '--memory', 'lots'),
         /--memory/,
       ],
       [
         'bare and named images mixed',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-          '--image',
-          'side=hello:v2',
-        ],
+        deployArgs('web', 'default', '--image', 'hello:v1', '--image', 'side=hello:v2'),
         /--image/,
       ],
       [
         'a bad port mapping',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-          '--service',
-          '--port',
-          '80:0',
-        ],
+        deployArgs('web', 'default', '--image', 'hello:v1', '--service', '--port', '80:0'),
         /--port/,
       ],
       [
         '--port with --file',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '-f',
-          'product.yaml',
-          '--port',
-          '80:8080',
-        ],
+        deployArgs('web', 'default', '-f', 'product.yaml', '--port', '80:8080'),
         /--port/,
       ],
       [
         '--cpu with --file',
-        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'product.yaml', '--cpu', '1'],
+        deployArgs('web', 'default', '-f', 'product.yaml', '--cpu', '1'),
         /--cpu/,
       ],
       [
         'a NodeGroup mismatch',
-        ['deploy', '--no-preflight', 'web', '-g', 'workers', '-f', 'product.yaml'],
+        deployArgs('web', 'workers', '-f', 'product.yaml'),
         /nodegroup|nodeSelector/i,
       ],
-      [
-        'a name mismatch',
-        ['deploy', '--no-preflight', 'other', '-g', 'default', '-f', 'product.yaml'],
-        /metadata\.name/,
-      ],
+      ['a name mismatch', deployArgs('other', 'default', '-f', 'product.yaml'), /metadata\.name/],
       [
         'an unknown container override',
-        [
-          'deploy',
-          '--no-preflight',
-          'web',
-          '-g',
-          'default',
-          '-f',
-          'product.yaml',
-          '--image',
-          'nope=hello:v2',
-        ],
+        deployArgs('web', 'default', '-f', 'product.yaml', '--image', 'nope=hello:v2'),
         /nope/,
       ],
-      [
-        'a missing file',
-        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'absent.yaml'],
-        /absent\.yaml/,
-      ],
+      ['a missing file', deployArgs('web', 'default', '-f', 'absent.yaml'), /absent\.yaml/],
       [
         '--service without a Service',
-        ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'no-service.yaml', '--service'],
+        deployArgs('web', 'default', '-f', 'no-service.yaml', '--service'),
         /--service/,
       ],
       ...Object.entries(BAD_MANIFESTS).map(
         ([file, { expect: pattern }]): [string, string[], RegExp] => [
           file,
-          ['deploy', '--no-preflight', 'web', '-g', 'default', '-f', file],
+          deployArgs('web', 'default', '-f', file),
           pattern,
         ],
       ),
@@ -360,22 +264,12 @@ export function describeCliFlows(
     }>;
 
     it('records history on deploy and delete, lists it and rolls back byte for byte', async () => {
-      const deployV1 = await podmin(
-        'deploy',
-        '--no-preflight',
-        'app',
-        '-g',
-        'hist',
-        '--image',
-        'hello:v1',
-      );
+      const deployV1 = await podmin(...deployArgs('app', 'hist', '--image', 'hello:v1'));
       expect(deployV1.code).toBe(0);
       const indexWithV1 = (await store.read('deployments/index.json')).toString();
       const v1 = (await indexOf())['hist/app'] as IndexEntry;
       expect(await historyKeys('history/hist/app/')).toEqual([]);
-      expect(
-        (await podmin('deploy', '--no-preflight', 'app', '-g', 'hist', '--image', 'hello:v2')).code,
-      ).toBe(0);
+      expect((await podmin(...deployArgs('app', 'hist', '--image', 'hello:v2'))).code).toBe(0);
       const v2 = (await indexOf())['hist/app'] as IndexEntry;
       const [recordKey] = await historyKeys('history/hist/app/');
       expect(recordKey).toMatch(/^history\/hist\/app\/\d{8}T\d{9}Z-[0-9a-f]{16}\.json$/);
@@ -399,7 +293,7 @@ export function describeCliFlows(
         new RegExp(`^${revisionOf(v1)}\\s+-\\s+-\\s+registry\\.podmin\\.internal/apps/hello:v1$`),
       );
 
-      const rollback = await podmin('rollback', 'app', '-g', 'hist');
+      const rollback = await podmin('rollback', 'app', '-g', 'hist', '--no-pin');
       expect(rollback.code).toBe(0);
       expect(rollback.stdout).toBe(`${revisionOf(v1)}\n`);
       expect(rollback.stderr).toContain(
@@ -435,6 +329,7 @@ export function describeCliFlows(
         'hist',
         '--to',
         revisionOf(v2).slice(0, 7),
+        '--no-pin',
       );
       expect(restore.code).toBe(0);
       expect(restore.stderr).toContain('from deleted to revision');
@@ -443,12 +338,8 @@ export function describeCliFlows(
     });
 
     it('refuses bad history and rollback input with a clear error and leaves the bucket untouched', async () => {
-      expect(
-        (await podmin('deploy', '--no-preflight', 'bad', '-g', 'hist', '--image', 'hello:v1')).code,
-      ).toBe(0);
-      expect(
-        (await podmin('deploy', '--no-preflight', 'bad', '-g', 'hist', '--image', 'hello:v2')).code,
-      ).toBe(0);
+      expect((await podmin(...deployArgs('bad', 'hist', '--image', 'hello:v1'))).code).toBe(0);
+      expect((await podmin(...deployArgs('bad', 'hist', '--image', 'hello:v2'))).code).toBe(0);
       const cases: Array<[string, string[], RegExp]> = [
         [
           'an unknown revision',
@@ -508,16 +399,13 @@ export function describeCliFlows(
     });
 
     it('keeps all twenty history records when twenty deploys of one deployment run at once', async () => {
-      expect(
-        (await podmin('deploy', '--no-preflight', 'conc', '-g', 'hist', '--image', 'hello:c-first'))
-          .code,
-      ).toBe(0);
+      expect((await podmin(...deployArgs('conc', 'hist', '--image', 'hello:c-first'))).code).toBe(
+        0,
+      );
       const first = (await indexOf())['hist/conc'] as IndexEntry;
       const tags = Array.from({ length: 20 }, (_, i) => `c${i}`);
       const results = await Promise.all(
-        tags.map((t) =>
-          podmin('deploy', '--no-preflight', 'conc', '-g', 'hist', '--image', `hello:${t}`),
-        ),
+        tags.map((t) => podmin(...deployArgs('conc', 'hist', '--image', `hello:${t}`))),
       );
       for (const r of results) expect(r).toMatchObject({ code: 0 });
       const keys = await historyKeys('history/hist/conc/');
@@ -550,9 +438,7 @@ export function describeCliFlows(
     it('keeps all twenty entries when twenty deploys run at once', async () => {
       const names = Array.from({ length: 20 }, (_, i) => `app-${i}`);
       const results = await Promise.all(
-        names.map((n) =>
-          podmin('deploy', '--no-preflight', n, '-g', 'race', '--image', `hello:${n}`),
-        ),
+        names.map((n) => podmin(...deployArgs(n, 'race', '--image', `hello:${n}`))),
       );
       for (const r of results) expect(r).toMatchObject({ code: 0 });
       const index = JSON.parse((await store.read('deployments/index.json')).toString()) as Record<

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeTempHome } from '@podmin/testing';
-import { serializeReceipt } from '@podmin/util-receipts';
+import { serializeReceipt, type PodReceipt } from '@podmin/util-receipts';
 
 /** Path of the bundled CLI the black-box tests run (built by `nx run cli:build`). */
 export const PODMIN_BIN = path.resolve(__dirname, '../../../../dist/bin/podmin.cjs');
@@ -83,9 +83,33 @@ export async function connectedLocalSandbox(
   return { sandbox, bucket };
 }
 
-/** `podmin deploy --no-preflight web -g default --image <image>`, then `more`: most flows' deploy. */
+/**
+ * `podmin deploy --no-preflight --no-pin <name> -g <nodegroup>`, then `more`: a deploy that skips
+ * the registry (no preflight, tags kept: its images are never pushed).
+ */
+export function deployArgs(name: string, nodegroup: string, ...more: string[]): string[] {
+  return ['deploy', '--no-preflight', '--no-pin', name, '-g', nodegroup, ...more];
+}
+
+/** `podmin deploy --no-preflight --no-pin web -g default --image <image>`, then `more`: most flows' deploy. */
 export function deployWebArgs(image: string, ...more: string[]): string[] {
-  return ['deploy', '--no-preflight', 'web', '-g', 'default', '--image', image, ...more];
+  return deployArgs('web', 'default', '--image', image, ...more);
+}
+
+/**
+ * Runs `args` in `sandbox`, asserts its exit code (naming the arguments when it differs) and
+ * that stderr contains every one of `fragments`; returns the run for further checks.
+ */
+export async function expectExit(
+  sandbox: CliSandbox,
+  args: string[],
+  code: number,
+  ...fragments: string[]
+): Promise<CliRun> {
+  const run = await sandbox.run(args);
+  expect({ args, code: run.code }).toEqual({ args, code });
+  for (const fragment of fragments) expect(run.stderr).toContain(fragment);
+  return run;
 }
 
 /** The arguments of `podmin connect <cluster>` to `bucket` in `region` on AWS (the emulator). */
@@ -95,7 +119,7 @@ export function awsConnectArgs(cluster: string, region: string, bucket: string):
 
 /**
  * Runs the bundled CLI once (`bin`: another bundle than dist/bin/podmin.cjs; `stdin`: piped in;
- * stdin is closed at once either way).
+ * stdin is closed at once either way; `via`: a command that runs node for it, e.g. `setpriv …`).
  */
 export function runCli(
   args: string[],
@@ -104,10 +128,13 @@ export function runCli(
     env: Record<string, string>;
     bin?: string;
     stdin?: string | Buffer;
+    via?: readonly [string, ...string[]];
   },
 ): Promise<CliRun> {
+  const node = [process.execPath, options.bin ?? PODMIN_BIN, ...args];
+  const [command, ...rest] = options.via === undefined ? node : [...options.via, ...node];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [options.bin ?? PODMIN_BIN, ...args], {
+    const child = spawn(command!, rest, {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -141,10 +168,14 @@ export function snapshotDir(dir: string): Record<string, string> {
   return out;
 }
 
-/** A receipt as an agent writes it, for node `node` of NodeGroup default. */
+/**
+ * A receipt as an agent writes it, for node `node` of NodeGroup default: each Pod's readiness
+ * unknown unless it says otherwise, and the kubelet `absent` unless `kubelet` says `ok`.
+ */
 export function agentReceipt(
   node: string,
-  pods: Array<{ deployment: string; revision: string }> = [],
+  pods: Array<Pick<PodReceipt, 'deployment' | 'revision'> & Partial<PodReceipt>> = [],
+  kubelet: 'ok' | 'absent' = 'absent',
 ): string {
   return serializeReceipt({
     schema: 1,
@@ -154,14 +185,14 @@ export function agentReceipt(
     indexEtag: null,
     time: new Date().toISOString(),
     heartbeatSeconds: 300,
-    kubelet: 'absent',
+    kubelet,
     error: null,
     pods: pods.map((p) => ({
-      ...p,
       ready: null,
       restarts: null,
       reason: null,
       identityExpiry: null,
+      ...p,
     })),
     omittedPods: 0,
   });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
 // `--context NAME` and PODMIN_CONTEXT pick a saved context for one invocation: two pipelines
 // on one runner no longer race on the saved current context.
@@ -11,15 +11,7 @@ describe('podmin --context and PODMIN_CONTEXT', () => {
   const index = (name: string): string => path.join(bucket(name), 'deployments', 'index.json');
   const deployed = (name: string): Record<string, { pod: string }> =>
     JSON.parse(fs.readFileSync(index(name), 'utf8')) as Record<string, { pod: string }>;
-  const deploy = (image: string): string[] => [
-    'deploy',
-    '--no-preflight',
-    'web',
-    '-g',
-    'default',
-    '--image',
-    image,
-  ];
+  const deploy = deployWebArgs;
 
   beforeAll(async () => {
     sandbox = makeSandbox();

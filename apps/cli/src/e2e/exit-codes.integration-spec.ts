@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { connectedLocalSandbox, deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
+import {
+  connectedLocalSandbox,
+  deployArgs,
+  deployWebArgs,
+  expectExit,
+  makeSandbox,
+  type CliSandbox,
+} from './cli-harness';
 
 // One test per exit code (0 success, 1 the operation failed, 2 usage error), run through the
 // built CLI as a script would see it.
@@ -79,63 +86,44 @@ describe('podmin exit codes', () => {
 
   it('exits 2 for a bad value', async () => {
     const before = fs.readdirSync(bucket).sort();
-    const choice = await sandbox.run(['list', '-o', 'xml']);
-    expect(choice.code).toBe(2);
-    expect(choice.stderr).toContain('Invalid values');
-    const duration = await sandbox.run(deployWebArgs('hello:v2', '--wait', '--timeout', 'soon'));
-    expect(duration.code).toBe(2);
-    expect(duration.stderr).toContain('--timeout: "soon" is not a duration');
-    // Values a feature library checks (a quantity, a name) are usage errors too.
-    const cpu = await sandbox.run(deployWebArgs('hello:v2', '--cpu', 'lots'));
-    expect(cpu.code).toBe(2);
-    expect(cpu.stderr).toContain('--cpu: "lots" is not a positive Kubernetes quantity');
-    const name = await sandbox.run([
-      'deploy',
-      '--no-preflight',
-      'Web_1',
-      '-g',
-      'default',
-      '--image',
-      'x',
-    ]);
-    expect(name.code).toBe(2);
-    expect(name.stderr).toContain('<name>: "Web_1" is invalid');
-    const cluster = await sandbox.run([
-      'connect',
-      'Bad_Name',
-      '--provider',
-      'local',
-      '--bucket',
-      bucket,
-    ]);
-    expect(cluster.code).toBe(2);
+    const refused: Array<[string[], ...string[]]> = [
+      [['list', '-o', 'xml'], 'Invalid values'],
+      [
+        deployWebArgs('hello:v2', '--wait', '--timeout', 'soon'),
+        '--timeout: "soon" is not a duration',
+      ],
+      // Values a feature library checks (a quantity, a name) are usage errors too.
+      [
+        deployWebArgs('hello:v2', '--cpu', 'lots'),
+        '--cpu: "lots" is not a positive Kubernetes quantity',
+      ],
+      [deployArgs('Web_1', 'default', '--image', 'x'), '<name>: "Web_1" is invalid'],
+      [['connect', 'Bad_Name', '--provider', 'local', '--bucket', bucket]],
+    ];
+    for (const [args, ...fragments] of refused) await expectExit(sandbox, args, 2, ...fragments);
     expect(fs.readdirSync(bucket).sort()).toEqual(before);
   });
 
   it('exits 2 for an unknown subcommand, naming it and the closest one', async () => {
-    for (const args of [
-      ['secret', 'craete', 'db-url'],
-      ['secret', 'craete'],
-    ]) {
-      const result = await sandbox.run(args);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toContain(
+    const typos: Array<[string[], string]> = [
+      [
+        ['secret', 'craete', 'db-url'],
         'Unknown command "secret craete"; did you mean "secret create"?',
-      );
-    }
-    const rollout = await sandbox.run(['rollout', 'restrat', 'web', '-g', 'default']);
-    expect(rollout.code).toBe(2);
-    expect(rollout.stderr).toContain(
-      'Unknown command "rollout restrat"; did you mean "rollout restart"?',
-    );
+      ],
+      [['secret', 'craete'], 'Unknown command "secret craete"; did you mean "secret create"?'],
+      [
+        ['rollout', 'restrat', 'web', '-g', 'default'],
+        'Unknown command "rollout restrat"; did you mean "rollout restart"?',
+      ],
+    ];
+    for (const [args, message] of typos) await expectExit(sandbox, args, 2, message);
   });
 
   it('exits 2 for a missing argument', async () => {
-    const result = await sandbox.run(['deploy', 'web', '--image', 'hello:v1']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Error: Missing required argument: nodegroup');
-    const noValue = await sandbox.run(['list', '--context']);
-    expect(noValue.code).toBe(2);
-    expect(noValue.stderr).toContain('Not enough arguments following: context');
+    const missing: Array<[string[], string]> = [
+      [['deploy', 'web', '--image', 'hello:v1'], 'Error: Missing required argument: nodegroup'],
+      [['list', '--context'], 'Not enough arguments following: context'],
+    ];
+    for (const [args, message] of missing) await expectExit(sandbox, args, 2, message);
   });
 });

@@ -88,7 +88,9 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
       fs.readFileSync(path.join(bucket, 'deployments/index.json'), 'utf8'),
     ) as Record<string, { pod: string }>;
     const pod = fs.readFileSync(path.join(bucket, index['default/web']!.pod), 'utf8');
-    expect(pod).toContain(`image: ${push.stdout.trim()}\n`);
+    // Deploy pins it by digest (issue 34) and keeps the reference push printed as its tag.
+    expect(pod).toContain(`"web":"${push.stdout.trim()}"`);
+    expect(pod).toMatch(/image: registry\.podmin\.internal\/apps\/web@sha256:[0-9a-f]{64}\n/);
   });
 
   it('draws a progress bar on a terminal (a pseudo-terminal from util-linux script)', async () => {

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freeLoopbackPort, waitFor } from '@podmin/testing';
-import { makeSandbox, type CliSandbox } from './cli-harness';
+import { daemonSetManifest, freeLoopbackPort, waitFor } from '@podmin/testing';
+import { deployArgs, makeSandbox, type CliSandbox } from './cli-harness';
 
 describe('the local provider as a real node', () => {
   let sandbox: CliSandbox;
@@ -58,31 +58,9 @@ describe('the local provider as a real node', () => {
     ).toBe(0);
     fs.writeFileSync(
       path.join(sandbox.cwd, 'web.yaml'),
-      `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata:
-      labels: { app: web }
-      annotations: { podmin.dev/aws-parameter-store: db-url }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: hello:v1 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: web }
-spec:
-  selector: { app: web }
-  ports: [{ port: 443, targetPort: 8443 }]
-`,
+      daemonSetManifest({ namespace: 'default', secret: 'db-url', servicePort: 443 }),
     );
-    expect(
-      (await sandbox.run(['deploy', '--no-preflight', 'web', '-g', 'default', '-f', 'web.yaml']))
-        .code,
-    ).toBe(0);
+    expect((await sandbox.run(deployArgs('web', 'default', '-f', 'web.yaml'))).code).toBe(0);
     const manifestFile = path.join(nodeRoot, 'etc/podmin/manifests/web.yaml');
     const manifest = await waitFor(
       () => (fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : undefined),

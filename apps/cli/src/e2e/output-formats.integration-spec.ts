@@ -3,7 +3,13 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { FakeUpstream } from '@podmin/testing';
 import { podRevision, receiptKey } from '@podmin/util-receipts';
-import { agentReceipt as receipt, makeSandbox, type CliRun, type CliSandbox } from './cli-harness';
+import {
+  agentReceipt as receipt,
+  deployWebArgs,
+  makeSandbox,
+  type CliRun,
+  type CliSandbox,
+} from './cli-harness';
 
 const FIXTURE = path.resolve(
   __dirname,
@@ -161,15 +167,7 @@ describe('podmin -o json|yaml|name (bundled CLI, local bucket)', () => {
   });
 
   it('deploy (and its deprecated -o text), list, history, rollback, delete', async () => {
-    const deploy = (image: string) => [
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      image,
-    ];
+    const deploy = deployWebArgs;
     const { json } = await both(
       deploy('hello:v1'),
       { key: 'string', changed: 'boolean' },
@@ -242,7 +240,7 @@ describe('podmin -o json|yaml|name (bundled CLI, local bucket)', () => {
     ]);
     expect(revisions.stdout).toMatch(/^(revision\/[0-9a-f]{12}\n){4}$/);
 
-    const rolled = await both(['rollback', 'web', '-g', 'default'], {
+    const rolled = await both(['rollback', 'web', '-g', 'default', '--no-pin'], {
       key: 'string',
       changed: 'boolean',
       revision: 'string',
@@ -259,7 +257,7 @@ describe('podmin -o json|yaml|name (bundled CLI, local bucket)', () => {
   });
 
   it('status, with a node receipt, and its name form', async () => {
-    await sandbox.run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1']);
+    await sandbox.run(deployWebArgs('hello:v1'));
     const [entry] = JSON.parse((await sandbox.run(['list', '-o', 'json'])).stdout) as Array<{
       pod: string;
     }>;

@@ -185,6 +185,7 @@ function describePreflight(title: string, setup: () => Promise<Target>): void {
         '--image',
         'hello:v9',
         '--no-preflight',
+        '--no-pin',
       );
       expect(result.code).toBe(0);
     });

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 // The CLI loads these lazily (module boundaries forbid static imports), so the test does too.
 import type { ObjectStore } from '@podmin/data-access-object-store';
 import {
@@ -11,15 +10,14 @@ import {
 } from '@podmin/data-access-secrets';
 import {
   awsAgentArgs,
+  type BuiltAgent,
   emulatorAgentEnv,
+  emulatorBucket,
   freeAgentPorts,
-  getAwsEmulator,
   localAgentArgs,
   seedClusterSecrets,
   spawnBuiltAgent,
-  uniqueBucketName,
   waitFor,
-  type BuiltAgent,
 } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { parseReceipt, podRevision, receiptKey } from '@podmin/util-receipts';
@@ -178,18 +176,10 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
   });
 
   it('an agent on the aws provider and a bucket on the S3 emulator', async () => {
-    const emulator = await getAwsEmulator();
     const { S3ObjectStore, createS3Client } = await import('@podmin/data-access-object-store');
-    const creds = {
-      region: emulator.region,
-      endpoint: emulator.endpoint,
-      credentials: emulator.credentials,
-    };
-    const s3 = createS3Client(creds);
-    const bucket = uniqueBucketName('podmin-receipts');
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const { emulator, client, bucket } = await emulatorBucket('podmin-receipts', createS3Client);
     const cluster = `r${Date.now().toString(36)}`;
-    await seedClusterSecrets(new ParameterStoreSecretStore(createSsmClient(creds)), cluster);
+    await seedClusterSecrets(new ParameterStoreSecretStore(createSsmClient(emulator)), cluster);
     const awsEnv = emulatorAgentEnv(emulator);
     const sandbox = makeSandbox(awsEnv);
     const agents: BuiltAgent[] = [];
@@ -202,7 +192,7 @@ describe('node receipts without a node stack: applied revisions, Ready unknown',
           awsEnv,
         ),
       );
-      const store = new S3ObjectStore({ client: s3, bucket });
+      const store = new S3ObjectStore({ client, bucket });
       await waitFor(
         async () => ((await store.list('status/default/')).objects.length === 1 ? true : undefined),
         `the receipt (agent said: ${agents[0]?.output().slice(-500) ?? ''})`,

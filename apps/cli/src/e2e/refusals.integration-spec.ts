@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -11,9 +10,10 @@ import {
 import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { sha512Hex } from '@podmin/util-desired-state';
 import {
-  PODMIN_BIN,
   awsConnectArgs,
+  deployArgs,
   makeSandbox,
+  runCli,
   snapshotDir,
   type CliRun,
   type CliSandbox,
@@ -84,10 +84,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     bucket = path.join(sandbox.dataHome, 'podmin', 'buckets', 'demo');
     expect((await podmin('connect', 'demo', '--provider', 'local')).code).toBe(0);
     // Something committed, so "unchanged" means more than "still empty".
-    expect(
-      (await podmin('deploy', '--no-preflight', 'keep', '-g', 'default', '--image', 'hello:v1'))
-        .code,
-    ).toBe(0);
+    expect((await podmin(...deployArgs('keep', 'default', '--image', 'hello:v1'))).code).toBe(0);
   });
   afterAll(() => sandbox.cleanup());
 
@@ -95,15 +92,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     write('big.yaml', manyContainers('big', 8000));
     expect(fs.statSync(path.join(sandbox.cwd, 'big.yaml')).size).toBeLessThan(1024 * 1024);
     const before = snapshotDir(bucket);
-    const result = await podmin(
-      'deploy',
-      '--no-preflight',
-      'big',
-      '-g',
-      'default',
-      '-f',
-      'big.yaml',
-    );
+    const result = await podmin(...deployArgs('big', 'default', '-f', 'big.yaml'));
     expectRefusal(result, /default\/big/);
     expect(result.stderr).toMatch(/Pod payload of \d{7,} bytes/);
     expect(result.stderr).toContain('1048576');
@@ -175,15 +164,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
   it.each(manifestRanges)('refuses %s, naming the field', async (_label, extra, pattern) => {
     write('range.yaml', withContainerFields(extra));
     const before = snapshotDir(bucket);
-    const result = await podmin(
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '-f',
-      'range.yaml',
-    );
+    const result = await podmin(...deployArgs('web', 'default', '-f', 'range.yaml'));
     expectRefusal(result, pattern);
     expect(result.stderr).not.toContain('the number null');
     expect(snapshotDir(bucket)).toEqual(before);
@@ -230,16 +211,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
 
   it.each(flagRanges)('refuses %s, naming the flag and what is allowed', async (_l, flags, re) => {
     const before = snapshotDir(bucket);
-    const result = await podmin(
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-      ...flags,
-    );
+    const result = await podmin(...deployArgs('web', 'default', '--image', 'hello:v1', ...flags));
     expectRefusal(result, re, 2);
     expect(snapshotDir(bucket)).toEqual(before);
   });
@@ -251,15 +223,7 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     expect(result.stderr).toContain('1048576');
     expect(result.stderr).not.toContain('Invalid string length');
     expect(Date.now() - started).toBeLessThan(5000);
-    const deploy = await podmin(
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '-f',
-      '/dev/urandom',
-    );
+    const deploy = await podmin(...deployArgs('web', 'default', '-f', '/dev/urandom'));
     expectRefusal(deploy, /\/dev\/urandom.*1048576/);
   });
 
@@ -286,25 +250,14 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     const controls = [...result.stderr].filter((c) => c !== '\n' && (c < ' ' || c === '\u007f'));
     expect(controls).toEqual([]);
     expect(result.stderr).toContain('w\\x00e\\x1b[2Jb');
-    const flag = await podmin(
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'w\u0007b=hello:v1',
-    );
+    const flag = await podmin(...deployArgs('web', 'default', '--image', 'w\u0007b=hello:v1'));
     expect(flag.code).toBe(2);
     expect(flag.stderr).not.toContain('\u0007');
     expect(flag.stderr).toContain('\\x07');
   });
 
   it('verifies a payload already at its key and repairs a corrupt one', async () => {
-    expect(
-      (await podmin('deploy', '--no-preflight', 'fix', '-g', 'default', '--image', 'hello:v1'))
-        .code,
-    ).toBe(0);
+    expect((await podmin(...deployArgs('fix', 'default', '--image', 'hello:v1'))).code).toBe(0);
     const index = JSON.parse(
       fs.readFileSync(path.join(bucket, 'deployments', 'index.json'), 'utf8'),
     ) as Record<string, { pod: string }>;
@@ -313,30 +266,14 @@ describe('podmin refuses input before it is committed (local bucket)', () => {
     const good = fs.readFileSync(file);
     fs.writeFileSync(file, 'corrupt\n');
     // Unchanged entry: the payload it points at is verified and rewritten all the same.
-    const again = await podmin(
-      'deploy',
-      '--no-preflight',
-      'fix',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-    );
+    const again = await podmin(...deployArgs('fix', 'default', '--image', 'hello:v1'));
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('Repaired');
     expect(fs.readFileSync(file)).toEqual(good);
     // A new entry reusing a corrupt payload.
     expect((await podmin('delete', 'fix', '-g', 'default')).code).toBe(0);
     fs.writeFileSync(file, good.subarray(0, 10));
-    const redeploy = await podmin(
-      'deploy',
-      '--no-preflight',
-      'fix',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-    );
+    const redeploy = await podmin(...deployArgs('fix', 'default', '--image', 'hello:v1'));
     expect(redeploy.code).toBe(0);
     expect(sha512Hex(fs.readFileSync(file))).toBe(sha512Hex(good));
   });
@@ -417,27 +354,10 @@ function listDirs(root: string): string[] {
 
 /** Runs the bundled CLI as user and group 65534 (needs root, which these tests run as). */
 function runAsNobody(sandbox: CliSandbox, args: string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      'setpriv',
-      [
-        '--reuid',
-        '65534',
-        '--regid',
-        '65534',
-        '--clear-groups',
-        process.execPath,
-        PODMIN_BIN,
-        ...args,
-      ],
-      { cwd: sandbox.home, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  return runCli(args, {
+    cwd: sandbox.home,
+    env: sandbox.env,
+    via: ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups'],
   });
 }
 
@@ -480,16 +400,7 @@ describe('podmin verifies reused payloads on an S3 bucket (emulator)', () => {
   afterAll(() => sandbox.cleanup());
 
   it('rewrites a corrupt Pod and Service payload instead of trusting them', async () => {
-    const args = [
-      'deploy',
-      '--no-preflight',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-      '--service',
-    ];
+    const args = deployArgs('web', 'default', '--image', 'hello:v1', '--service');
     expect((await podmin(...args)).code).toBe(0);
     const index = JSON.parse((await read('deployments/index.json')).toString()) as Record<
       string,
@@ -511,15 +422,7 @@ describe('podmin verifies reused payloads on an S3 bucket (emulator)', () => {
   it('refuses an oversized Pod payload before writing anything', async () => {
     fs.writeFileSync(path.join(sandbox.cwd, 'big.yaml'), manyContainers('big', 8000));
     const before = await snapshot();
-    const result = await podmin(
-      'deploy',
-      '--no-preflight',
-      'big',
-      '-g',
-      'default',
-      '-f',
-      'big.yaml',
-    );
+    const result = await podmin(...deployArgs('big', 'default', '-f', 'big.yaml'));
     expectRefusal(result, /default\/big.*1048576/s);
     expect(await snapshot()).toEqual(before);
   });

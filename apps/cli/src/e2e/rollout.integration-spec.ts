@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
-import { podRevision, receiptKey, serializeReceipt } from '@podmin/util-receipts';
+import { podRevision, receiptKey } from '@podmin/util-receipts';
 import {
   RESTARTED_AT_ANNOTATION,
   ROLLOUT_STATE_KEY,
@@ -9,7 +9,13 @@ import {
   parseRolloutState,
   serializeRolloutState,
 } from '@podmin/util-rollout';
-import { deployWebArgs, makeSandbox, type CliSandbox } from './cli-harness';
+import {
+  agentReceipt,
+  deployWebArgs,
+  expectExit,
+  makeSandbox,
+  type CliSandbox,
+} from './cli-harness';
 
 /** Black-box: `podmin rollout pause|resume|restart`, `status` and `deploy --wait` on a local bucket. */
 describe('rollouts on the local provider', () => {
@@ -26,28 +32,7 @@ describe('rollouts on the local provider', () => {
   const receipt = (node: string, revision: string) =>
     write(
       receiptKey('default', node),
-      serializeReceipt({
-        schema: 1,
-        nodegroup: 'default',
-        node,
-        agentVersion: '1.0.0',
-        indexEtag: null,
-        time: new Date().toISOString(),
-        heartbeatSeconds: 300,
-        kubelet: 'ok',
-        error: null,
-        pods: [
-          {
-            deployment: 'default/web',
-            revision,
-            ready: true,
-            restarts: 0,
-            reason: null,
-            identityExpiry: null,
-          },
-        ],
-        omittedPods: 0,
-      }),
+      agentReceipt(node, [{ deployment: 'default/web', revision, ready: true, restarts: 0 }], 'ok'),
     );
   const halt = {
     node: 'i-abc',
@@ -171,19 +156,13 @@ describe('rollouts on the local provider', () => {
       'Error: restarting default/nope: no such deployment in the desired-state index',
     );
     expect(unknown.stderr).toContain('podmin list');
-    const noGroup = await sandbox.run(['rollout', 'pause', 'web']);
-    expect(noGroup.code).toBe(2);
-    expect(noGroup.stderr).toContain('Missing required argument: nodegroup');
-    const noTarget = await sandbox.run([
-      'secret',
-      'update',
-      'k',
-      '--for',
-      'web',
-      '--from-stdin',
-      '--restart',
-    ]);
-    expect(noTarget.code).toBe(2);
-    expect(noTarget.stderr).toContain('--restart needs the deployment whose Pod reads the secret');
+    const refused: Array<[string[], string]> = [
+      [['rollout', 'pause', 'web'], 'Missing required argument: nodegroup'],
+      [
+        ['secret', 'update', 'k', '--for', 'web', '--from-stdin', '--restart'],
+        '--restart needs the deployment whose Pod reads the secret',
+      ],
+    ];
+    for (const [args, message] of refused) await expectExit(sandbox, args, 2, message);
   });
 });

@@ -1,26 +1,11 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
-import { localAgentFlags } from '@podmin/testing';
+import { awsAgentArgs, localAgentFlags } from '@podmin/testing';
 import { openBucketStore, openSecretStores } from './open';
 import { AGENT_PROVIDERS } from './registry';
 
 const flags = (provider: 'aws' | 'local') =>
-  provider === 'local'
-    ? localAgentFlags
-    : [
-        '--provider',
-        'aws',
-        '--bucket',
-        'podmin-demo',
-        '--region',
-        'eu-west-1',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        '2600:1f14:abc:1200:1::/80',
-      ];
+  provider === 'local' ? localAgentFlags : awsAgentArgs('podmin-demo', 'eu-west-1', 'demo');
 
 describe('openBucketStore / openSecretStores', () => {
   it('uses the directory store and one local secrets file for both providers locally', () => {

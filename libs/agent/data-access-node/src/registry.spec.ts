@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
-import { InMemoryObjectStore } from '@podmin/testing';
+import { InMemoryObjectStore, useTempDir } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import { ProviderRegistry } from '@podmin/util-names';
 import type { AgentProvider } from './agent-provider';
@@ -44,11 +42,7 @@ const memoryFlags = [
 ];
 
 describe('the agent provider seam', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-agent-seam-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('podmin-agent-seam');
 
   it('registers a third provider and reads config, bucket and secrets through it', async () => {
     const bucket = new InMemoryObjectStore();
@@ -62,7 +56,7 @@ describe('the agent provider seam', () => {
           ['mem-demo', bucket],
           ['mem-publish', published],
         ]),
-        path.join(dir, 'secrets.json'),
+        path.join(dir(), 'secrets.json'),
       ),
     });
     const config = parseAgentProcessConfig(memoryFlags, {}, providers);
@@ -71,7 +65,7 @@ describe('the agent provider seam', () => {
       nodeRoot: '/mem/node',
       nodeAddress: 'fd00::7',
       nodeId: 'mem-node',
-      localSecretsFile: path.join(dir, 'secrets.json'),
+      localSecretsFile: path.join(dir(), 'secrets.json'),
     });
     expect(agentProviderOf(config, providers).dataplaneOnHostInterfaces).toBe(false);
 

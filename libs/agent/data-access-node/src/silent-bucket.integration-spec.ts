@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { parseAgentProcessConfig } from '@podmin/agent-util-config';
+import { awsAgentArgs } from '@podmin/testing';
 import { AGENT_AWS_TIMEOUTS } from './agent-provider';
 import { openBucketStore } from './open';
 import { AGENT_PROVIDERS } from './registry';
@@ -42,20 +43,7 @@ describe('the agent bucket against a server that never answers (real loopback TC
   it('fails a read after the idle bound, with one connection and no SDK retry', async () => {
     const { port } = server.address() as net.AddressInfo;
     const config = parseAgentProcessConfig(
-      [
-        '--provider',
-        'aws',
-        '--bucket',
-        'podmin-demo',
-        '--region',
-        'us-east-1',
-        '--cluster',
-        'demo',
-        '--nodegroup',
-        'default',
-        '--ipv6-prefix',
-        '2600:1f18:1:2:a::/80',
-      ],
+      awsAgentArgs('podmin-demo', 'us-east-1', 'demo'),
       {
         PODMIN_NODE_ROOT: '/tmp',
         PODMIN_NODE_ID: 'node-1',

@@ -6,20 +6,13 @@ import { serviceVip } from '@podmin/util-desired-state';
 import { describeIf, which } from '@podmin/testing';
 import { dig } from './__fixtures__/dig';
 import { optRecord } from './__fixtures__/opt-record';
+import { testZone, WEB_VIP } from './__fixtures__/test-zone';
 import { buildUdpWorker } from './__fixtures__/udp-worker-bundle';
 import { DnsServer, type DnsUdpPath } from './dns-server';
 import { encodeReply } from './dns-reply-encoding';
 import { DnsZone } from './dns-zone';
 
-const zone = DnsZone.build({
-  cluster: 'podmin',
-  generation: 42,
-  services: [
-    { namespace: 'default', name: 'web' },
-    { namespace: 'product', name: 'database' },
-  ],
-});
-const WEB_VIP = serviceVip('podmin', 'default', 'web');
+const zone = testZone();
 const SOA_LINE =
   'svc.cluster.local. 5 IN SOA ns.svc.cluster.local. hostmaster.svc.cluster.local. 42 3600 600 86400 5';
 

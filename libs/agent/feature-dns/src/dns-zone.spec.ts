@@ -4,21 +4,14 @@ import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { serviceVip } from '@podmin/util-desired-state';
 import { hasCode } from '@podmin/util-errors';
 import { optRecord } from './__fixtures__/opt-record';
+import { testZone, WEB_VIP } from './__fixtures__/test-zone';
 import { encodeReply, udpReplyLimit, type ReplyParts } from './dns-reply-encoding';
 import { DnsZone } from './dns-zone';
 
 type Decoded = dnsPacket.DecodedPacket & { rcode: string; opcode: string };
 
-const zone = DnsZone.build({
-  cluster: 'podmin',
-  generation: 42,
-  services: [
-    { namespace: 'default', name: 'web' },
-    { namespace: 'product', name: 'database' },
-    { namespace: 'product', name: 'database' },
-  ],
-});
-const WEB_VIP = serviceVip('podmin', 'default', 'web');
+// The snapshot lists product/database twice.
+const zone = testZone([{ namespace: 'product', name: 'database' }]);
 
 /** dns-packet encodes ANY (255) but its types omit it. */
 type QueryType = RecordType | 'ANY';

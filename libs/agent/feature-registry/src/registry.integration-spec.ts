@@ -1,23 +1,12 @@
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import request from 'supertest';
-import {
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-  createS3Client,
-  md5Etag,
-} from '@podmin/data-access-object-store';
+import { md5Etag } from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import {
-  describeUnless,
-  emulatorBucket,
-  itIf,
-  localAgentArgs,
-  makeTempDir,
-  which,
-} from '@podmin/testing';
+import { describeUnless, itIf, makeTempDir, which } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { OCI_INDEX_MEDIA_TYPE, blobPath, sha256Digest } from '@podmin/util-oci';
+import { REGISTRY_BUCKETS, type RegistryBucket } from './__fixtures__/buckets';
 import { buildTestImage, layoutObjects } from './__fixtures__/oci-image';
 import type { TestImage } from './__fixtures__/oci-image';
 import { containerdUnusable, run, startContainerd } from './__fixtures__/real-clients';
@@ -25,53 +14,10 @@ import type { TestContainerd } from './__fixtures__/real-clients';
 import type { RunningRegistry } from './registry.process';
 import { startRegistry } from './registry.process';
 import { JsonLogger } from '@podmin/agent-util-logging';
-import { AGENT_PROVIDERS, openBucketStore } from '@podmin/agent-data-access-node';
-import { parseAgentProcessConfig } from '@podmin/agent-util-config';
-import type { RegistryStore } from './registry.ports';
 
 const HELLO = 'apps/demo/hello';
 const TAMPERED = 'apps/demo/tampered';
 const MIRRORED = 'mirror/registry.k8s.io/pause';
-
-/** A bucket under test: where the CLI-side store writes and the registry's adapter reads. */
-interface Bucket {
-  objects: ObjectStore;
-  registryStore: RegistryStore;
-  cleanup: () => Promise<void>;
-}
-
-const buckets: Array<[string, () => Promise<Bucket>]> = [
-  [
-    'local directory',
-    async () => {
-      const dir = await makeTempDir('podmin-registry-bucket');
-      return {
-        objects: new LocalDirectoryObjectStore(dir.path),
-        // A second store on the same directory, opened as the registry process opens it.
-        registryStore: openBucketStore(
-          parseAgentProcessConfig(
-            localAgentArgs(dir.path),
-            { PODMIN_NODE_ROOT: dir.path },
-            AGENT_PROVIDERS,
-          ),
-          {},
-        ),
-        cleanup: dir.cleanup,
-      };
-    },
-  ],
-  [
-    'S3 emulator',
-    async () => {
-      const { client, bucket } = await emulatorBucket('registry', createS3Client);
-      return {
-        objects: new S3ObjectStore({ client, bucket }),
-        registryStore: new S3ObjectStore({ client, bucket }),
-        cleanup: () => Promise.resolve(client.destroy()),
-      };
-    },
-  ],
-];
 
 /** Publishes a layout in push order: blobs, oci-layout, then index.json last. */
 async function publish(
@@ -85,16 +31,16 @@ async function publish(
   }
 }
 
-describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
+describe.each(REGISTRY_BUCKETS)('registry against a %s bucket', (kind, makeBucket) => {
   const hello = buildTestImage(`hello ${kind}`);
   const tampered = buildTestImage(`tampered ${kind}`);
-  let bucket: Bucket;
+  let bucket: RegistryBucket;
   let registry: RunningRegistry;
   let host: string;
   let work: TempDir;
 
   beforeAll(async () => {
-    bucket = await makeBucket();
+    bucket = await makeBucket('registry-bucket');
     work = await makeTempDir('podmin-registry-work');
     await publish(bucket.objects, HELLO, 'v1', hello);
     await publish(bucket.objects, MIRRORED, '3.10', hello);
@@ -132,6 +78,14 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
       .responseType('blob')
       .expect(200);
     expect(sha256Digest(manifest.body as Buffer)).toBe(arm.manifest.digest);
+    // A Pod pinned by digest (issue 34) pulls the top-level image index by its digest.
+    const pinned = await request(base)
+      .get(`/v2/${HELLO}/manifests/${hello.index.digest}`)
+      .set('Accept', OCI_INDEX_MEDIA_TYPE)
+      .responseType('blob')
+      .expect(200);
+    expect(pinned.headers['docker-content-digest']).toBe(hello.index.digest);
+    expect(sha256Digest(pinned.body as Buffer)).toBe(hello.index.digest);
     const layer = hello.blobs.get(arm.layer.digest)!;
     const range = await request(base)
       .get(`/v2/${HELLO}/blobs/${arm.layer.digest}`)
@@ -275,6 +229,37 @@ describe.each(buckets)('registry against a %s bucket', (kind, makeBucket) => {
         '-q',
       ]);
       expect(images.stdout.trim().split('\n')).toContain(`${host}/${HELLO}:v1`);
+    });
+
+    it('pulls a reference pinned by digest (name@sha256, as deploy commits it)', async () => {
+      if (containerd === undefined) throw new Error('containerd did not start');
+      const pinned = `${host}/${HELLO}@${hello.index.digest}`;
+      const pull = await run(ctr, [
+        '-a',
+        containerd.address,
+        '-n',
+        'podmin-test-pinned',
+        'images',
+        'pull',
+        '--plain-http',
+        '--platform',
+        'linux/arm64',
+        '--snapshotter',
+        'native',
+        pinned,
+      ]);
+      expect(pull.stderr).not.toMatch(/^ctr: /m);
+      expect(pull.code).toBe(0);
+      const images = await run(ctr, [
+        '-a',
+        containerd.address,
+        '-n',
+        'podmin-test-pinned',
+        'images',
+        'ls',
+      ]);
+      expect(images.stdout).toContain(pinned);
+      expect(images.stdout).toContain(hello.index.digest);
     });
 
     it('fails to pull an image whose layer was tampered with in the bucket', async () => {

@@ -1,16 +1,15 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { commitDesiredState, InMemoryObjectStore } from '@podmin/testing';
+import { commitDesiredState, InMemoryObjectStore, useTempDir } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import type { KubeletPod } from '@podmin/agent-data-access-kubelet-pods';
 import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
+import { FakeIdentity } from './__fixtures__/fake-ports';
 import { nodePaths } from './node-paths';
 import { StaticPodReconciler, type RolloutCoordination } from './reconciler';
 import type { KubeletView } from './receipts/receipt-writer';
 import { ROLLOUT_DRAIN_MS, surgeName } from './rollout/node-rollout';
-import type { IdentityIssuer, SecretSource, ServiceSink } from './staticpod.ports';
+import type { SecretSource, ServiceSink } from './staticpod.ports';
 
 const manifest = (tag: string) => `
 apiVersion: apps/v1
@@ -30,19 +29,6 @@ spec:
 
 /** Secret source fake: every key resolves to a fixed value. */
 const secrets: SecretSource = { fetch: () => Promise.resolve(Buffer.from('s3cret')) };
-/** Identity issuer fake: a stable fingerprint per Pod; records each Pod it was asked for. */
-class FakeIdentity implements IdentityIssuer {
-  readonly ensured: string[] = [];
-  ensure(request: { pod: string }): Promise<{ fingerprint: string }> {
-    this.ensured.push(request.pod);
-    return Promise.resolve({
-      fingerprint: crypto.createHash('sha256').update(request.pod).digest('hex'),
-    });
-  }
-  remove(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 /** Service sink fake that drops what it is given. */
 const services: ServiceSink = { publish: () => Promise.resolve() };
 
@@ -98,15 +84,11 @@ class FakeCoordination implements RolloutCoordination {
 }
 
 describe('StaticPodReconciler rollouts (kubelet and coordinator fakes, a real directory)', () => {
-  let root: string;
-  beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-rollout-'));
-  });
-  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+  const root = useTempDir('podmin-rollout');
 
   it('surges the new revision beside the old one only when admitted, drains the old one, then removes it', async () => {
     const store = new InMemoryObjectStore();
-    const paths = nodePaths(root);
+    const paths = nodePaths(root());
     fs.mkdirSync(paths.manifests, { recursive: true });
     const kubelet = new FakeKubelet(paths.manifests);
     const coordination = new FakeCoordination();

@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,16 +8,9 @@ import { PodminError } from '@podmin/util-errors';
 import { commitDesiredState } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
+import { FakeIdentity, FakeSecrets, RecordingSink } from './__fixtures__/fake-ports';
 import { nodePaths } from './node-paths';
 import { StaticPodReconciler } from './reconciler';
-import type {
-  DesiredService,
-  IdentityIssuer,
-  IdentityRequest,
-  SecretProviderName,
-  SecretSource,
-  ServiceSink,
-} from './staticpod.ports';
 
 const manifest = (
   name: string,
@@ -54,54 +46,6 @@ async function deploy(
 ): Promise<void> {
   const d = buildDeployment(manifest(name, ng, opts), { source: 'test', name, nodegroup: ng });
   await commitDesiredState(store, { deploy: [d] });
-}
-
-/** Secret source fake backed by a map; can be made to fail. */
-class FakeSecrets implements SecretSource {
-  values = new Map<string, string>();
-  fetched: string[] = [];
-  failing = false;
-  fetch(provider: SecretProviderName, name: string): Promise<Buffer> {
-    this.fetched.push(`${provider}:${name}`);
-    if (this.failing)
-      return Promise.reject(
-        new PodminError('BUCKET_UNAVAILABLE', `fetching ${name}: provider unreachable`),
-      );
-    const value = this.values.get(name);
-    return value === undefined
-      ? Promise.reject(new PodminError('NOT_FOUND', `fetching ${name}: no such secret`))
-      : Promise.resolve(Buffer.from(value));
-  }
-}
-
-/**
- * Identity fake: a stable fingerprint per Pod and certificate generation (bump `generation` to
- * model a renewed or reissued certificate), with an optional hook run during staging.
- */
-class FakeIdentity implements IdentityIssuer {
-  removed: string[] = [];
-  generation = 0;
-  duringEnsure: (() => Promise<void>) | undefined;
-  ensure(request: IdentityRequest): Promise<{ fingerprint: string }> {
-    const fingerprint = crypto
-      .createHash('sha256')
-      .update(`${request.namespace}/${request.pod}/${request.service ?? ''}/${this.generation}`)
-      .digest('hex');
-    return (this.duringEnsure?.() ?? Promise.resolve()).then(() => ({ fingerprint }));
-  }
-  remove(pod: string): Promise<void> {
-    this.removed.push(pod);
-    return Promise.resolve();
-  }
-}
-
-/** Service sink fake recording each hand-off. */
-class RecordingSink implements ServiceSink {
-  published: DesiredService[][] = [];
-  publish(services: readonly DesiredService[]): Promise<void> {
-    this.published.push([...services]);
-    return Promise.resolve();
-  }
 }
 
 /** Store wrapper that can be switched to unreachable. */

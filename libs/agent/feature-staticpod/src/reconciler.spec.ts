@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,17 +6,10 @@ import { PodminError } from '@podmin/util-errors';
 import { INDEX_KEY, podPayloadKey, servicePayloadKey } from '@podmin/util-desired-state';
 import { podRevision } from '@podmin/util-receipts';
 import { buildDeployment } from '@podmin/util-manifest';
+import { FakeIdentity, FakeSecrets, RecordingSink } from './__fixtures__/fake-ports';
 import { nodePaths } from './node-paths';
 import { DegradedPassError } from './reconcile-outcome';
 import { MISSING_INDEX_GRACE_MS, StaticPodReconciler } from './reconciler';
-import type {
-  DesiredService,
-  IdentityIssuer,
-  IdentityRequest,
-  SecretProviderName,
-  SecretSource,
-  ServiceSink,
-} from './staticpod.ports';
 
 const manifest = (name: string, opts: { image?: string; service?: boolean } = {}) => `
 apiVersion: apps/v1
@@ -36,43 +28,6 @@ ${opts.service ? `---\napiVersion: v1\nkind: Service\nmetadata: { name: ${name}-
 
 const deployment = (name: string, opts: Parameters<typeof manifest>[1] = {}) =>
   buildDeployment(manifest(name, opts), { source: 'test', name });
-
-/** Secret source fake: every declared key resolves to a fixed value; records each fetch. */
-class FakeSecrets implements SecretSource {
-  readonly fetched: string[] = [];
-  fetch(provider: SecretProviderName, name: string): Promise<Buffer> {
-    this.fetched.push(`${provider}:${name}`);
-    return Promise.resolve(Buffer.from(`value of ${name}`));
-  }
-}
-
-/** Identity issuer fake: a stable fingerprint per Pod and a hook run while a pass stages. */
-class FakeIdentity implements IdentityIssuer {
-  readonly ensured: string[] = [];
-  readonly removed: string[] = [];
-  duringEnsure: (() => Promise<void>) | undefined;
-  async ensure(request: IdentityRequest): Promise<{ fingerprint: string; notAfter: string }> {
-    this.ensured.push(request.pod);
-    await this.duringEnsure?.();
-    return {
-      fingerprint: crypto.createHash('sha256').update(request.pod).digest('hex'),
-      notAfter: '2026-01-03T03:04:05Z',
-    };
-  }
-  remove(pod: string): Promise<void> {
-    this.removed.push(pod);
-    return Promise.resolve();
-  }
-}
-
-/** Service sink fake recording each hand-off. */
-class RecordingSink implements ServiceSink {
-  readonly published: DesiredService[][] = [];
-  publish(services: readonly DesiredService[]): Promise<void> {
-    this.published.push([...services]);
-    return Promise.resolve();
-  }
-}
 
 /** Clock fake: a fixed instant the test can move. */
 class FakeClock {
@@ -99,8 +54,8 @@ describe('StaticPodReconciler decisions', () => {
   beforeEach(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-reconciler-'));
     store = new InMemoryObjectStore();
-    secrets = new FakeSecrets();
-    identity = new FakeIdentity();
+    secrets = new FakeSecrets((name) => `value of ${name}`);
+    identity = new FakeIdentity('2026-01-03T03:04:05Z');
     sink = new RecordingSink();
     clock = new FakeClock();
     reconciler = new StaticPodReconciler(

@@ -1,4 +1,4 @@
-import { localAgentFlags } from '@podmin/testing';
+import { awsAgentArgs, localAgentFlags } from '@podmin/testing';
 import { ValidationError } from '@podmin/util-errors';
 import {
   MIN_LEADER_DUTY_MS,
@@ -36,20 +36,7 @@ describe('parseAgentProcessConfig', () => {
   });
 
   it('defaults a VM node root to / and rejects relative paths', () => {
-    const aws = [
-      '--provider',
-      'aws',
-      '--bucket',
-      'podmin-demo',
-      '--region',
-      'us-east-1',
-      '--cluster',
-      'demo',
-      '--nodegroup',
-      'default',
-      '--ipv6-prefix',
-      '2600:1f14:abc:1200:1::/80',
-    ];
+    const aws = awsAgentArgs('podmin-demo', 'us-east-1', 'demo');
     expect(parseAgentProcessConfig(aws, {}, providers).nodeRoot).toBe('/');
     expect(() =>
       parseAgentProcessConfig(

@@ -6,8 +6,8 @@ import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { readPodPayload } from '@podmin/data-access-desired-state';
 import { INDEX_KEY, parseIndex, podPayloadKey, revisionOf } from '@podmin/util-desired-state';
 import { RESTARTED_AT_ANNOTATION } from '@podmin/util-rollout';
-import { podRevision, type PodReceipt } from '@podmin/util-receipts';
-import { snapshot, writeReceipt } from './__fixtures__/receipts';
+import { podRevision } from '@podmin/util-receipts';
+import { readyPod, snapshot, writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
 import { readHistory } from './history';
 import { restartDeployment, restartRollout } from './restart';
@@ -110,15 +110,6 @@ describe('rollout restart', () => {
     const progress: string[] = [];
     let t = at.getTime();
     let revision = '';
-    const row = (over: Partial<PodReceipt> = {}): PodReceipt => ({
-      deployment: 'default/web',
-      revision,
-      ready: true,
-      restarts: 0,
-      reason: null,
-      identityExpiry: null,
-      ...over,
-    });
     await writeReceipt(store, 'node-a', []);
     const result = await restartRollout(
       {
@@ -137,7 +128,7 @@ describe('rollout restart', () => {
             sleep: async (ms) => {
               t += ms;
               revision = podRevision((await index())['default/web']?.pod ?? '');
-              await writeReceipt(store, 'node-a', [row()]);
+              await writeReceipt(store, 'node-a', [readyPod(revision)]);
             },
           },
         },

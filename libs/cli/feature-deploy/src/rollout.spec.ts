@@ -12,8 +12,8 @@ import {
   serializeRolloutState,
   type DeploymentRollout,
 } from '@podmin/util-rollout';
-import { podRevision, type PodReceipt } from '@podmin/util-receipts';
-import { writeReceipt } from './__fixtures__/receipts';
+import { podRevision } from '@podmin/util-receipts';
+import { readyPod as row, writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
 import { readHistory } from './history';
 import { deployAndWait, type RolloutDeps } from './rollout';
@@ -31,15 +31,6 @@ const deployment = (image: string): Deployment => ({
   warnings: [],
 });
 const rev = (image: string) => podRevision(podPayloadKey('default', podYaml(image)));
-const row = (revision: string, over: Partial<PodReceipt> = {}): PodReceipt => ({
-  deployment: 'default/web',
-  revision,
-  ready: true,
-  restarts: 0,
-  reason: null,
-  identityExpiry: null,
-  ...over,
-});
 
 describe('deployAndWait', () => {
   let dir: string;

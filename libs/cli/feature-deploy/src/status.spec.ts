@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { podPayloadKey } from '@podmin/util-desired-state';
-import { podRevision, receiptKey, type PodReceipt } from '@podmin/util-receipts';
+import { podRevision, receiptKey } from '@podmin/util-receipts';
 import { ROLLOUT_STATE_KEY, newRollout, serializeRolloutState } from '@podmin/util-rollout';
-import { snapshot, writeReceipt } from './__fixtures__/receipts';
+import { readyPod, snapshot, writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
 import { formatAge, readStatus, rolloutLine, summaryLine } from './status';
 
@@ -34,21 +34,12 @@ describe('readStatus', () => {
     });
     const v1 = podRevision(podPayloadKey('default', podYaml('hello:v1')));
     const v2 = podRevision(podPayloadKey('default', podYaml('hello:v2')));
-    const row = (revision: string, over: Partial<PodReceipt> = {}): PodReceipt => ({
-      deployment: 'default/web',
-      revision,
-      ready: true,
-      restarts: 0,
-      reason: null,
-      identityExpiry: null,
-      ...over,
-    });
-    await writeReceipt(store, 'node-a', [row(v2, { restarts: 1 })]);
+    await writeReceipt(store, 'node-a', [readyPod(v2, { restarts: 1 })]);
     await writeReceipt(store, 'node-b', [
-      row(v1, { ready: false, reason: 'ErrImagePull (container app): not found' }),
+      readyPod(v1, { ready: false, reason: 'ErrImagePull (container app): not found' }),
     ]);
-    await writeReceipt(store, 'node-c', [row(v2)], { heartbeatSeconds: 1 });
-    await writeReceipt(store, 'node-d', [row(v2, { ready: null, restarts: null })], {
+    await writeReceipt(store, 'node-c', [readyPod(v2)], { heartbeatSeconds: 1 });
+    await writeReceipt(store, 'node-d', [readyPod(v2, { ready: null, restarts: null })], {
       kubelet: 'absent',
     });
     await store.put(receiptKey('default', 'node-e'), '{"schema": 1, "schema": 1}');
@@ -105,14 +96,7 @@ describe('readStatus', () => {
       nodegroup: 'default',
       podYaml: podYaml('hello:v2'),
     });
-    const row = (revision: string, ready: boolean | null): PodReceipt => ({
-      deployment: 'default/web',
-      revision,
-      ready,
-      restarts: 0,
-      reason: null,
-      identityExpiry: null,
-    });
+    const row = (revision: string, ready: boolean | null) => readyPod(revision, { ready });
     await writeReceipt(store, 'node-a', [row(podRevision(v2Key), true)]);
     await writeReceipt(store, 'node-b', [row(podRevision(v2Key), false)]);
     await writeReceipt(store, 'node-c', [row(podRevision(v1Key), true)]);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { useTempDir } from '@podmin/testing';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import {
   describeDeployment,
@@ -10,14 +10,10 @@ import {
 } from './manifest-commands';
 
 describe('manifest commands', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-manifest-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('podmin-manifest');
 
   it('init writes a manifest that validate accepts, and never overwrites', async () => {
-    const file = path.join(dir, 'daemonset.yaml');
+    const file = path.join(dir(), 'daemonset.yaml');
     const reporter = new RecordingReporter();
     await initManifest(
       {
@@ -65,11 +61,11 @@ describe('manifest commands', () => {
   it('init requires an image', async () => {
     await expect(
       initManifest(
-        { name: 'app', nodegroup: 'workers', images: [], file: path.join(dir, 'x.yaml') },
+        { name: 'app', nodegroup: 'workers', images: [], file: path.join(dir(), 'x.yaml') },
         new RecordingReporter(),
       ),
     ).rejects.toThrow(/--image/);
-    expect(fs.existsSync(path.join(dir, 'x.yaml'))).toBe(false);
+    expect(fs.existsSync(path.join(dir(), 'x.yaml'))).toBe(false);
   });
 
   it('deploy rejects built-in-only flags with --file, naming each', async () => {
@@ -78,7 +74,7 @@ describe('manifest commands', () => {
         name: 'app',
         nodegroup: 'w',
         images: [],
-        file: path.join(dir, 'f.yaml'),
+        file: path.join(dir(), 'f.yaml'),
         ports: ['80:8080'],
         cpu: '1',
         memory: '1Gi',
@@ -110,7 +106,7 @@ describe('manifest commands', () => {
 
   it('validate reports an unreadable file by name', async () => {
     await expect(
-      validateManifest({ file: path.join(dir, 'absent.yaml'), images: [] }),
+      validateManifest({ file: path.join(dir(), 'absent.yaml'), images: [] }),
     ).rejects.toThrow(/absent\.yaml: no such file/);
   });
 });

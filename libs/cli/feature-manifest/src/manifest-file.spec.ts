@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { useTempDir } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import { MAX_MANIFEST_BYTES, readManifestFile } from './manifest-file';
 
@@ -15,20 +15,16 @@ async function failure(file: string): Promise<PodminError> {
 }
 
 describe('readManifestFile', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'manifest-file-'));
-  });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('manifest-file', 'all');
 
   it('reads a file up to the bound', async () => {
-    const file = path.join(dir, 'ok.yaml');
+    const file = path.join(dir(), 'ok.yaml');
     fs.writeFileSync(file, 'a'.repeat(MAX_MANIFEST_BYTES));
     expect((await readManifestFile(file)).length).toBe(MAX_MANIFEST_BYTES);
   });
 
   it('refuses a regular file over the bound by its size', async () => {
-    const file = path.join(dir, 'big.yaml');
+    const file = path.join(dir(), 'big.yaml');
     fs.writeFileSync(file, 'a'.repeat(MAX_MANIFEST_BYTES + 1));
     const err = await failure(file);
     expect(err.code).toBe('INVALID_ARGUMENT');
@@ -45,12 +41,12 @@ describe('readManifestFile', () => {
   });
 
   it('says a directory is a directory', async () => {
-    const err = await failure(dir);
+    const err = await failure(dir());
     expect(err.code).toBe('INVALID_ARGUMENT');
-    expect(err.message).toBe(`reading --file ${dir}: it is a directory, not a manifest file`);
+    expect(err.message).toBe(`reading --file ${dir()}: it is a directory, not a manifest file`);
   });
 
   it('says a missing file is missing', async () => {
-    expect((await failure(path.join(dir, 'absent.yaml'))).code).toBe('NOT_FOUND');
+    expect((await failure(path.join(dir(), 'absent.yaml'))).code).toBe('NOT_FOUND');
   });
 });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { useTempDir } from '@podmin/testing';
 import { hasCode } from '@podmin/util-errors';
 import {
   ContextStore,
@@ -24,23 +24,19 @@ const ctx = (cluster: string): ClusterContext => ({
 });
 
 describe('ContextStore', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-config-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('podmin-config');
 
   it('treats a missing file as empty and reports no current context', async () => {
-    const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
+    const store = new ContextStore(path.join(dir(), 'config'), PROVIDER_NAMES);
     expect(await store.read()).toEqual({ contexts: {} });
     await expect(store.current()).rejects.toMatchObject({ code: 'NO_CONTEXT' });
   });
 
   it('writes 0600 files atomically and keeps every concurrent update', async () => {
-    const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
+    const store = new ContextStore(path.join(dir(), 'config'), PROVIDER_NAMES);
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES).update((c) => ({
+        new ContextStore(path.join(dir(), 'config'), PROVIDER_NAMES).update((c) => ({
           current: `c${i}`,
           contexts: { ...c.contexts, [`c${i}`]: ctx(`c${i}`) },
         })),
@@ -51,7 +47,7 @@ describe('ContextStore', () => {
     expect(fs.statSync(store.file).mode & 0o777).toBe(0o600);
     expect(
       fs
-        .readdirSync(path.join(dir, 'config'))
+        .readdirSync(path.join(dir(), 'config'))
         .filter((f) => f.endsWith('.tmp') || f.endsWith('.lock')),
     ).toEqual([]);
     expect((await store.current()).cluster).toBe(config.current);
@@ -143,14 +139,10 @@ describe('choosing the context of one invocation', () => {
   });
 
   describe('ContextStore.current', () => {
-    let dir: string;
-    beforeEach(() => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-config-'));
-    });
-    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const dir = useTempDir('podmin-config');
 
     it('resolves a choice without ever writing the config file', async () => {
-      const store = new ContextStore(path.join(dir, 'config'), PROVIDER_NAMES);
+      const store = new ContextStore(path.join(dir(), 'config'), PROVIDER_NAMES);
       await store.update(() => config);
       const before = fs.readFileSync(store.file);
       const statBefore = fs.statSync(store.file);
@@ -163,7 +155,7 @@ describe('choosing the context of one invocation', () => {
       expect(fs.readFileSync(store.file).equals(before)).toBe(true);
       const statAfter = fs.statSync(store.file);
       expect([statAfter.ino, statAfter.mtimeMs]).toEqual([statBefore.ino, statBefore.mtimeMs]);
-      expect(fs.readdirSync(path.join(dir, 'config')).sort()).toEqual(['config.json']);
+      expect(fs.readdirSync(path.join(dir(), 'config')).sort()).toEqual(['config.json']);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { expectDualStackUnlessEndpoint } from '@podmin/testing';
 import { createS3Client } from './s3-client';
 
 describe('createS3Client', () => {
@@ -49,24 +50,8 @@ describe('createS3Client', () => {
     }
   });
 
-  it('uses the dual-stack endpoint when asked, unless a custom endpoint is set', async () => {
-    const dual = createS3Client({ region: 'eu-west-1', dualStack: true });
-    const plain = createS3Client({ region: 'eu-west-1' });
-    const custom = createS3Client({
-      region: 'eu-west-1',
-      dualStack: true,
-      endpoint: 'http://127.0.0.1:4566',
-    });
-    try {
-      expect(await dual.config.useDualstackEndpoint()).toBe(true);
-      expect(await plain.config.useDualstackEndpoint()).toBe(false);
-      expect(await custom.config.useDualstackEndpoint()).toBe(false);
-    } finally {
-      dual.destroy();
-      plain.destroy();
-      custom.destroy();
-    }
-  });
+  it('uses the dual-stack endpoint when asked, unless a custom endpoint is set', () =>
+    expectDualStackUnlessEndpoint(createS3Client));
 
   it('reads credentials of the named profile, or the default one, from the shared files', async () => {
     const ops = createS3Client({ region: 'us-east-1', profile: 'ops' });

@@ -2,8 +2,8 @@
 export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
 /** A fresh bucket in the emulator, created through the caller's S3 client factory. */
 export { emulatorBucket, type EmulatorBucket } from './emulator-bucket';
-/** Temporary directories with a cleanup function. */
-export { makeTempDir, type TempDir } from './temp-dir';
+/** Temporary directories with a cleanup function, or one per test (`useTempDir`). */
+export { makeTempDir, useTempDir, type TempDir } from './temp-dir';
 /** A temporary HOME with its own XDG directories, for CLI runs. */
 export { makeTempHome, useTempHome, type TempHome } from './temp-home';
 /** Unique, valid S3 bucket names for tests. */
@@ -61,3 +61,9 @@ export {
 } from './fake-upstream';
 /** A read-only loopback registry serving one OCI image layout under an upstream name. */
 export { LayoutRegistry } from './layout-registry';
+/** The dual-stack endpoint rule, asserted on real AWS SDK clients from a podmin factory. */
+export {
+  expectDualStackUnlessEndpoint,
+  type AwsSdkClientLike,
+  type DualStackOptions,
+} from './aws-client-rules';

@@ -1,18 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { useTempDir } from '@podmin/testing';
 import { withFileLock } from './file-lock';
 import { writeFileAtomic } from './atomic-file';
 
 describe('util-fs', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-fs-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('podmin-fs');
 
   it('names what it was doing and the lock file when the lock cannot be created', async () => {
-    const blocker = path.join(dir, 'not-a-dir');
+    const blocker = path.join(dir(), 'not-a-dir');
     fs.writeFileSync(blocker, '');
     const lock = path.join(blocker, '.lock');
     const err: unknown = await withFileLock(lock, 'podmin use: updating config.json', () =>
@@ -25,7 +22,7 @@ describe('util-fs', () => {
   });
 
   it('writes atomically with the exact mode and leaves no temporary file', async () => {
-    const file = path.join(dir, 'a', 'config.json');
+    const file = path.join(dir(), 'a', 'config.json');
     await writeFileAtomic(file, '{}\n');
     await writeFileAtomic(file, '{"x":1}\n', { mode: 0o644 });
     expect(fs.readFileSync(file, 'utf8')).toBe('{"x":1}\n');
@@ -34,11 +31,11 @@ describe('util-fs', () => {
   });
 
   it('serialises read-modify-write cycles so no update is lost', async () => {
-    const counter = path.join(dir, 'n');
+    const counter = path.join(dir(), 'n');
     fs.writeFileSync(counter, '0');
     await Promise.all(
       Array.from({ length: 20 }, () =>
-        withFileLock(path.join(dir, 'n.lock'), 'incrementing', async () => {
+        withFileLock(path.join(dir(), 'n.lock'), 'incrementing', async () => {
           const n = Number(fs.readFileSync(counter, 'utf8'));
           await new Promise((r) => setTimeout(r, 1));
           await writeFileAtomic(counter, String(n + 1));
@@ -46,11 +43,11 @@ describe('util-fs', () => {
       ),
     );
     expect(fs.readFileSync(counter, 'utf8')).toBe('20');
-    expect(fs.existsSync(path.join(dir, 'n.lock'))).toBe(false);
+    expect(fs.existsSync(path.join(dir(), 'n.lock'))).toBe(false);
   });
 
   it('breaks a lock whose holder is gone and times out on a live one with the chosen code', async () => {
-    const lock = path.join(dir, 'l.lock');
+    const lock = path.join(dir(), 'l.lock');
     fs.writeFileSync(
       lock,
       JSON.stringify({ pid: 2 ** 22 + 12345, host: os.hostname(), token: 'x' }),

@@ -1,40 +1,13 @@
-import { ValidationError } from '@podmin/util-errors';
+import { daemonSetWithPodSpec, problemsOf } from './__fixtures__/daemonset';
 import { buildDeployment } from './deployment';
 import { MAX_DNS_SEARCHES, clusterSearches, nodePodDns } from './pod-dns';
 import { STATIC_POD_REFUSALS } from './static-pod-fields';
-import { stringifyCanonical } from './yaml';
 
 const SPEC = 'DaemonSet spec.template.spec';
 
-/** A valid DaemonSet in `namespace` whose Pod spec is `podSpec` merged over a minimal one. */
-function daemonSet(podSpec: Record<string, unknown>, namespace = 'product'): string {
-  return stringifyCanonical({
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: 'app', namespace },
-    spec: {
-      selector: { matchLabels: { app: 'app' } },
-      template: {
-        metadata: { labels: { app: 'app' } },
-        spec: {
-          nodeSelector: { 'podmin.dev/nodegroup': 'workers' },
-          containers: [{ name: 'app', image: 'hello:v1' }],
-          ...podSpec,
-        },
-      },
-    },
-  });
-}
-
-function problemsOf(text: string): ValidationError['problems'] {
-  try {
-    buildDeployment(text, { source: 'app.yaml' });
-  } catch (err) {
-    if (err instanceof ValidationError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+/** {@link daemonSetWithPodSpec} in `namespace`, `product` when omitted. */
+const daemonSet = (podSpec: Record<string, unknown>, namespace = 'product'): string =>
+  daemonSetWithPodSpec(podSpec, namespace);
 
 function refusalMessage(field: string): string {
   const row = STATIC_POD_REFUSALS.find((r) => r.field === field);

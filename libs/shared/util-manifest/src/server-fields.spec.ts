@@ -1,21 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ValidationError } from '@podmin/util-errors';
+import { captureError } from './__fixtures__/capture-error';
 import { buildDeployment } from './deployment';
 import { isEmptyServerValue } from './server-fields';
 
 const FIXTURES = path.join(__dirname, '__fixtures__', 'kubectl');
 const read = (name: string): string => fs.readFileSync(path.join(FIXTURES, name), 'utf8');
 
-function refusal(text: string): ValidationError {
-  try {
-    buildDeployment(text, { source: 'app.yaml' });
-  } catch (err) {
-    if (err instanceof ValidationError) return err;
-    throw err;
-  }
-  throw new Error('expected a ValidationError');
-}
+const refusal = (text: string) => captureError(() => buildDeployment(text, { source: 'app.yaml' }));
 
 const MINIMAL = `apiVersion: apps/v1
 kind: DaemonSet

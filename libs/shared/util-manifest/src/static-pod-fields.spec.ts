@@ -1,39 +1,9 @@
-import { ValidationError } from '@podmin/util-errors';
-import { buildDeployment } from './deployment';
+import { daemonSetWithPodSpec, problemsOf } from './__fixtures__/daemonset';
 import { STATIC_POD_REFUSALS } from './static-pod-fields';
-import { stringifyCanonical } from './yaml';
 
 const SPEC = 'DaemonSet spec.template.spec';
 
-/** A valid DaemonSet whose Pod spec is `podSpec` merged over a minimal one. */
-function daemonSet(podSpec: Record<string, unknown>): string {
-  return stringifyCanonical({
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: 'app' },
-    spec: {
-      selector: { matchLabels: { app: 'app' } },
-      template: {
-        metadata: { labels: { app: 'app' } },
-        spec: {
-          nodeSelector: { 'podmin.dev/nodegroup': 'workers' },
-          containers: [{ name: 'app', image: 'hello:v1' }],
-          ...podSpec,
-        },
-      },
-    },
-  });
-}
-
-function problemsOf(text: string): ValidationError['problems'] {
-  try {
-    buildDeployment(text, { source: 'app.yaml' });
-  } catch (err) {
-    if (err instanceof ValidationError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const daemonSet = (podSpec: Record<string, unknown>): string => daemonSetWithPodSpec(podSpec);
 
 const container = (extra: Record<string, unknown>) => [
   { name: 'app', image: 'hello:v1', ...extra },

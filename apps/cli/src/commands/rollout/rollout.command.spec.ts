@@ -18,7 +18,10 @@ describe('podmin rollout (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     expect(await run(['rollout', 'pause', 'web', '-g', 'default'], ctx)).toBe(0);
     expect(reporter.infos.at(-1)).toBe(
@@ -72,7 +75,10 @@ describe('podmin rollout (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(
-      await run(['deploy', '--no-preflight', 'web', '-g', 'default', '--image', 'hello:v1'], ctx),
+      await run(
+        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
+        ctx,
+      ),
     ).toBe(0);
     const file = path.join(home(), 'value');
     fs.writeFileSync(file, 'one');

@@ -1,6 +1,19 @@
 import type { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { receiptKey, serializeReceipt, type PodReceipt } from '@podmin/util-receipts';
 
+/** A Ready Pod of `default/web` at `revision` as a receipt lists it, with `over` applied. */
+export function readyPod(revision: string, over: Partial<PodReceipt> = {}): PodReceipt {
+  return {
+    deployment: 'default/web',
+    revision,
+    ready: true,
+    restarts: 0,
+    reason: null,
+    identityExpiry: null,
+    ...over,
+  };
+}
+
 /** Writes a receipt for `node` as its agent would. */
 export async function writeReceipt(
   store: LocalDirectoryObjectStore,
