@@ -623,8 +623,11 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         const userData = vars.nodegroups['default']?.user_data ?? '';
         expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");
         expect(userData).toContain("otel_logs_headers_provider='aws-parameter-store'");
-        expect(userData).toContain(`'libpq5.deb|${libpq?.path}|${libpq?.digest}'`);
-        expect(userData).toContain(`'fluent-bit.deb|${fluentBit?.path}|${fluentBit?.digest}'`);
+        // Each package row carries its exact size too, checked on the node before dpkg.
+        expect(userData).toContain(`'libpq5.deb|${libpq?.path}|${libpq?.digest}|${libpq?.size}'`);
+        expect(userData).toContain(
+          `'fluent-bit.deb|${fluentBit?.path}|${fluentBit?.digest}|${fluentBit?.size}'`,
+        );
         const destroyed = await sandbox.run(['destroy', '-y']);
         expect(destroyed.code).toBe(0);
       });
