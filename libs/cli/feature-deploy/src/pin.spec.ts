@@ -1,5 +1,5 @@
 import { RecordingReporter } from '@podmin/cli-util-io';
-import { InMemoryObjectStore } from '@podmin/testing';
+import { daemonSetManifest, InMemoryObjectStore } from '@podmin/testing';
 import { INDEX_KEY, parseIndex, revisionOf } from '@podmin/util-desired-state';
 import { ValidationError } from '@podmin/util-errors';
 import { buildDeployment, parsePodPayload, podImageUses } from '@podmin/util-manifest';
@@ -11,28 +11,11 @@ import { assertPreflight, type PreflightDeps } from './preflight';
 import { rollbackDeployment } from './rollback';
 
 function manifest(images: Record<string, string>, init?: Record<string, string>): string {
-  const list = (entries: Record<string, string>) =>
-    Object.entries(entries)
-      .map(([name, image]) => `        - name: ${name}\n          image: ${image}\n`)
-      .join('');
-  return `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-  namespace: product
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: workers
-${init === undefined ? '' : `      initContainers:\n${list(init)}`}      containers:
-${list(images)}`;
+  return daemonSetManifest({
+    nodegroup: 'workers',
+    containers: images,
+    ...(init === undefined ? {} : { initContainers: init }),
+  });
 }
 
 const build = (text: string) => buildDeployment(text, { source: 'web.yaml' });

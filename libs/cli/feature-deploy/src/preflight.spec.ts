@@ -1,91 +1,23 @@
-import crypto from 'node:crypto';
-import { InMemoryObjectStore, commitDesiredState } from '@podmin/testing';
+import { InMemoryObjectStore, commitDesiredState, daemonSetManifest } from '@podmin/testing';
 import { ValidationError } from '@podmin/util-errors';
 import { buildDeployment } from '@podmin/util-manifest';
-import {
-  OCI_INDEX_MEDIA_TYPE,
-  OCI_MANIFEST_MEDIA_TYPE,
-  blobPath,
-  emptyLayoutIndex,
-  serializeLayoutIndex,
-  withTag,
-  type Descriptor,
-} from '@podmin/util-oci';
 import { RecordingReporter } from '@podmin/cli-util-io';
+import { publishImage } from './__fixtures__/published-image';
 import { deploy } from './deploy';
 import { assertPreflight, preflight, type PreflightDeps } from './preflight';
 
-const digestOf = (body: string): string =>
-  `sha256:${crypto.createHash('sha256').update(body).digest('hex')}`;
-
 /** Publishes `apps/<repo>` with `tag` as an image index of `arches` (as push writes it). */
 function publish(bucket: InMemoryObjectStore, repo: string, tag: string, arches: string[]): void {
-  const nested: Descriptor[] = arches.map((arch) => {
-    const body = JSON.stringify({ arch });
-    return {
-      mediaType: OCI_MANIFEST_MEDIA_TYPE,
-      digest: digestOf(body),
-      size: body.length,
-      platform: { os: 'linux', architecture: arch },
-    };
-  });
-  const indexBody = JSON.stringify({
-    schemaVersion: 2,
-    mediaType: OCI_INDEX_MEDIA_TYPE,
-    manifests: nested,
-  });
-  const image: Descriptor = {
-    mediaType: OCI_INDEX_MEDIA_TYPE,
-    digest: digestOf(indexBody),
-    size: indexBody.length,
-  };
-  bucket.store(`apps/${repo}/${blobPath(image.digest)}`, indexBody);
-  bucket.store(
-    `apps/${repo}/index.json`,
-    serializeLayoutIndex(withTag(emptyLayoutIndex(), { tag, image, nested })),
-  );
+  publishImage(bucket, repo, tag, arches);
 }
 
-const SECRET_ANNOTATION = 'podmin.dev/aws-parameter-store';
-
 function manifest(opts: { image?: string; secrets?: string; service?: string } = {}): string {
-  const annotations =
-    opts.secrets === undefined
-      ? ''
-      : `      annotations:\n        ${SECRET_ANNOTATION}: ${opts.secrets}\n`;
-  const daemonSet = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-  namespace: product
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-${annotations}    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: workers
-      containers:
-        - name: web
-          image: ${opts.image ?? 'web:v1'}
-`;
-  if (opts.service === undefined) return daemonSet;
-  return `${daemonSet}---
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: product
-spec:
-  selector:
-    app: ${opts.service}
-  ports:
-    - port: 80
-`;
+  return daemonSetManifest({
+    nodegroup: 'workers',
+    image: opts.image ?? 'web:v1',
+    ...(opts.secrets === undefined ? {} : { secret: opts.secrets }),
+    ...(opts.service === undefined ? {} : { servicePort: 80, serviceSelector: opts.service }),
+  });
 }
 
 const build = (text: string) => buildDeployment(text, { source: 'web.yaml' });

@@ -41,4 +41,31 @@ describe('daemonSetManifest', () => {
       }),
     ]);
   });
+
+  it('writes several containers and init containers in order, and a Service selecting another app', () => {
+    const [daemonSet, service] = parse(
+      daemonSetManifest({
+        containers: { web: 'web:v1', sidecar: 'sidecar:v1' },
+        initContainers: { setup: 'web:v2' },
+        secret: 'present,absent',
+        servicePort: 80,
+        serviceSelector: 'other',
+      }),
+    ) as Array<{ spec: Record<string, unknown> }>;
+    expect(daemonSet?.spec['template']).toEqual({
+      metadata: {
+        labels: { app: 'web' },
+        annotations: { 'podmin.dev/aws-parameter-store': 'present,absent' },
+      },
+      spec: {
+        nodeSelector: { 'podmin.dev/nodegroup': 'default' },
+        initContainers: [{ name: 'setup', image: 'web:v2' }],
+        containers: [
+          { name: 'web', image: 'web:v1' },
+          { name: 'sidecar', image: 'sidecar:v1' },
+        ],
+      },
+    });
+    expect(service?.spec['selector']).toEqual({ app: 'other' });
+  });
 });

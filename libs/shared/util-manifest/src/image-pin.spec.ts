@@ -8,34 +8,34 @@ const A = `sha256:${'a'.repeat(64)}`;
 const B = `sha256:${'b'.repeat(64)}`;
 const APPS = 'registry.podmin.internal/apps';
 
-function daemonSet(containers: string, extra = ''): string {
-  return `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-${extra}    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: default
-${containers}`;
+type Containers = Array<{ name: string; image: string }>;
+
+/** DaemonSet `web` for NodeGroup `default` with these containers (and Pod annotations). */
+function daemonSet(
+  spec: { initContainers?: Containers; containers: Containers },
+  annotations?: Record<string, string>,
+): string {
+  return stringifyCanonical({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'web' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' }, ...(annotations === undefined ? {} : { annotations }) },
+        spec: { nodeSelector: { 'podmin.dev/nodegroup': 'default' }, ...spec },
+      },
+    },
+  });
 }
 
-const TWO = `      initContainers:
-        - name: setup
-          image: tools:v1
-      containers:
-        - name: web
-          image: web:v1
-        - name: pinned
-          image: web@${B}
-`;
+const TWO = {
+  initContainers: [{ name: 'setup', image: 'tools:v1' }],
+  containers: [
+    { name: 'web', image: 'web:v1' },
+    { name: 'pinned', image: `web@${B}` },
+  ],
+};
 
 const pod = () => buildDeployment(daemonSet(TWO), { source: 'web.yaml' }).pod;
 
@@ -85,7 +85,7 @@ describe('pinPodImages', () => {
 
   it('drops a tag beside a digest only when it pins; web:v1@digest stays as given', () => {
     const given = buildDeployment(
-      daemonSet(`      containers:\n        - name: web\n          image: web:v1@${A}\n`),
+      daemonSet({ containers: [{ name: 'web', image: `web:v1@${A}` }] }),
       { source: 'web.yaml' },
     ).pod;
     expect(pinPodImages(given, new Map())).toBeUndefined();
@@ -98,7 +98,7 @@ describe('pinPodImages', () => {
 
 describe('podmin.dev/image-tags', () => {
   it('may not be set by a template', () => {
-    const extra = `      annotations:\n        podmin.dev/image-tags: '{}'\n`;
+    const extra = { 'podmin.dev/image-tags': '{}' };
     expect(() => buildDeployment(daemonSet(TWO, extra), { source: 'web.yaml' })).toThrow(
       /spec\.template\.metadata\.annotations\["podmin\.dev\/image-tags"\].*set by podmin/,
     );
