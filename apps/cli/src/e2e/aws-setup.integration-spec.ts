@@ -590,7 +590,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
         const manifest = JSON.parse(await readObject(bucket, 'dependencies/manifest.json')) as {
           dependencies: Record<
             string,
-            Record<string, { path: string; version: string; digest: string }>
+            Record<string, { path: string; version: string; digest: string; size: number }>
           >;
         };
         const fluentBit = manifest.dependencies['fluent-bit']?.['arm64'];

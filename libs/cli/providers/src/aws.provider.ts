@@ -62,18 +62,12 @@ export const awsProvider: CliProviderFactory = (ctx) => {
       },
     }),
     // Nodes are VMs: their log files are read on the node, or where log export sends them.
-    containerLogs: (context, nodegroup) =>
-      Promise.resolve({ guidance: awsLogGuidance(context.cluster, nodegroup) }),
+    containerLogs: async (context, nodegroup) => {
+      const { readLogExport, awsLogGuidance } = await import('./aws-log-export');
+      const logExport = await readLogExport(() => ctx.openBucket(context), context.cluster);
+      return { guidance: awsLogGuidance(context.cluster, nodegroup, logExport) };
+    },
   };
 };
 
-/** Where an AWS NodeGroup's container logs are, and the commands that read them on a node. */
-export function awsLogGuidance(cluster: string, nodegroup: string): string[] {
-  return [
-    `Container logs of cluster ${cluster} stay on its nodes (kubelet's /var/log/pods); podmin reads them only on the local provider.`,
-    'Log export over OTLP is configured with `podmin setup --otel-logs endpoint=URL`: read them in that backend.',
-    `On a node, through Session Manager (find its instance IDs first):`,
-    `  aws ec2 describe-instances --filters Name=tag:podmin:cluster,Values=${cluster} Name=tag:podmin:nodegroup,Values=${nodegroup} Name=instance-state-name,Values=running --query 'Reservations[].Instances[].InstanceId' --output text`,
-    `  aws ssm start-session --target <instance-id> --document-name AWS-StartInteractiveCommand --parameters 'command=["sudo crictl ps --name <container>", "sudo crictl logs --tail 100 <container-id>"]'`,
-  ];
-}
+export { awsLogGuidance } from './aws-log-export';

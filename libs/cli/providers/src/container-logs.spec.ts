@@ -2,6 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import type { ClusterContext, ContextStore } from '@podmin/cli-util-config';
+import { InMemoryObjectStore } from '@podmin/testing';
+import type { ModuleVars } from '@podmin/cli-util-infra';
 import { awsLogGuidance, awsProvider } from './aws.provider';
 import type { ProviderShell } from './cli-provider';
 import { localProvider } from './local.provider';
@@ -39,13 +41,59 @@ describe('where podmin logs reads container logs', () => {
       { ...context, provider: 'aws' },
       'edge',
     );
-    expect(access).toEqual({ guidance: awsLogGuidance('demo', 'edge') });
-    const text = awsLogGuidance('demo', 'edge').join('\n');
-    expect(text).toContain('podmin setup --otel-logs endpoint=URL');
+    // This shell's bucket cannot be opened: where logs go is not known, and the reason is said.
+    expect(access).toEqual({
+      guidance: awsLogGuidance('demo', 'edge', { kind: 'unknown', reason: 'unused' }),
+    });
+    const text = awsLogGuidance('demo', 'edge', { kind: 'off' }).join('\n');
+    expect(text).toContain('Log export is off: `podmin setup --otel-logs endpoint=URL`');
     expect(text).toContain(
       'Name=tag:podmin:cluster,Values=demo Name=tag:podmin:nodegroup,Values=edge',
     );
     expect(text).toContain('aws ssm start-session --target <instance-id>');
     expect(text).toContain('crictl logs');
+  });
+
+  it("aws: names the OTLP endpoint from the cluster's saved setup inputs", async () => {
+    const { TFVARS_OBJECT_KEY, serializeModuleVars } = await import('@podmin/cli-util-infra');
+    const bucket = new InMemoryObjectStore();
+    const vars: ModuleVars = {
+      cluster: 'demo',
+      region: 'eu-west-1',
+      bucket: 'podmin-demo',
+      vpc_cidr: '10.0.0.0/16',
+      existing_vpc_id: null,
+      amis: { arm64: 'ami-1' },
+      nat64: null,
+      nat64_generation: 'g1',
+      nodegroups: {},
+      otel_logs: null,
+    };
+    const aws = awsProvider({ ...shell(), openBucket: () => Promise.resolve(bucket) });
+    const read = () => aws.containerLogs?.({ ...context, provider: 'aws' }, 'edge');
+
+    expect(((await read()) as { guidance: string[] }).guidance[1]).toMatch(
+      /Log export: not known \(the bucket has no tfstate\/podmin\.auto\.tfvars\.json: run podmin setup\)/,
+    );
+    bucket.store(TFVARS_OBJECT_KEY, serializeModuleVars(vars));
+    expect(((await read()) as { guidance: string[] }).guidance[1]).toMatch(/^Log export is off/);
+    bucket.store(
+      TFVARS_OBJECT_KEY,
+      serializeModuleVars({
+        ...vars,
+        otel_logs: {
+          endpoint: 'https://otlp.example.com/v1/logs',
+          protocol: 'http',
+          mtls: true,
+          ca_bucket: null,
+          ca_key: null,
+          headers_secret: false,
+        },
+      }),
+    );
+    const [first] = ((await read()) as { guidance: string[] }).guidance;
+    expect(first).toBe(
+      'Container logs of cluster demo are exported by Fluent Bit on every node over OTLP/HTTP to https://otlp.example.com/v1/logs: read them in that backend.',
+    );
   });
 });
