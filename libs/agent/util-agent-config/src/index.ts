@@ -1,5 +1,6 @@
 export * from './agent-config';
 export * from './process-config';
+export * from './otel-logs-settings';
 export * from './provider-rules';
 export * from './agent-constants';
 export * from './telemetry-layout';

@@ -5,9 +5,9 @@ import {
   leaderDutyWindowMs,
   minimumElectionLeaseMs,
   parseAgentProcessConfig,
-  parseOtelLogsSettings,
   renewMarginMs,
 } from './process-config';
+import { parseOtelLogsSettings } from './otel-logs-settings';
 import { ProviderRegistry } from '@podmin/util-names';
 import { awsAgentRules, localAgentRules } from './provider-rules';
 
