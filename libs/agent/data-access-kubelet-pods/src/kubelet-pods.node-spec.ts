@@ -58,7 +58,9 @@ describe("kubelet's Pods API through KubeletPodsClient", () => {
     expect(pod?.containers.length).toBeGreaterThan(0);
     for (const c of pod?.containers ?? []) {
       expect(c).toMatchObject({ state: 'running', ready: true });
-      expect(c.image).toContain('registry.podmin.internal/apps/');
+      // Deploys pin images by digest (DESIGN §6.40): for a `name@sha256:…` reference kubelet
+      // reports the image ID; a tag reference (`--no-pin`) is reported by name.
+      expect(c.image).toMatch(/^(registry\.podmin\.internal\/apps\/|sha256:[0-9a-f]{64}$)/);
     }
     expect(pod?.annotations['podmin.dev/revision']).toMatch(/^[0-9a-f]{32}$/);
   });
