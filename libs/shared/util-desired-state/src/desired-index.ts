@@ -3,6 +3,7 @@ import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-er
 import { MAX_PAYLOAD_BYTES } from '@podmin/util-manifest';
 import { DNS_LABEL } from './key-patterns';
 import { findDuplicateKey } from '@podmin/util-oci';
+import { SIGNATURE_MEMBER, signatureProblems, type IndexSignature } from './index-signature';
 
 /** Object key of the single cluster-wide desired-state commit. */
 export const INDEX_KEY = 'deployments/index.json';
@@ -129,6 +130,20 @@ export function verifyPayload(key: string, body: Buffer): void {
 
 /** Strictly parses and validates index bytes (duplicate keys, unknown fields and bad paths are errors). */
 export function parseIndex(body: Buffer | string): DesiredIndex {
+  return parseSignedIndex(body).index;
+}
+
+/** An index as read: its entries and the deployer's signature it carries, if any. */
+export interface SignedIndex {
+  index: DesiredIndex;
+  signature?: IndexSignature;
+}
+
+/**
+ * Strictly parses index bytes like {@link parseIndex}, keeping the signature member apart from
+ * the entries (its shape checked here; whether it verifies is util-trust's question).
+ */
+export function parseSignedIndex(body: Buffer | string): SignedIndex {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   let raw: unknown;
   try {
@@ -152,7 +167,15 @@ export function parseIndex(body: Buffer | string): DesiredIndex {
   const entries = Object.entries(raw as Record<string, unknown>);
   // Keys the parsed value holds, counted on the way (see keyTokens).
   let keys = entries.length;
+  let signature: IndexSignature | undefined;
   for (const [key, value] of entries) {
+    if (key === SIGNATURE_MEMBER) {
+      keys += keysIn(value);
+      const invalid = signatureProblems(value);
+      if (invalid.length === 0) signature = value as IndexSignature;
+      else problems.push(...invalid);
+      continue;
+    }
     let ref: DeploymentRef;
     try {
       ref = parseDeploymentKey(key);
@@ -199,7 +222,7 @@ export function parseIndex(body: Buffer | string): DesiredIndex {
   if (keyTokens(text) !== keys) assertNoDuplicateKeys(text);
   problems.push(...serviceOwnershipProblems(out));
   if (problems.length > 0) throw new ValidationError('reading deployments/index.json', problems);
-  return out;
+  return signature === undefined ? { index: out } : { index: out, signature };
 }
 
 // Every reader enforces one owner per namespaced Service, not only the write path: an index
