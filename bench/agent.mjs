@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { main, markOver, onCleanup, result, tempDir } from './lib/bench.mjs';
-import { PODMIN_BIN as bin, homeEnv } from './lib/cli.mjs';
+import { PODMIN_BIN as bin, deployWebArgs, homeEnv } from './lib/cli.mjs';
 import { freeLoopbackPort } from './lib/free-port.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -147,16 +147,7 @@ async function reconcile(nodeRoot, podmin) {
     const before = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';
     // The first deploy has no poll before it to count from.
     if (i > 0) await sleep(offsets[i]);
-    podmin(
-      'deploy',
-      '--no-preflight',
-      '--no-pin',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      `hello:v${i}`,
-    );
+    podmin(...deployWebArgs(`hello:v${i}`));
     const committed = Date.now();
     for (;;) {
       const now = fs.existsSync(manifest) ? fs.readFileSync(manifest, 'utf8') : '';

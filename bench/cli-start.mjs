@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main, result, tempDir, yieldToSignals } from './lib/bench.mjs';
-import { PODMIN_BIN as bin, homeEnv } from './lib/cli.mjs';
+import { PODMIN_BIN as bin, deployWebArgs, homeEnv } from './lib/cli.mjs';
 
 if (!fs.existsSync(bin)) {
   console.error(`${bin} is missing; run \`npm run build\` first`);
@@ -96,19 +96,7 @@ await main(async () => {
       {
         name: 'podmin deploy (local bucket)',
         budget: 2,
-        args: () => [
-          bin,
-          'deploy',
-          '--no-preflight',
-          '--no-pin',
-          'web',
-          '-g',
-          'default',
-          '-f',
-          'daemonset.yaml',
-          '--image',
-          `web=hello:v${++tag}`,
-        ],
+        args: () => [bin, ...deployWebArgs(`web=hello:v${++tag}`, '-f', 'daemonset.yaml')],
       },
     ];
     const bare = ['-e', '0'];

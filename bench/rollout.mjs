@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
 import { killAtCleanup, result, tempDir, yieldToSignals } from './lib/bench.mjs';
+import { PODMIN_BIN, deployWebArgs } from './lib/cli.mjs';
 
 const args = process.argv.slice(2);
 const usage = 'usage: node bench/rollout.mjs [--quick] [--seed=N] [--node]';
@@ -86,7 +87,7 @@ async function nodeBench() {
       `--node needs the running demo node (npm run demo): ${stackFile} or ${manifest} is missing`,
     );
   const podmin = (...a) =>
-    execFileSync(process.execPath, [path.join(root, 'dist/bin/podmin.cjs'), ...a], {
+    execFileSync(process.execPath, [PODMIN_BIN, ...a], {
       env,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -150,22 +151,7 @@ async function nodeBench() {
     const child = killAtCleanup(
       spawn(
         process.execPath,
-        [
-          path.join(root, 'dist/bin/podmin.cjs'),
-          'deploy',
-          '--no-preflight',
-          '--no-pin',
-          'web',
-          '-g',
-          'default',
-          '-f',
-          manifest,
-          '--image',
-          `hello:${tag}`,
-          '--wait',
-          '--timeout',
-          '3m',
-        ],
+        [PODMIN_BIN, ...deployWebArgs(`hello:${tag}`, '-f', manifest, '--wait', '--timeout', '3m')],
         { env, stdio: ['ignore', 'ignore', 'pipe'] },
       ),
     );

@@ -45,28 +45,22 @@ export function perPacket(lib, { objectPath, tag, repeat, rounds, newFlows, regi
   const now = process.hrtime.bigint();
   const flowState = { flags: 0, seenNs: now };
 
+  /** The reply entry of a packet from `from`:80 to NODE:`port`, answered as `vip`:80 to `clientPort`. */
+  const reverse = (from, port, vip, clientPort) =>
+    rev.update(
+      lib.flowKey(from, NODE, 80, port, TCP),
+      lib.reverseFlowValue({ client: NODE, clientPort, vip, vipPort: 80, ...flowState }),
+    );
   // Known forward: the two-flow cycle.
   const [p1, p2] = [30001, 30002];
   fwd.update(lib.flowKey(NODE, V1, p1, 80, TCP), lib.forwardFlowValue(V2, 80, p2));
   fwd.update(lib.flowKey(NODE, V2, p2, 80, TCP), lib.forwardFlowValue(V1, 80, p1));
-  rev.update(
-    lib.flowKey(V2, NODE, 80, p2, TCP),
-    lib.reverseFlowValue({ client: NODE, clientPort: p1, vip: V1, vipPort: 80, ...flowState }),
-  );
-  rev.update(
-    lib.flowKey(V1, NODE, 80, p1, TCP),
-    lib.reverseFlowValue({ client: NODE, clientPort: p2, vip: V2, vipPort: 80, ...flowState }),
-  );
+  reverse(V2, p2, V1, p1);
+  reverse(V1, p1, V2, p2);
   // Reply: the two-entry cycle.
   const [q1, q2] = [31001, 31002];
-  rev.update(
-    lib.flowKey(X1, NODE, 80, q1, TCP),
-    lib.reverseFlowValue({ client: NODE, clientPort: q2, vip: X2, vipPort: 80, ...flowState }),
-  );
-  rev.update(
-    lib.flowKey(X2, NODE, 80, q2, TCP),
-    lib.reverseFlowValue({ client: NODE, clientPort: q1, vip: X1, vipPort: 80, ...flowState }),
-  );
+  reverse(X1, q1, X2, q2);
+  reverse(X2, q2, X1, q1);
   // New flows: a Service at V3:80 with 1,000 backends, so the SNAT ports of each backend stay
   // nearly all free (a node's common case) however many flows are opened.
   const BACKENDS = 1000;

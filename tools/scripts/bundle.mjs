@@ -556,20 +556,24 @@ if (target.infraModule) {
   });
   process.stdout.write(`embedding ${files.length} module file(s) from ${target.infraModule}\n`);
 }
-const options = {
+/** What every bundle of this script is: Node.js 20 code, minified but keeping names, with its metafile. */
+const NODE_BUNDLE = {
   bundle: true,
-  external: target.external ?? (target.grpc ? NEST_OPTIONAL : []),
-  plugins,
   platform: 'node',
   target: 'node20',
-  tsconfig: path.join(root, 'tsconfig.base.json'),
-  define: { __PODMIN_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',
   minifySyntax: true,
   minifyWhitespace: true,
   keepNames: true,
   metafile: true,
   logLevel: 'warning',
+};
+const options = {
+  ...NODE_BUNDLE,
+  external: target.external ?? (target.grpc ? NEST_OPTIONAL : []),
+  plugins,
+  tsconfig: path.join(root, 'tsconfig.base.json'),
+  define: { __PODMIN_VERSION__: JSON.stringify(pkg.version) },
 };
 const result = target.split
   ? await buildSplit(options)
@@ -606,20 +610,12 @@ process.stdout.write(`bundled ${target.out} (${(bytes / 1024).toFixed(0)} KiB)\n
  */
 async function buildDnsUdpWorker(bin) {
   const worker = await build({
+    ...NODE_BUNDLE,
     entryPoints: [path.join(root, 'libs/agent/feature-dns/src/udp-worker.ts')],
     outfile: path.join(bin, 'agent-dns-udp.cjs'),
-    bundle: true,
     plugins: [koffiBesideBundle()],
-    platform: 'node',
-    target: 'node20',
     format: 'cjs',
     tsconfig: path.join(root, 'tsconfig.base.json'),
-    legalComments: 'none',
-    minifySyntax: true,
-    minifyWhitespace: true,
-    keepNames: true,
-    metafile: true,
-    logLevel: 'warning',
   });
   // What it bundled, for the release's SBOM (tools/release/agent-sbom.mjs); not packed.
   fs.writeFileSync(path.join(bin, 'agent-dns-udp.cjs.meta.json'), JSON.stringify(worker.metafile));
@@ -643,17 +639,9 @@ async function embedAwsClients(file) {
       sourcefile: 'aws-sdk-clients.js',
       loader: 'js',
     },
-    bundle: true,
+    ...NODE_BUNDLE,
     write: false,
-    platform: 'node',
-    target: 'node20',
     format: 'cjs',
-    legalComments: 'none',
-    minifySyntax: true,
-    minifyWhitespace: true,
-    keepNames: true,
-    metafile: true,
-    logLevel: 'warning',
   });
   // What the embedded clients bundled, for the release's SBOM (tools/release/agent-sbom.mjs).
   fs.writeFileSync(`${file}.aws-sdk.meta.json`, JSON.stringify(sdk.metafile));

@@ -136,6 +136,42 @@ export async function selectedGeneration(
     : undefined;
 }
 
+/** Where one credential's generations live beside the link selecting one, and their modes. */
+export interface GenerationLayout {
+  /** The symlink's name. */
+  link: string;
+  /** The name of the directory holding the generations, beside the link. */
+  generationsDir: string;
+  modes: GenerationModes;
+}
+
+/** A new generation's files, named by its leaf's issue time and fingerprint. */
+export interface NewGeneration {
+  issuedAt: Date;
+  fingerprint: string;
+  files: Record<string, string>;
+}
+
+/**
+ * Publishes a new generation below `dir` as `layout` says and points the link at it, returning
+ * its id; leftovers of a crashed writer go first, and every other generation but `previous`
+ * (kept for a reader still using it) after.
+ */
+export async function publishGeneration(
+  dir: string,
+  layout: GenerationLayout,
+  generation: NewGeneration,
+  previous: string | undefined,
+): Promise<string> {
+  const id = generationId(generation.issuedAt, generation.fingerprint);
+  const gensDir = path.join(dir, layout.generationsDir);
+  await removeLeftoverTemps(gensDir);
+  await writeGeneration(gensDir, id, generation.files, layout.modes);
+  await switchLink(dir, layout.link, `${layout.generationsDir}/${id}`);
+  await prune(gensDir, new Set([id, ...(previous ? [previous] : [])]));
+  return id;
+}
+
 /** Removes every generation except those in `keep`. */
 export async function prune(gensDir: string, keep: ReadonlySet<string>): Promise<void> {
   for (const name of await readdir(gensDir)) {

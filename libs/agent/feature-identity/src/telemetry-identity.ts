@@ -10,16 +10,7 @@ import {
   type Clock,
   type TelemetryIdentity,
 } from '@podmin/util-pki';
-import {
-  fileSystemError,
-  generationId,
-  modeOf,
-  prune,
-  removeLeftoverTemps,
-  selectedGeneration,
-  switchLink,
-  writeGeneration,
-} from './generations';
+import { fileSystemError, modeOf, publishGeneration, selectedGeneration } from './generations';
 import type { TrustedWorkloadCa } from './workload-ca.trust';
 import {
   EXPORTER_CA_FILE,
@@ -36,7 +27,11 @@ export { EXPORTER_CA_FILE, TELEMETRY_DIR, TELEMETRY_GENERATIONS_DIR, TELEMETRY_L
 export const TELEMETRY_FILE_MODE = 0o600;
 /** A completed generation: sealed, root only. */
 export const TELEMETRY_GENERATION_MODE = 0o500;
-const MODES = { file: TELEMETRY_FILE_MODE, dir: TELEMETRY_GENERATION_MODE };
+const LAYOUT = {
+  link: TELEMETRY_LINK,
+  generationsDir: TELEMETRY_GENERATIONS_DIR,
+  modes: { file: TELEMETRY_FILE_MODE, dir: TELEMETRY_GENERATION_MODE },
+};
 const CERT = TELEMETRY_CERT_FILE;
 const KEY = TELEMETRY_KEY_FILE;
 
@@ -107,19 +102,12 @@ export class TelemetryIdentityService {
       replaced = problem;
     }
     const leaf = await issueTelemetryLeaf(ca.issuer, identity, now);
-    const id = generationId(now, leaf.certificate.fingerprint);
     await privateDirectory(dir);
     await mkdir(gensDir, { recursive: true, mode: 0o700 });
     await chmod(gensDir, 0o700);
-    await removeLeftoverTemps(gensDir);
-    await writeGeneration(
-      gensDir,
-      id,
-      { [CERT]: leaf.certificatePem, [KEY]: leaf.privateKeyPem },
-      MODES,
-    );
-    await switchLink(dir, TELEMETRY_LINK, `${TELEMETRY_GENERATIONS_DIR}/${id}`);
-    await prune(gensDir, new Set([id, ...(current ? [current] : [])]));
+    const files = { [CERT]: leaf.certificatePem, [KEY]: leaf.privateKeyPem };
+    const { fingerprint } = leaf.certificate;
+    const id = await publishGeneration(dir, LAYOUT, { issuedAt: now, fingerprint, files }, current);
     return { ...this.result('issued', id, leaf.certificate.notAfter), replaced };
   }
 

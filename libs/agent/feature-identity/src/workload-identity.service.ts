@@ -8,16 +8,7 @@ import {
   issueWorkloadLeaf,
   parseCertificate,
 } from '@podmin/util-pki';
-import {
-  fileSystemError,
-  generationId,
-  modeOf,
-  prune,
-  removeLeftoverTemps,
-  selectedGeneration,
-  switchLink,
-  writeGeneration,
-} from './generations';
+import { fileSystemError, modeOf, publishGeneration, selectedGeneration } from './generations';
 import type { TrustedWorkloadCa } from './workload-ca.trust';
 
 /** Node path of the workloads subtree, below the node root. */
@@ -32,7 +23,11 @@ export const IDENTITY_FILE_MODE = 0o444;
 export const GENERATION_DIR_MODE = 0o555;
 
 const FILES = ['tls.crt', 'tls.key', 'ca.crt'] as const;
-const MODES = { file: IDENTITY_FILE_MODE, dir: GENERATION_DIR_MODE };
+const LAYOUT = {
+  link: IDENTITY_LINK,
+  generationsDir: GENERATIONS_DIR,
+  modes: { file: IDENTITY_FILE_MODE, dir: GENERATION_DIR_MODE },
+};
 
 /** Outcome of ensuring a Pod's identity. */
 export interface WorkloadIdentityResult {
@@ -122,31 +117,23 @@ export class WorkloadIdentityService {
       replaced = problem;
     }
     const leaf = await issueWorkloadLeaf(ca.issuer, identity, now);
-    const id = generationId(now, leaf.certificate.fingerprint);
     const gensDir = path.join(podDir, GENERATIONS_DIR);
     await privateDirectories(podDir);
     await mkdir(gensDir, { recursive: true, mode: 0o755 });
-    await removeLeftoverTemps(gensDir);
-    await writeGeneration(
-      gensDir,
-      id,
-      {
-        'tls.crt': leaf.certificatePem,
-        'tls.key': leaf.privateKeyPem,
-        'ca.crt': ca.bundlePem,
-      },
-      MODES,
+    const files = {
+      'tls.crt': leaf.certificatePem,
+      'tls.key': leaf.privateKeyPem,
+      'ca.crt': ca.bundlePem,
+    };
+    const { fingerprint } = leaf.certificate;
+    const id = await publishGeneration(
+      podDir,
+      LAYOUT,
+      { issuedAt: now, fingerprint, files },
+      current,
     );
-    await switchLink(podDir, IDENTITY_LINK, `${GENERATIONS_DIR}/${id}`);
-    await prune(gensDir, new Set([id, ...(current ? [current] : [])]));
     return {
-      ...this.result(
-        leaf.certificate.fingerprint,
-        id,
-        'issued',
-        leaf.certificate.notAfter,
-        linkPath,
-      ),
+      ...this.result(fingerprint, id, 'issued', leaf.certificate.notAfter, linkPath),
       replaced,
     };
   }

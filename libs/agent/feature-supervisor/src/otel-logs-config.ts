@@ -8,6 +8,8 @@ import {
   TELEMETRY_KEY_FILE,
   TELEMETRY_LINK,
   awsAgentRules,
+  checkClusterNodegroup,
+  requiredFlag,
 } from '@podmin/agent-util-config';
 import type { agentAwsClientOptions, ProcessEnv } from '@podmin/agent-data-access-node';
 import {
@@ -28,7 +30,6 @@ import {
 } from '@podmin/data-access-secrets';
 import { PodminError, ValidationError, type FieldProblem } from '@podmin/util-errors';
 import { writeFileAtomic } from '@podmin/util-fs';
-import { isDnsLabel } from '@podmin/util-names';
 import type { StructuredLogger } from '@podmin/agent-util-logging';
 
 /** The subcommand's name: `podmin-agent otel-logs-config …`. */
@@ -108,12 +109,7 @@ export function parseOtelLogsConfigArgs(argv: readonly string[]): OtelLogsConfig
       field: 'arguments',
       message: `takes no positional arguments, got ${JSON.stringify(positionals)}`,
     });
-  const required = (flag: (typeof FLAGS)[number]): string => {
-    const value = flags[flag];
-    if (value === undefined && !problems.some((p) => p.field === `--${flag}`))
-      problems.push({ field: `--${flag}`, message: 'is required' });
-    return value ?? '';
-  };
+  const required = (flag: (typeof FLAGS)[number]): string => requiredFlag(flags, flag, problems);
   const provider = required('provider');
   const region = required('region');
   const cluster = required('cluster');
@@ -126,13 +122,7 @@ export function parseOtelLogsConfigArgs(argv: readonly string[]): OtelLogsConfig
     problems.push({ field: '--provider', message: 'must be aws (only AWS nodes export logs)' });
   const badRegion = region ? awsAgentRules.checkRegion(region) : undefined;
   if (badRegion) problems.push({ field: '--region', message: badRegion });
-  if (cluster && !isDnsLabel(cluster, 40))
-    problems.push({
-      field: '--cluster',
-      message: 'must be a DNS-1123 label of at most 40 characters',
-    });
-  if (nodegroup && !isDnsLabel(nodegroup))
-    problems.push({ field: '--nodegroup', message: 'must be a DNS-1123 label' });
+  checkClusterNodegroup(cluster, nodegroup, problems);
   const protocol = flags['protocol'] ?? 'http';
   if (protocol !== 'http' && protocol !== 'grpc')
     problems.push({

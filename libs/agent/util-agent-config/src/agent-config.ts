@@ -1,5 +1,6 @@
 import { ValidationError, type FieldProblem } from '@podmin/util-errors';
-import { formatIpv6, isDnsLabel, parseIpv6 } from '@podmin/util-names';
+import { formatIpv6, parseIpv6 } from '@podmin/util-names';
+import { checkClusterNodegroup, requiredFlag } from './flag-checks';
 import { orList, type AgentProviderLookup } from './provider-rules';
 
 /** The agent's validated, frozen configuration: exactly the spec's six flags. */
@@ -60,12 +61,7 @@ export function checkAgentFlags(
   providers: AgentProviderLookup,
   problems: FieldProblem[],
 ): AgentConfig {
-  const get = (name: (typeof AGENT_FLAGS)[number]): string => {
-    const value = flags[name];
-    if (value === undefined || value === '')
-      problems.push({ field: `--${name}`, message: 'is required' });
-    return value ?? '';
-  };
+  const get = (name: (typeof AGENT_FLAGS)[number]): string => requiredFlag(flags, name, problems);
   const provider = get('provider');
   const bucket = get('bucket');
   const region = get('region');
@@ -75,13 +71,7 @@ export function checkAgentFlags(
   const rules = provider && providers.has(provider) ? providers.get(provider) : undefined;
   if (provider && rules === undefined)
     problems.push({ field: '--provider', message: `must be ${orList(providers.names)}` });
-  if (cluster && !isDnsLabel(cluster, 40))
-    problems.push({
-      field: '--cluster',
-      message: 'must be a DNS-1123 label of at most 40 characters',
-    });
-  if (nodegroup && !isDnsLabel(nodegroup))
-    problems.push({ field: '--nodegroup', message: 'must be a DNS-1123 label' });
+  checkClusterNodegroup(cluster, nodegroup, problems);
   const badBucket = bucket ? rules?.checkBucket(bucket) : undefined;
   if (badBucket) problems.push({ field: '--bucket', message: badBucket });
   const badRegion = region ? rules?.checkRegion(region) : undefined;

@@ -1,4 +1,5 @@
 export * from './agent-config';
+export * from './flag-checks';
 export * from './process-config';
 export * from './otel-logs-settings';
 export * from './provider-rules';

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -81,19 +82,10 @@ export class LocalDirectoryObjectStore implements ObjectStore {
   }
 
   async get(key: string, options: GetOptions = {}): Promise<StoredObject> {
-    assertLocalKey(key);
-    const doing = `reading ${this.dir.describe(key)}`;
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
-    options.signal?.throwIfAborted();
-    return this.dir.withObjectFile(
-      key,
-      doing,
-      async (handle, stats) => {
-        const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
-        return { body, etag: this.etags.remember(stats, md5Etag(body)) };
-      },
-      true,
-    );
+    return this.readObject(key, options, '', async (handle, stats, maxBytes, doing) => {
+      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
+      return { body, etag: this.etags.remember(stats, md5Etag(body)) };
+    });
   }
 
   async getIfChanged(
@@ -101,32 +93,46 @@ export class LocalDirectoryObjectStore implements ObjectStore {
     etag: string,
     options: GetOptions = {},
   ): Promise<ConditionalGetResult> {
+    return this.readObject(key, options, ' if changed', async (handle, stats, maxBytes, doing) => {
+      const known = this.etags.lookup(stats);
+      if (known !== undefined && etagsEqual(known, etag)) {
+        return { status: 'unchanged', etag: known };
+      }
+      if (stats.size > maxBytes) {
+        // Too large to return, but an unchanged object is still answered as unchanged.
+        const current = known ?? this.etags.remember(stats, await hashFile(handle));
+        if (etagsEqual(current, etag)) {
+          return { status: 'unchanged', etag: current };
+        }
+        throw new ObjectTooLargeError(doing, maxBytes, stats.size);
+      }
+      const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
+      const current = this.etags.remember(stats, md5Etag(body));
+      return etagsEqual(current, etag)
+        ? { status: 'unchanged', etag: current }
+        : { status: 'changed', body, etag: current };
+    });
+  }
+
+  /**
+   * A bounded read of the object file (`get`, `getIfChanged`): the key checked, the caller's
+   * abort honoured and the size cap resolved first; an empty directory in the object's place is
+   * a bucket fault, not a missing object.
+   */
+  private readObject<T>(
+    key: string,
+    options: GetOptions,
+    condition: string,
+    read: (handle: FileHandle, stats: Stats, maxBytes: number, doing: string) => Promise<T>,
+  ): Promise<T> {
     assertLocalKey(key);
-    const doing = `reading ${this.dir.describe(key)} if changed`;
+    const doing = `reading ${this.dir.describe(key)}${condition}`;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_READ_BYTES;
     options.signal?.throwIfAborted();
     return this.dir.withObjectFile(
       key,
       doing,
-      async (handle, stats) => {
-        const known = this.etags.lookup(stats);
-        if (known !== undefined && etagsEqual(known, etag)) {
-          return { status: 'unchanged', etag: known };
-        }
-        if (stats.size > maxBytes) {
-          // Too large to return, but an unchanged object is still answered as unchanged.
-          const current = known ?? this.etags.remember(stats, await hashFile(handle));
-          if (etagsEqual(current, etag)) {
-            return { status: 'unchanged', etag: current };
-          }
-          throw new ObjectTooLargeError(doing, maxBytes, stats.size);
-        }
-        const body = await readBounded(handle, stats.size, maxBytes, doing, options.signal);
-        const current = this.etags.remember(stats, md5Etag(body));
-        return etagsEqual(current, etag)
-          ? { status: 'unchanged', etag: current }
-          : { status: 'changed', body, etag: current };
-      },
+      (handle, stats) => read(handle, stats, maxBytes, doing),
       true,
     );
   }

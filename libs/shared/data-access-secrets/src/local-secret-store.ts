@@ -7,6 +7,7 @@ import {
   assertValueAllowed,
   scheduledForDeletionError,
 } from './provider-rules';
+import { secretExistsError, secretNotFoundError } from './secret-errors';
 import { assertSecretPrefix, parseSecretName } from './secret-names';
 import {
   SECRET_PROVIDERS,
@@ -78,9 +79,7 @@ export class LocalSecretStore implements SecretStore {
         });
       }
       if (existing !== undefined) {
-        throw new PodminError('ALREADY_EXISTS', `${doing}: the secret already exists`, {
-          hint: 'use `podmin secret update` to change its value',
-        });
+        throw secretExistsError(doing, 'secret');
       }
       entries[name] = {
         value: value.toString('base64'),
@@ -144,7 +143,8 @@ export class LocalSecretStore implements SecretStore {
     assertRecoverySupported(this.provider, 'restore', name);
     await this.mutate((entries) => {
       const entry = entries[name];
-      if (entry === undefined) throw notFound(`restoring ${name} in ${this.provider}`);
+      if (entry === undefined)
+        throw secretNotFoundError(`restoring ${name} in ${this.provider}`, 'secret');
       delete entry.deletionDate;
     });
   }
@@ -152,7 +152,8 @@ export class LocalSecretStore implements SecretStore {
   async destroy(name: string): Promise<void> {
     parseSecretName(name);
     await this.mutate((entries) => {
-      if (entries[name] === undefined) throw notFound(`destroying ${name} in ${this.provider}`);
+      if (entries[name] === undefined)
+        throw secretNotFoundError(`destroying ${name} in ${this.provider}`, 'secret');
       delete entries[name];
     });
   }
@@ -160,7 +161,7 @@ export class LocalSecretStore implements SecretStore {
   /** A live entry, or NOT_FOUND / scheduled-for-deletion. */
   private live(entries: Record<string, LocalEntry>, name: string, doing: string): LocalEntry {
     const entry = entries[name];
-    if (entry === undefined) throw notFound(doing);
+    if (entry === undefined) throw secretNotFoundError(doing, 'secret');
     if (entry.deletionDate !== undefined) {
       throw scheduledForDeletionError(doing, name, { deletionDate: new Date(entry.deletionDate) });
     }
@@ -206,12 +207,6 @@ export class LocalSecretStore implements SecretStore {
     }
     return parseDocument(text, this.file);
   }
-}
-
-function notFound(doing: string): PodminError {
-  return new PodminError('NOT_FOUND', `${doing}: no such secret`, {
-    hint: 'check the key, --for, --namespace and --provider; `podmin secret list` shows what exists',
-  });
 }
 
 function emptyDocument(): LocalDocument {

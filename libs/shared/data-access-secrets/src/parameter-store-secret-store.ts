@@ -6,8 +6,9 @@ import {
   type SSMClient,
 } from '@aws-sdk/client-ssm';
 import { PodminError } from '@podmin/util-errors';
-import { awsErrorDetails } from '@podmin/util-aws';
-import { translateCommonAwsError } from './aws-errors';
+import { awsErrorDetails, translateCommonAwsError } from '@podmin/util-aws';
+import { secretExistsError, secretNotFoundError } from './secret-errors';
+import { collectNamePages } from './aws-pages';
 import { assertRecoverySupported, assertValueAllowed } from './provider-rules';
 import { assertSecretPrefix, parseSecretName } from './secret-names';
 import type { AwsSecretStoreOptions, CreateSecretOptions, SecretStore } from './secret-store.port';
@@ -24,15 +25,9 @@ export function translateSsmError(err: unknown, doing: string): PodminError {
   const { name } = awsErrorDetails(err);
   switch (name) {
     case 'ParameterNotFound':
-      return new PodminError('NOT_FOUND', `${doing}: no such parameter`, {
-        cause: err,
-        hint: 'check the key, --for, --namespace and --provider; `podmin secret list` shows what exists',
-      });
+      return secretNotFoundError(doing, 'parameter', err);
     case 'ParameterAlreadyExists':
-      return new PodminError('ALREADY_EXISTS', `${doing}: the parameter already exists`, {
-        cause: err,
-        hint: 'use `podmin secret update` to change its value',
-      });
+      return secretExistsError(doing, 'parameter', err);
     case 'ParameterLimitExceeded':
       return new PodminError('IO_ERROR', `${doing}: the account's parameter limit is reached`, {
         cause: err,
@@ -127,9 +122,7 @@ export class ParameterStoreSecretStore implements SecretStore {
   async list(prefix: string): Promise<string[]> {
     assertSecretPrefix(prefix);
     const path = prefix === '/' ? '/' : prefix.slice(0, -1);
-    const names: string[] = [];
-    let token: string | undefined;
-    do {
+    return collectNamePages(async (token) => {
       const page = await this.call(`listing ${prefix} in ${this.provider}`, () =>
         this.client.send(
           new DescribeParametersCommand({
@@ -139,12 +132,11 @@ export class ParameterStoreSecretStore implements SecretStore {
           }),
         ),
       );
-      for (const p of page.Parameters ?? []) {
-        if (p.Name?.startsWith(prefix)) names.push(p.Name);
-      }
-      token = page.NextToken;
-    } while (token);
-    return [...new Set(names)].sort();
+      const names = (page.Parameters ?? []).flatMap((p) =>
+        p.Name?.startsWith(prefix) ? [p.Name] : [],
+      );
+      return { names, nextToken: page.NextToken };
+    });
   }
 
   delete(name: string): Promise<void> {

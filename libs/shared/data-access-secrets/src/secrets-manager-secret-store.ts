@@ -10,8 +10,9 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { PodminError, hasCode } from '@podmin/util-errors';
-import { awsErrorDetails } from '@podmin/util-aws';
-import { translateCommonAwsError } from './aws-errors';
+import { awsErrorDetails, translateCommonAwsError } from '@podmin/util-aws';
+import { secretExistsError, secretNotFoundError } from './secret-errors';
+import { collectNamePages } from './aws-pages';
 import {
   assertRecoverySupported,
   assertValueAllowed,
@@ -37,15 +38,9 @@ export function translateSecretsManagerError(
   const { name: errorName, message } = awsErrorDetails(err);
   switch (errorName) {
     case 'ResourceNotFoundException':
-      return new PodminError('NOT_FOUND', `${doing}: no such secret`, {
-        cause: err,
-        hint: 'check the key, --for, --namespace and --provider; `podmin secret list` shows what exists',
-      });
+      return secretNotFoundError(doing, 'secret', err);
     case 'ResourceExistsException':
-      return new PodminError('ALREADY_EXISTS', `${doing}: the secret already exists`, {
-        cause: err,
-        hint: 'use `podmin secret update` to change its value',
-      });
+      return secretExistsError(doing, 'secret', err);
     case 'InvalidRequestException':
       // The one InvalidRequestException callers can act on is a pending deletion.
       if (/delet/i.test(message)) return scheduledForDeletionError(doing, name, { cause: err });
@@ -142,9 +137,7 @@ export class SecretsManagerSecretStore implements SecretStore {
 
   async list(prefix: string): Promise<string[]> {
     assertSecretPrefix(prefix);
-    const names: string[] = [];
-    let token: string | undefined;
-    do {
+    return collectNamePages(async (token) => {
       const page = await this.call(`listing ${prefix} in ${this.provider}`, prefix, () =>
         this.client.send(
           new ListSecretsCommand({
@@ -156,12 +149,11 @@ export class SecretsManagerSecretStore implements SecretStore {
           }),
         ),
       );
-      for (const s of page.SecretList ?? []) {
-        if (s.Name?.startsWith(prefix) && s.DeletedDate === undefined) names.push(s.Name);
-      }
-      token = page.NextToken;
-    } while (token);
-    return [...new Set(names)].sort();
+      const names = (page.SecretList ?? []).flatMap((s) =>
+        s.Name?.startsWith(prefix) && s.DeletedDate === undefined ? [s.Name] : [],
+      );
+      return { names, nextToken: page.NextToken };
+    });
   }
 
   async delete(name: string): Promise<void> {
