@@ -6,12 +6,18 @@
 // Deploy by digest (issue 34): pinning adds at most one request per distinct image (the
 // repository's index.json, in parallel) with --no-preflight, and none beside the preflight, which
 // already reads it. The commit-path budgets above are measured with --no-preflight --no-pin.
+// Signed desired state (issue 34): a deploy signed with a local key makes the same object-store
+// requests as an unsigned one and no other (the key signs in-process), while an unsigned write
+// first reads the trust list in Parameter Store (one request, shown beside the counts).
 // Runs the real CLI against the S3 emulator through a counting HTTP proxy on loopback.
 //   node bench/deploy-requests.mjs     (needs PODMIN_TEST_AWS_ENDPOINT, or starts the emulator)
 // Exits 1 when a budget is missed, 2 when a command fails.
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { main, result, startEmulator, tempDir } from './lib/bench.mjs';
-import { emulatorEnv, homeEnv, runPodmin } from './lib/cli.mjs';
+import { bundleLibraries } from './lib/bundle-libraries.mjs';
+import { deployWebArgs, emulatorEnv, homeEnv, runPodmin } from './lib/cli.mjs';
 import { startRecordingProxy } from './lib/recording-proxy.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -19,15 +25,31 @@ await main(async () => {
   const state = tempDir('podmin-bench-requests-');
   const upstream = process.env.PODMIN_TEST_AWS_ENDPOINT || startEmulator(root, state);
   const proxy = await startRecordingProxy(upstream);
-  const env = { ...process.env, ...homeEnv(state), ...emulatorEnv(proxy.endpoint) };
+  // Every service through the proxy: an unsigned write's trust-list read goes to Parameter Store.
+  const env = {
+    ...process.env,
+    ...homeEnv(state),
+    ...emulatorEnv(proxy.endpoint, { allServices: true }),
+  };
   const podmin = (...args) => runPodmin(args, { cwd: state, env });
-  /** What `podmin …args` requested, as `METHOD /path`. */
+  const bucket = `podmin-bench-${process.pid}`;
+  /** Whether a recorded request went to the bucket (path-style), not to another service. */
+  const toBucket = (what) => what.split(' ')[1]?.startsWith(`/${bucket}`) === true;
+  /**
+   * The object-store requests of `podmin …args`, as `METHOD /path`, with `others`: what it
+   * requested of other services (an unsigned write's trust-list read in Parameter Store).
+   */
   const requestsOf = async (...args) => {
     proxy.take();
     await podmin(...args);
-    return proxy.take().map((r) => r.what);
+    const all = proxy.take().map((r) => r.what);
+    return Object.assign(all.filter(toBucket), { others: all.filter((w) => !toBucket(w)) });
   };
-  const bucket = `podmin-bench-${process.pid}`;
+  /** ` + N other (…)` for requests to other services, or nothing. */
+  const othersOf = (requests) =>
+    requests.others.length === 0
+      ? ''
+      : ` + ${requests.others.length} other (${requests.others.join(', ')})`;
   await podmin(
     'connect',
     'bench',
@@ -38,29 +60,21 @@ await main(async () => {
     '--bucket',
     bucket,
   );
-  const deployArgs = (tag) => [
-    'deploy',
-    '--no-preflight',
-    '--no-pin',
-    'web',
-    '-g',
-    'default',
-    '--image',
-    `hello:${tag}`,
-    '--service',
-  ];
+  const deployArgs = (tag) => deployWebArgs(`hello:${tag}`, '--service');
   await podmin(...deployArgs('v1'));
   await podmin('delete', 'web', '-g', 'default');
   const existing = await requestsOf(...deployArgs('v1'));
   const unchanged = await requestsOf(...deployArgs('v1'));
   const newPod = await requestsOf(...deployArgs('v2'));
   console.log(
-    `deploy with existing payloads: ${existing.length} requests (${existing.join(', ')})`,
+    `deploy with existing payloads: ${existing.length} requests (${existing.join(', ')})${othersOf(existing)}`,
   );
   console.log(
-    `redeploy of an unchanged entry: ${unchanged.length} requests (${unchanged.join(', ')})`,
+    `redeploy of an unchanged entry: ${unchanged.length} requests (${unchanged.join(', ')})${othersOf(unchanged)}`,
   );
-  console.log(`deploy with a new Pod payload: ${newPod.length} requests (${newPod.join(', ')})`);
+  console.log(
+    `deploy with a new Pod payload: ${newPod.length} requests (${newPod.join(', ')})${othersOf(newPod)}`,
+  );
   const ratio = existing.length / 4;
   console.log(
     `deploy-requests ratio: ${ratio.toFixed(2)} of budget (4 requests) ${existing.length <= 4 ? 'OK' : 'OVER BUDGET'}`,
@@ -81,6 +95,76 @@ await main(async () => {
     anchor: '5 requests + 1 history record',
     ratio: newPodCommit / 5,
     max: 1,
+  });
+  // Signed with a local key: the same two deploys as above (over existing payloads after a
+  // delete, then a new Pod payload replacing an entry), each signed.
+  const keyFile = path.join(state, 'bench-deployer.key');
+  const { privateKey } = generateKeyPairSync('ed25519');
+  writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  const signed = (...args) => [...args, '--signing-key', keyFile];
+  await podmin(...signed('delete', 'web', '-g', 'default'));
+  const signedExisting = await requestsOf(...signed(...deployArgs('v1')));
+  const signedNewPod = await requestsOf(...signed(...deployArgs('v3')));
+  // Read back past the proxy and verified as a node verifies it.
+  const lib = await bundleLibraries(path.join(state, 'trust.cjs'), [
+    "export { parseSignedIndex, serializeIndex } from '@podmin/util-desired-state';",
+    "export { publicKeyOfPrivate, verifyIndexSignature } from '@podmin/util-trust';",
+    "export { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';",
+  ]);
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const s3 = new lib.S3Client({
+    region: 'us-east-1',
+    endpoint: upstream,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  const stored = await s3.send(
+    new lib.GetObjectCommand({ Bucket: bucket, Key: 'deployments/index.json' }),
+  );
+  s3.destroy();
+  const { index, signature } = lib.parseSignedIndex(await stored.Body.transformToString());
+  const publicKey = lib.publicKeyOfPrivate(
+    privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    'key',
+  );
+  const verdict = lib.verifyIndexSignature({
+    cluster: 'bench',
+    entriesText: lib.serializeIndex(index),
+    signature,
+    deployers: {
+      version: 1,
+      deployers: [
+        {
+          name: 'bench-deployer',
+          algorithm: 'ed25519',
+          publicKey: publicKey.pem,
+          added: '2026-12-01',
+        },
+      ],
+    },
+  });
+  if (!verdict.trusted) {
+    throw new Error(`the index the signed deploys wrote does not verify: ${verdict.reason}`);
+  }
+  console.log(
+    `signed deploy (local key) with existing payloads: ${signedExisting.length} requests (${signedExisting.join(', ')})${othersOf(signedExisting)}`,
+  );
+  console.log(
+    `signed deploy (local key) with a new Pod payload: ${signedNewPod.length} requests (${signedNewPod.join(', ')})${othersOf(signedNewPod)}`,
+  );
+  // Requests signing adds over the unsigned deploy's object-store requests: none expected.
+  const signingAdds = Math.max(
+    signedExisting.length + signedExisting.others.length - existing.length,
+    signedNewPod.length + signedNewPod.others.length - newPod.length,
+  );
+  console.log(
+    `deploy-requests signing: +${signingAdds} requests with a local key (budget 0; the unsigned deploys above also read the trust list once: ${existing.others.length}, ${newPod.others.length})`,
+  );
+  result({
+    figure: `requests a local signing key adds to a deploy: ${signingAdds}`,
+    anchor: '0 requests (signed in-process)',
+    ratio: signingAdds,
+    max: 0,
   });
   // Deploy by digest: a pushed image, each mode measured over payloads that already exist.
   const fixture = path.join(root, 'libs/cli/feature-image/src/__fixtures__/hello-app');

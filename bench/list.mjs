@@ -221,6 +221,9 @@ spec:
         ...process.env,
         ...homeEnv(home),
         ...emulatorEnv(proxy.endpoint),
+        // An unsigned deploy reads the trust list (§6.41) from Parameter Store: the emulator,
+        // past the proxy, so the counted requests stay the object store's.
+        AWS_ENDPOINT_URL_SSM: upstream,
         PODMIN_BENCH_BUCKET: provider.bucket,
       };
       // A cold list has neither the payload cache nor the list's summaries of payloads.

@@ -33,6 +33,24 @@ export function emulatorEnv(endpoint, { allServices = false } = {}) {
 }
 
 /**
+ * `podmin deploy web -g default --image IMAGE` as the benches run it: the commit path alone (no
+ * preflight, no pinning), then `rest` (e.g. `-f FILE`, `--service`, `--wait`).
+ */
+export function deployWebArgs(image, ...rest) {
+  return [
+    'deploy',
+    '--no-preflight',
+    '--no-pin',
+    'web',
+    '-g',
+    'default',
+    '--image',
+    image,
+    ...rest,
+  ];
+}
+
+/**
  * Runs the CLI once with `args` (stopped at cleanup), stdout discarded; `input` is piped to its
  * stdin, `nodeArgs` go before the bundle (a `--require` preload). Resolves with its wall time in
  * ms and its stderr, rejects with its stderr when it exits non-zero.

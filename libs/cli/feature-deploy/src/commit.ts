@@ -18,6 +18,7 @@ import {
   readServicePayload,
   updateIndex as updateDesiredIndex,
   updateIndexEntry,
+  type IndexSigning,
   type UpdateIndexOptions,
 } from '@podmin/data-access-desired-state';
 import type { Backoff, DesiredStateStore } from './desired-state.ports';
@@ -47,10 +48,15 @@ export interface CommitResult {
   history?: HistoryOutcome;
 }
 
-/** Bounds of the compare-and-swap loop, and the clock of the history records it writes. */
+/**
+ * Bounds of the compare-and-swap loop, who signs the index it writes, and the clock of the
+ * history records it writes.
+ */
 export interface CommitOptions extends HistoryClock {
   maxAttempts?: number;
   backoff?: Backoff;
+  /** Signs every index write as a trusted deployer; without it the index is written unsigned. */
+  signing?: IndexSigning;
   /**
    * Awaited before the first write (and before an unchanged entry's payloads are verified):
    * deploy's preflight, started beside the index read so it costs no round of its own there.
@@ -75,11 +81,12 @@ export function updateIndex(
 function loopOptions(
   options: CommitOptions & Pick<UpdateIndexOptions, 'beforeFirstWrite'>,
 ): UpdateIndexOptions {
-  const { maxAttempts, backoff, beforeFirstWrite } = options;
+  const { maxAttempts, backoff, beforeFirstWrite, signing } = options;
   return {
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...(backoff === undefined ? {} : { backoff }),
     ...(beforeFirstWrite === undefined ? {} : { beforeFirstWrite }),
+    ...(signing === undefined ? {} : { signing }),
   };
 }
 

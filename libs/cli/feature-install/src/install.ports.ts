@@ -1,4 +1,5 @@
 import type { Reporter } from '@podmin/cli-util-io';
+import type { IndexSigning } from '@podmin/data-access-desired-state';
 import type { SecretStore } from '@podmin/data-access-secrets';
 
 /** The one secret-store call an install makes: existence from metadata, never the value. */
@@ -33,9 +34,13 @@ export interface InstallPayloads {
   podYaml: string;
 }
 
-/** Commits a deployment through the content-addressed deploy path (payloads, then index CAS). */
+/**
+ * Commits a deployment through the content-addressed deploy path (payloads, then index CAS),
+ * signing the index write with `options.signing` when given.
+ */
 export type DeploymentCommitter = (
   payloads: InstallPayloads,
+  options: { signing?: IndexSigning },
 ) => Promise<{ key: string; changed: boolean }>;
 
 /** What `podmin install` needs from the CLI shell. */

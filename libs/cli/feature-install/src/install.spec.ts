@@ -1,3 +1,4 @@
+import type { IndexSigning } from '@podmin/data-access-desired-state';
 import type { SecretProviderName } from '@podmin/data-access-secrets';
 import { CLOUDFLARED_IMAGE, type PinnedImage } from '@podmin/util-dependencies';
 import { PodminError, ValidationError } from '@podmin/util-errors';
@@ -51,6 +52,7 @@ function setup(
   );
   const mirror = options.mirror ?? new FakeMirror();
   const commits: InstallPayloads[] = [];
+  const commitOptions: Array<{ signing?: IndexSigning }> = [];
   const calls: string[] = [];
   const info: string[] = [];
   const deps: InstallDeps = {
@@ -69,13 +71,14 @@ function setup(
         return mirror.ensureMirrored(image);
       },
     },
-    commit: (payloads) => {
+    commit: (payloads, commitOptionsOfCall) => {
       calls.push('commit');
       commits.push(payloads);
+      commitOptions.push(commitOptionsOfCall);
       return Promise.resolve({ key: `${payloads.nodegroup}/${payloads.name}`, changed: true });
     },
   };
-  return { deps, secrets, mirror, commits, calls, info };
+  return { deps, secrets, mirror, commits, commitOptions, calls, info };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<PodminError> {
@@ -122,6 +125,23 @@ describe('installComponent', () => {
     );
     expect(secrets.asked).toEqual([TOKEN]);
     expect(calls).toEqual(['exists']);
+  });
+
+  it('commits with the signer it was given, and unsigned without one', async () => {
+    const signing: IndexSigning = {
+      cluster: 'demo',
+      signer: {
+        signer: 'ci',
+        algorithm: 'ed25519',
+        sign: () => Promise.reject(new Error('the commit port signs, not the install')),
+      },
+    };
+    const signed = setup();
+    await installComponent(signed.deps, { component: 'cloudflared', nodegroup: 'edge', signing });
+    expect(signed.commitOptions).toEqual([{ signing }]);
+    const unsigned = setup();
+    await installComponent(unsigned.deps, { component: 'cloudflared', nodegroup: 'edge' });
+    expect(unsigned.commitOptions).toEqual([{}]);
   });
 
   it('mirrors the real pin by default, then commits the hardened Pod to the NodeGroup', async () => {

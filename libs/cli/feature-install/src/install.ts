@@ -14,6 +14,7 @@ import {
   mirroredImage,
   tunnelTokenSecretName,
 } from './cloudflared';
+import type { IndexSigning } from '@podmin/data-access-desired-state';
 import type { InstallDeps } from './install.ports';
 
 /** The components `podmin install` knows: deliberately one, not a package framework. */
@@ -25,6 +26,8 @@ export interface InstallOptions {
   nodegroup: string;
   /** The pin to install; the catalog's real pin unless a test serves a stand-in. */
   image?: PinnedImage;
+  /** Signs the index write as a trusted deployer; without it the index is written unsigned. */
+  signing?: IndexSigning;
 }
 
 /** What an install did. */
@@ -127,11 +130,10 @@ export async function installComponent(
     );
   }
 
-  const committed = await deps.commit({
-    name: deployment.name,
-    nodegroup: deployment.nodegroup,
-    podYaml: deployment.podYaml,
-  });
+  const committed = await deps.commit(
+    { name: deployment.name, nodegroup: deployment.nodegroup, podYaml: deployment.podYaml },
+    options.signing === undefined ? {} : { signing: options.signing },
+  );
   return {
     key: committed.key,
     changed: committed.changed,

@@ -3,16 +3,21 @@ import {
   INDEX_KEY,
   editCanonicalIndex,
   parseIndex,
+  parseSignedIndex,
   sameEntry,
   serializeIndex,
+  splitSignature,
   withDeployment,
   withoutDeployment,
   type DesiredIndex,
   type IndexEdit,
   type IndexEntry,
+  type IndexSignature,
+  type SplitIndexText,
 } from '@podmin/util-desired-state';
+import { signIndexText, type IndexSigner } from '@podmin/util-trust';
 import type { DesiredStateStore, SignalOptions } from './desired-state.port';
-import { readIndexObject, type IndexObjectRead } from './index-store';
+import { readIndexObject } from './index-store';
 
 /** Waits between conflicting compare-and-swap attempts (injected so tests need not sleep). */
 export type Backoff = (attempt: number) => Promise<void>;
@@ -34,6 +39,18 @@ export interface UpdateIndexOptions extends SignalOptions {
   backoff?: Backoff;
   /** Runs once, before the first index write (payloads go here, so a rejected change writes nothing). */
   beforeFirstWrite?: () => Promise<void>;
+  /**
+   * Signs every index write as a trusted deployer (after the edit, on every attempt, so a lost
+   * race re-signs what it re-applied). Without it the index is written unsigned: one that carried
+   * a signature loses it, which nodes of a cluster with trusted deployers refuse.
+   */
+  signing?: IndexSigning;
+}
+
+/** Who signs index writes, and for which cluster (the signed statement names it). */
+export interface IndexSigning {
+  signer: IndexSigner;
+  cluster: string;
 }
 
 /** What an index update did. */
@@ -42,6 +59,8 @@ export interface UpdateIndexResult {
   changed: boolean;
   /** How many read-mutate-write attempts it took. */
   attempts: number;
+  /** The signature written with the index; undefined when unsigned or nothing was written. */
+  signature?: IndexSignature;
 }
 
 /**
@@ -56,8 +75,8 @@ export function updateIndex(
 ): Promise<UpdateIndexResult> {
   return compareAndSwap(
     store,
-    (read) => {
-      const next = mutate(read.status === 'present' ? parseIndex(read.body) : {});
+    (entriesText) => {
+      const next = mutate(parseIndex(entriesText));
       return next === undefined ? undefined : serializeIndex(next);
     },
     options,
@@ -86,8 +105,7 @@ export async function updateIndexEntry(
   let previous: IndexEntry | undefined;
   const result = await compareAndSwap(
     store,
-    (read) => {
-      const text = read.status === 'present' ? read.body.toString('utf8') : EMPTY_INDEX;
+    (text) => {
       const edit = editCanonicalIndex(text, key, entry) ?? parsedEdit(text, key, entry);
       previous = edit.previous;
       if (entry === null && previous === undefined) options.onMissing?.();
@@ -111,31 +129,66 @@ function parsedEdit(text: string, key: string, entry: IndexEntry | null): IndexE
 }
 
 /**
- * The loop both updates share: `change` maps the index as read to the bytes to write, or to
- * undefined when nothing needs writing; a lost race rereads and asks again.
+ * The index text as read, split into its entries text and the signature it carried: the fast
+ * split when the signature member is in the form writers put it (or absent), else the strict
+ * parse, re-serialized (so edits never see the member, and always get text parseIndex accepts
+ * or the error naming why not).
+ */
+function splitIndex(text: string): SplitIndexText {
+  const split = splitSignature(text);
+  if (split !== undefined) return split;
+  const { index, signature } = parseSignedIndex(text);
+  const entriesText = serializeIndex(index);
+  return signature === undefined ? { entriesText } : { entriesText, signature };
+}
+
+/**
+ * The loop both updates share: `change` maps the index's entries text as read (canonical empty
+ * text when there is no index; never the signature member) to the entries text to write, or to
+ * undefined when nothing needs writing (then nothing is written, signed or not); with `signing`
+ * the result is signed as the write after the signature read. A lost race rereads, asks again
+ * and re-signs.
  */
 async function compareAndSwap(
   store: DesiredStateStore,
-  change: (read: IndexObjectRead) => string | undefined,
+  change: (entriesText: string) => string | undefined,
   options: UpdateIndexOptions,
 ): Promise<UpdateIndexResult> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const backoff = options.backoff ?? jitteredBackoff;
   const signal = options.signal === undefined ? {} : { signal: options.signal };
+  const { signing } = options;
   let prepared = options.beforeFirstWrite === undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const read = await readIndexObject(store, signal);
-    const body = change(read);
-    if (body === undefined) return { changed: false, attempts: attempt };
+    const current: SplitIndexText =
+      read.status === 'present'
+        ? splitIndex(read.body.toString('utf8'))
+        : { entriesText: EMPTY_INDEX };
+    const entriesText = change(current.entriesText);
+    if (entriesText === undefined) return { changed: false, attempts: attempt };
     if (!prepared) {
       await options.beforeFirstWrite?.();
       prepared = true;
     }
     options.signal?.throwIfAborted();
+    let body = entriesText;
+    let signature: IndexSignature | undefined;
+    if (signing !== undefined) {
+      ({ text: body, signature } = await signIndexText(
+        signing.signer,
+        signing.cluster,
+        entriesText,
+        current.signature,
+      ));
+      options.signal?.throwIfAborted();
+    }
     try {
       if (read.status === 'absent') await store.putIfAbsent(INDEX_KEY, body);
       else await store.putIfMatch(INDEX_KEY, body, read.etag);
-      return { changed: true, attempts: attempt };
+      return signature === undefined
+        ? { changed: true, attempts: attempt }
+        : { changed: true, attempts: attempt, signature };
     } catch (err) {
       // CONFLICT (S3's 409) asks for the same reread and retry as a lost compare-and-swap.
       if (!hasCode(err, 'PRECONDITION_FAILED') && !hasCode(err, 'CONFLICT')) throw err;

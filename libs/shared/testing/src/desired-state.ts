@@ -1,4 +1,9 @@
-import { putPayload, updateIndex, type DesiredStateStore } from '@podmin/data-access-desired-state';
+import {
+  putPayload,
+  updateIndex,
+  type DesiredStateStore,
+  type IndexSigning,
+} from '@podmin/data-access-desired-state';
 import {
   deploymentKey,
   podPayloadKey,
@@ -25,14 +30,22 @@ export interface DesiredStateChange {
   remove?: readonly string[];
 }
 
+/** How {@link commitDesiredState} writes the index. */
+export interface CommitDesiredStateOptions {
+  /** Sign the index as this trusted deployer (as a deploy with a signer does); default unsigned. */
+  signing?: IndexSigning;
+}
+
 /**
  * Commits desired state the way `deploy` and `delete` do, through
  * `@podmin/data-access-desired-state`: payloads create-only, then one compare-and-swap of the
- * index (ownership rules enforced). Returns the committed index.
+ * index (ownership rules enforced), signed when `options.signing` is given (unsigned otherwise,
+ * dropping a signature the index carried). Returns the committed index.
  */
 export async function commitDesiredState(
   store: DesiredStateStore,
   change: DesiredStateChange,
+  options: CommitDesiredStateOptions = {},
 ): Promise<DesiredIndex> {
   const entries: Record<string, IndexEntry> = { ...change.entries };
   for (const d of change.deploy ?? []) {
@@ -54,7 +67,10 @@ export async function commitDesiredState(
       committed = next;
       return next;
     },
-    { backoff: () => Promise.resolve() },
+    {
+      backoff: () => Promise.resolve(),
+      ...(options.signing === undefined ? {} : { signing: options.signing }),
+    },
   );
   return committed;
 }

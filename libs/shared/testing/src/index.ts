@@ -9,7 +9,12 @@ export { makeTempHome, useTempHome, type TempHome } from './temp-home';
 /** Unique, valid S3 bucket names for tests. */
 export { uniqueBucketName } from './bucket-name';
 /** Commits test desired state through the desired-state library (payloads, then index CAS). */
-export { commitDesiredState, type DesiredStateChange, type TestDeployment } from './desired-state';
+export {
+  commitDesiredState,
+  type CommitDesiredStateOptions,
+  type DesiredStateChange,
+  type TestDeployment,
+} from './desired-state';
 /** In-memory ObjectStore fake for unit tests. */
 export { InMemoryObjectStore } from './in-memory-object-store';
 /** Loopback ports and bounded polling for tests that drive real processes. */

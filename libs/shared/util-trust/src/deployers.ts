@@ -6,8 +6,8 @@ import { readPublicKey } from './keys';
 /** Key of the trust list under `/<cluster>/_system/` in Parameter Store (nodes read it). */
 export const DEPLOYERS_KEY = 'deployers';
 
-/** At most this many trusted deployers (the list must fit one standard SSM parameter). */
-export const MAX_DEPLOYERS = 12;
+/** At most this many trusted deployers: ten KMS deployers (about 360 bytes each) fit one standard 4 KiB parameter. */
+export const MAX_DEPLOYERS = 10;
 
 /** One trusted deployer: a name, its public key, and the KMS key it lives in (if any). */
 export interface Deployer {
