@@ -213,8 +213,8 @@ describe('run (in process)', () => {
       'Error: Unknown command "stauts"; did you mean "status"?\nHint: run `podmin --help` for the list of commands',
     );
     reporter.infos.length = 0;
-    expect(await run(['trust'], ctx)).toBe(2);
-    expect(reporter.infos.join('\n')).toContain('Error: Unknown command "trust"\n');
+    expect(await run(['zebra'], ctx)).toBe(2);
+    expect(reporter.infos.join('\n')).toContain('Error: Unknown command "zebra"\n');
     expect(reporter.infos.join('\n')).not.toContain('did you mean');
   });
 

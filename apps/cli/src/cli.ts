@@ -32,6 +32,7 @@ import { secretCommand } from './commands/secret/secret.command';
 import { setupCommand } from './commands/setup/setup.command';
 import { statusCommand } from './commands/status/status.command';
 import { teardownCommand } from './commands/teardown/teardown.command';
+import { trustCommand } from './commands/trust/trust.command';
 import { useCommand } from './commands/use/use.command';
 import { validateCommand } from './commands/validate/validate.command';
 import { versionCommand } from './commands/version/version.command';
@@ -139,6 +140,7 @@ export async function run(argv: string[], ctx: CliContext = createCliContext()):
     rolloutCommand(ctx),
     installCommand(ctx),
     secretCommand(ctx),
+    trustCommand(ctx),
     fetchCommand(ctx),
     buildCommand(ctx),
     pullCommand(ctx),

@@ -100,6 +100,9 @@ describe('the CLI provider seam', () => {
       region: 'memory',
       bucket: 'mem-demo',
     });
+    // No secret stores in memory, so no trust list to read: the deploy signs with a local key.
+    expect(await run(['trust', 'keygen'], ctx)).toBe(0);
+    reporter.results.length = 0;
     expect(
       await run(
         ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],

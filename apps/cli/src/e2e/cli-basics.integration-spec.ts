@@ -17,6 +17,7 @@ const COMMANDS = [
   'history',
   'rollback',
   'install',
+  'trust',
 ];
 
 describe('podmin basics', () => {

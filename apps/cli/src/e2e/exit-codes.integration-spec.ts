@@ -70,9 +70,9 @@ describe('podmin exit codes', () => {
       'Error: Unknown command "stauts"; did you mean "status"?\nHint: run `podmin --help` for the list of commands\n',
     );
     // A word that is no near miss gets no suggestion, and never the help with exit 0.
-    const unrelated = await sandbox.run(['trust']);
+    const unrelated = await sandbox.run(['zebra']);
     expect(unrelated.code).toBe(2);
-    expect(unrelated.stderr).toContain('Error: Unknown command "trust"\n');
+    expect(unrelated.stderr).toContain('Error: Unknown command "zebra"\n');
     expect(unrelated.stderr).not.toContain('did you mean');
   });
 

@@ -391,6 +391,7 @@ describe('podmin verifies reused payloads on an S3 bucket (emulator)', () => {
     });
     sandbox = makeSandbox({
       AWS_ENDPOINT_URL_S3: emulator.endpoint,
+      AWS_ENDPOINT_URL_SSM: emulator.endpoint,
       AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
     });

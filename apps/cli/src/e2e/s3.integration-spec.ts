@@ -50,6 +50,7 @@ describeCliFlows('an S3 bucket on the emulator', async () => {
   const { emulator, read, snapshot, client, write } = await s3Store(bucket);
   const sandbox = makeSandbox({
     AWS_ENDPOINT_URL_S3: emulator.endpoint,
+    AWS_ENDPOINT_URL_SSM: emulator.endpoint,
     AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
   });

@@ -50,6 +50,9 @@ describe('resolveSecretTarget', () => {
     expect(() => resolveSecretTarget({ key: 'cluster-ca', system: true }, demoContext())).toThrow(
       /internal system secret/,
     );
+    expect(() => resolveSecretTarget({ key: 'deployers', system: true }, demoContext())).toThrow(
+      /internal system secret managed by podmin trust/,
+    );
     expect(() => resolveSecretTarget({ key: 'anything', system: true }, demoContext())).toThrow(
       /not a user-manageable system key/,
     );

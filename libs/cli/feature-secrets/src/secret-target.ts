@@ -12,10 +12,14 @@ import { PodminError } from '@podmin/util-errors';
 /** The one system key operators may manage with `--system` (the spec's allowlist). */
 export const USER_SYSTEM_KEYS: readonly string[] = Object.freeze([OTEL_LOGS_HEADERS_KEY]);
 
-/** System keys written by setup and read by agents; never reachable through `podmin secret`. */
+/**
+ * System keys written by setup (the CAs) or `podmin trust` (the trusted deployers) and read by
+ * agents; never reachable through `podmin secret`.
+ */
 export const INTERNAL_SYSTEM_KEYS: readonly string[] = Object.freeze([
   'workload-ca-key',
   'cluster-ca',
+  'deployers',
 ]);
 
 /** How a secret command names its secret. */
@@ -73,7 +77,7 @@ export function assertUserSystemKey(key: string): void {
   throw new PodminError(
     'INVALID_ARGUMENT',
     internal
-      ? `--system ${key}: this is an internal system secret managed by podmin setup and cannot be accessed with podmin secret`
+      ? `--system ${key}: this is an internal system secret managed by ${key === 'deployers' ? 'podmin trust' : 'podmin setup'} and cannot be accessed with podmin secret`
       : `--system ${JSON.stringify(key)}: not a user-manageable system key`,
     { hint: `the only system key podmin secret accepts is ${USER_SYSTEM_KEYS.join(', ')}` },
   );

@@ -45,14 +45,17 @@ describe('storeSetupSecrets', () => {
 });
 
 describe('destroySetupSecrets', () => {
-  it('deletes both system secrets and treats absent ones as done', async () => {
+  it('deletes both system secrets and the trust list, and treats absent ones as done', async () => {
     const store = new InMemorySecretStore('aws-parameter-store');
     await storeSetupSecrets(store, 'demo', { workloadCaKey: randomBytes(32), clusterCa: '{}' });
+    await store.create('/demo/_system/deployers', Buffer.from('{"version":1,"deployers":[]}'));
     await store.create('/demo/default/web/token', Buffer.from('x'));
     expect(await destroySetupSecrets(store, 'demo')).toEqual([
       '/demo/_system/workload-ca-key',
       '/demo/_system/cluster-ca',
+      '/demo/_system/deployers',
     ]);
+    expect(store.values.has('/demo/_system/deployers')).toBe(false);
     expect(store.values.has('/demo/_system/cluster-ca')).toBe(false);
     expect(store.values.has('/demo/default/web/token')).toBe(true);
     expect(await destroySetupSecrets(store, 'demo')).toEqual([]);

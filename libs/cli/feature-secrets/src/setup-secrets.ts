@@ -52,12 +52,13 @@ export async function storeSetupSecrets(
 }
 
 /**
- * Deletes both system secrets permanently (`podmin destroy`); an absent one is success.
- * Returns the names that existed and were deleted.
+ * Deletes both system secrets and the trust list (§6.41: a cluster created again under the same
+ * name starts without trusted deployers) permanently (`podmin destroy`); an absent one is
+ * success. Returns the names that existed and were deleted.
  */
 export async function destroySetupSecrets(store: SecretStore, cluster: string): Promise<string[]> {
   const deleted: string[] = [];
-  for (const key of ['workload-ca-key', 'cluster-ca']) {
+  for (const key of ['workload-ca-key', 'cluster-ca', 'deployers']) {
     const name = systemSecretName(cluster, key);
     try {
       await store.destroy(name);

@@ -13,6 +13,7 @@ describe('readCliEnvironment', () => {
       ssmEndpoint: 'http://a',
       secretsManagerEndpoint: 'http://a',
       ec2Endpoint: 'http://a',
+      kmsEndpoint: 'http://a',
       awsRegion: 'eu-west-1',
       processEnv: env,
     });
@@ -49,5 +50,23 @@ describe('readCliEnvironment', () => {
       testUpstreamRegistryUrl: 'http://127.0.0.1:7',
       testCloudflaredPin: '1.0.0@sha256:00',
     });
+  });
+
+  it('reads the KMS endpoint and the deployer signer settings', () => {
+    expect(
+      readCliEnvironment({
+        AWS_ENDPOINT_URL: 'http://a',
+        AWS_ENDPOINT_URL_KMS: 'http://kms',
+        PODMIN_SIGNING_KEY: '/keys/alice.key',
+        PODMIN_KMS_KEY: 'arn:aws:kms:us-east-1:123456789012:key/k',
+        PODMIN_SIGNER: 'ci',
+      }),
+    ).toMatchObject({
+      kmsEndpoint: 'http://kms',
+      signingKey: '/keys/alice.key',
+      kmsKey: 'arn:aws:kms:us-east-1:123456789012:key/k',
+      signer: 'ci',
+    });
+    expect(readCliEnvironment({ PODMIN_SIGNER: '' })).not.toHaveProperty('signer');
   });
 });

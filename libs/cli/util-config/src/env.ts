@@ -26,6 +26,14 @@ export interface CliEnvironment {
   path?: string;
   /** Overrides the EC2 endpoint (AWS_ENDPOINT_URL_EC2, else AWS_ENDPOINT_URL). */
   ec2Endpoint?: string;
+  /** Overrides the KMS endpoint (AWS_ENDPOINT_URL_KMS, else AWS_ENDPOINT_URL). */
+  kmsEndpoint?: string;
+  /** The deployer's local signing key file (PODMIN_SIGNING_KEY); `--signing-key` wins. */
+  signingKey?: string;
+  /** The deployer's AWS KMS signing key ARN (PODMIN_KMS_KEY); `--kms-key` wins. */
+  kmsKey?: string;
+  /** The trusted deployer name signatures carry (PODMIN_SIGNER); `--signer` wins. */
+  signer?: string;
   /** The OpenTofu/Terraform executable (PODMIN_TF_CMD); otherwise tofu, then terraform on PATH. */
   tfCmd?: string;
   /** The engine's provider cache (TF_PLUGIN_CACHE_DIR); `<podmin cache>/tf-plugins` otherwise. */
@@ -94,6 +102,14 @@ export function readCliEnvironment(
   if (searchPath) out.path = searchPath;
   const ec2 = pick('AWS_ENDPOINT_URL_EC2', 'AWS_ENDPOINT_URL');
   if (ec2) out.ec2Endpoint = ec2;
+  const kms = pick('AWS_ENDPOINT_URL_KMS', 'AWS_ENDPOINT_URL');
+  if (kms) out.kmsEndpoint = kms;
+  const signingKey = pick('PODMIN_SIGNING_KEY');
+  if (signingKey) out.signingKey = signingKey;
+  const kmsKey = pick('PODMIN_KMS_KEY');
+  if (kmsKey) out.kmsKey = kmsKey;
+  const signer = pick('PODMIN_SIGNER');
+  if (signer) out.signer = signer;
   const tfCmd = pick('PODMIN_TF_CMD');
   if (tfCmd) out.tfCmd = tfCmd;
   const pluginCache = pick('TF_PLUGIN_CACHE_DIR');

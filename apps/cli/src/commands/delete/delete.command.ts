@@ -2,17 +2,24 @@ import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
+import {
+  SIGNING_EPILOGUE,
+  resolveSigning,
+  withSigningFlags,
+  type SigningArgs,
+} from '../signing-options';
 
 /** `podmin delete <name> -g NG`: remove a deployment from desired state. */
 export function deleteCommand(
   ctx: CliContext,
-): CommandModule<object, OutputArgs & DeploymentTargetArgs> {
+): CommandModule<object, OutputArgs & DeploymentTargetArgs & SigningArgs> {
   return {
     command: 'delete <name>',
     describe: 'Remove a deployment from the cluster desired state',
     builder: (y) =>
       withOutputOption(
-        withDeploymentTarget(y)
+        withSigningFlags(withDeploymentTarget(y))
+          .epilogue(SIGNING_EPILOGUE)
           .example(
             '$0 delete web -g default',
             'Nodes of NodeGroup default remove the Pod on their next poll',
@@ -29,11 +36,18 @@ export function deleteCommand(
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { context, store } = await ctx.currentBucket();
+        const signing = await resolveSigning(
+          ctx,
+          context,
+          args,
+          `deleting ${args.nodegroup}/${args.name}`,
+        );
         const { deleteDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
         const { key, previous, history, revision } = await deleteDeployment(
           store,
           args.nodegroup,
           args.name,
+          signing === undefined ? {} : { signing },
         );
         const unrecorded = historyWarning(key, previous, history);
         if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);

@@ -3,9 +3,16 @@ import type { CliContext } from '../../cli-context';
 import { withManifestFlags, type ManifestFlagArgs } from '../manifest-options';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 import { preflightDeps, preflightSources } from '../preflight-deps';
+import {
+  SIGNING_EPILOGUE,
+  resolveSigning,
+  withSigningFlags,
+  type SigningArgs,
+} from '../signing-options';
 
 type DeployArgs = ManifestFlagArgs &
-  OutputArgs & {
+  OutputArgs &
+  SigningArgs & {
     name: string;
     file?: string;
     wait?: boolean;
@@ -33,7 +40,7 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
     builder: (y) =>
       withOutputOption(
         withManifestFlags(
-          y.positional('name', {
+          withSigningFlags(y).positional('name', {
             type: 'string',
             demandOption: true,
             describe: 'Deployment (DaemonSet) name',
@@ -99,7 +106,12 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           .example(
             '$0 deploy web -g default --image hello:v2 --wait --timeout 3m --rollback-on-failure',
             'Wait until every live node runs it Ready; put the previous revision back if not',
-          ),
+          )
+          .example(
+            '$0 deploy web -g default --image hello:v2 --kms-key arn:aws:kms:eu-west-1:123456789012:key/… --signer ci',
+            'Sign the index write with a trusted KMS key (see podmin trust)',
+          )
+          .epilogue(SIGNING_EPILOGUE),
         [
           [
             '$0 deploy -o json web -g default -f web.yaml',
@@ -130,6 +142,13 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
               result: () => undefined,
             }
           : ctx.reporter;
+        const signing = await resolveSigning(
+          ctx,
+          await ctx.currentContext(),
+          args,
+          `deploying ${args.nodegroup}/${args.name}`,
+        );
+        const commitOptions = signing === undefined ? {} : { signing };
         const deps = {
           prepare: () =>
             prepareDeployment({
@@ -174,17 +193,18 @@ export function deployCommand(ctx: CliContext): CommandModule<object, DeployArgs
           names: () => [`deployment/${data.key}`],
         });
         if (!args.wait) {
-          const result = await deploy(deps);
+          const result = await deploy(deps, commitOptions);
           return view({ key: result.key, changed: result.changed });
         }
         const result = await deployAndWait(
           {
             ...deps,
             progress: (line) => reporter.info(line),
-            // The history work's re-commit replaces this one when it lands.
-            recommit: recommitPrevious,
+            // A re-commit after a failed wait is an index write too: signed like the deploy.
+            recommit: (store) => recommitPrevious(store, (m) => reporter.warn(m), commitOptions),
           },
           {
+            ...commitOptions,
             timeoutMs: parseDuration(args.timeout) ?? 300_000,
             ...(args.rollbackOnFailure ? { rollbackOnFailure: true } : {}),
           },

@@ -1,8 +1,14 @@
 import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { PROVIDER_CHOICES } from '../secret/secret-options';
+import {
+  SIGNING_EPILOGUE,
+  resolveSigning,
+  withSigningFlags,
+  type SigningArgs,
+} from '../signing-options';
 
-interface InstallArgs {
+interface InstallArgs extends SigningArgs {
   component: string;
   nodegroup: string;
   provider?: string;
@@ -15,7 +21,7 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
     describe:
       'Install a built-in component (only cloudflared) on every VM of a NodeGroup (nodes reconcile it asynchronously)',
     builder: (y) =>
-      y
+      withSigningFlags(y)
         .positional('component', {
           type: 'string',
           demandOption: true,
@@ -46,12 +52,20 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
             'The image is the Podmin-pinned multi-platform cloudflare/cloudflared index (version and digest from the dependency catalog). It is mirrored into mirror/docker.io/cloudflare/cloudflared when that digest is absent and reused otherwise; an upstream that answers another digest is refused.',
             '',
             'The static Pod platform-cloudflared/cloudflared runs as user 65532 with a read-only root filesystem, no privilege escalation, every capability dropped, resource limits, the token mounted read-only by the agent, and a liveness probe on /ready of its metrics port 2000. `podmin list` shows it with origin install/cloudflared. Re-running changes nothing.',
+            '',
+            SIGNING_EPILOGUE,
           ].join('\n'),
         ),
     handler: async (args) => {
       const { checkInstallRequest, installComponent } = await import('@podmin/cli-feature-install');
       checkInstallRequest(args);
       const { context, store } = await ctx.currentBucket();
+      const signing = await resolveSigning(
+        ctx,
+        context,
+        args,
+        `installing ${args.component} in NodeGroup ${args.nodegroup}`,
+      );
       const { resolveProvider } = await import('@podmin/cli-feature-secrets');
       const provider = resolveProvider(context, args.provider);
       const secrets = await ctx.secretStores(context)(provider);
@@ -76,11 +90,12 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
           mirror: {
             ensureMirrored: (image) => mirror.ensurePublished(store, { ...image, size: 0 }),
           },
-          commit: (payloads) => commitDeployment(store, payloads),
+          commit: (payloads, options) => commitDeployment(store, payloads, options),
         },
         {
           component: args.component,
           nodegroup: args.nodegroup,
+          ...(signing === undefined ? {} : { signing }),
           ...(ctx.env.testCloudflaredPin === undefined
             ? {}
             : { image: overridePin(CLOUDFLARED_IMAGE, ctx.env.testCloudflaredPin) }),

@@ -2,18 +2,27 @@ import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
+import {
+  SIGNING_EPILOGUE,
+  resolveSigning,
+  withSigningFlags,
+  type SigningArgs,
+} from '../signing-options';
 
 /** `podmin rollback <name> -g NG [--to REVISION]`: re-commit an earlier revision. */
 export function rollbackCommand(
   ctx: CliContext,
-): CommandModule<object, OutputArgs & DeploymentTargetArgs & { to?: string; pin: boolean }> {
+): CommandModule<
+  object,
+  OutputArgs & DeploymentTargetArgs & SigningArgs & { to?: string; pin: boolean }
+> {
   return {
     command: 'rollback <name>',
     describe:
       'Commit an earlier revision of a deployment again (by default the one before the current)',
     builder: (y) =>
       withOutputOption(
-        withDeploymentTarget(y)
+        withSigningFlags(withDeploymentTarget(y))
           .option('to', {
             type: 'string',
             describe:
@@ -35,11 +44,18 @@ export function rollbackCommand(
           ['$0 rollback web -g default -o name', 'Print deployment/default/web'],
         ],
       ).epilogue(
-        'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A revision already pinned by digest is committed byte-identical; one that names images by tag is pinned first (a new revision) unless --no-pin. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.',
+        'The revision is committed through the same compare-and-swap as deploy after its payloads are verified, and the entry it replaces is recorded in history. A revision already pinned by digest is committed byte-identical; one that names images by tag is pinned first (a new revision) unless --no-pin. A deleted deployment is restored. An unknown or ambiguous revision changes nothing. Nodes reconcile asynchronously.\n\n' +
+          SIGNING_EPILOGUE,
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
         const { context, store } = await ctx.currentBucket();
+        const signing = await resolveSigning(
+          ctx,
+          context,
+          args,
+          `rolling back ${args.nodegroup}/${args.name}`,
+        );
         const { rollbackDeployment, historyWarning } = await import('@podmin/cli-feature-deploy');
         const result = await rollbackDeployment(
           store,
@@ -48,7 +64,7 @@ export function rollbackCommand(
             name: args.name,
             ...(args.to === undefined ? {} : { to: args.to }),
           },
-          { pin: args.pin },
+          { pin: args.pin, ...(signing === undefined ? {} : { signing }) },
         );
         if (result.pinnedFrom !== undefined)
           ctx.reporter.info(

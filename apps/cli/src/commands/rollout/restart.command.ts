@@ -2,8 +2,14 @@ import type { CommandModule } from 'yargs';
 import type { CliContext } from '../../cli-context';
 import { parseDuration } from '../deploy/deploy.command';
 import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-target';
+import {
+  SIGNING_EPILOGUE,
+  resolveSigning,
+  withSigningFlags,
+  type SigningArgs,
+} from '../signing-options';
 
-type RestartArgs = DeploymentTargetArgs & { wait?: boolean; timeout: string };
+type RestartArgs = DeploymentTargetArgs & SigningArgs & { wait?: boolean; timeout: string };
 
 /** `podmin rollout restart <name> -g NG`: a new revision of the same template, rolled out. */
 export function restartRolloutCommand(ctx: CliContext): CommandModule<object, RestartArgs> {
@@ -12,7 +18,7 @@ export function restartRolloutCommand(ctx: CliContext): CommandModule<object, Re
     describe:
       'Restart the Pods of a deployment on every node by committing a new revision of the same template',
     builder: (y) =>
-      withDeploymentTarget(y)
+      withSigningFlags(withDeploymentTarget(y))
         .option('wait', {
           type: 'boolean',
           describe:
@@ -36,10 +42,18 @@ export function restartRolloutCommand(ctx: CliContext): CommandModule<object, Re
           'And wait until every live node runs it Ready',
         )
         .epilogue(
-          "Sets the annotation podmin.dev/restartedAt of the Pod template to now (as `kubectl rollout restart` does), stores it as a new payload and commits it by the same compare-and-swap as deploy, recording the replaced entry in history (`podmin rollback` puts it back). Nodes move to it as the DaemonSet's update strategy says.",
+          "Sets the annotation podmin.dev/restartedAt of the Pod template to now (as `kubectl rollout restart` does), stores it as a new payload and commits it by the same compare-and-swap as deploy, recording the replaced entry in history (`podmin rollback` puts it back). Nodes move to it as the DaemonSet's update strategy says.\n\n" +
+            SIGNING_EPILOGUE,
         ),
     handler: async (args) => {
       const { restartRollout } = await import('@podmin/cli-feature-deploy');
+      const signing = await resolveSigning(
+        ctx,
+        await ctx.currentContext(),
+        args,
+        `restarting ${args.nodegroup}/${args.name}`,
+      );
+      const signed = signing === undefined ? {} : { signing };
       await restartRollout(
         {
           openBucket: () => ctx.currentBucket(),
@@ -47,7 +61,9 @@ export function restartRolloutCommand(ctx: CliContext): CommandModule<object, Re
           progress: (line) => ctx.reporter.info(line),
         },
         { nodegroup: args.nodegroup, name: args.name },
-        args.wait ? { waitFor: { timeoutMs: parseDuration(args.timeout) ?? 300_000 } } : {},
+        args.wait
+          ? { ...signed, waitFor: { timeoutMs: parseDuration(args.timeout) ?? 300_000 } }
+          : signed,
       );
     },
   };

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { SecretValueInput } from '@podmin/cli-feature-secrets';
 import type { CliContext } from '../../cli-context';
+import { resolveSigning, withSigningFlags, type SigningArgs } from '../signing-options';
 import {
   loadSecrets,
   toWriteRequest,
@@ -8,7 +9,7 @@ import {
   type SecretWriteArgs,
 } from './secret-options';
 
-type UpdateSecretArgs = SecretWriteArgs & { nodegroup?: string; restart?: boolean };
+type UpdateSecretArgs = SecretWriteArgs & SigningArgs & { nodegroup?: string; restart?: boolean };
 
 /**
  * `podmin secret update <key> [--restart --for NAME -g NG]`: replace the value of an existing
@@ -22,7 +23,7 @@ export function updateSecretCommand(
     command: 'update <key>',
     describe: 'Replace the value of an existing secret',
     builder: (y) =>
-      withSecretWrite(y)
+      withSigningFlags(withSecretWrite(y))
         .option('nodegroup', {
           alias: 'g',
           type: 'string',
@@ -34,6 +35,12 @@ export function updateSecretCommand(
             'After the update, restart the deployment --for names in NodeGroup -g (as `podmin rollout restart`), so its Pods read the new value',
         })
         .check((a) => {
+          const signs =
+            a['signing-key'] !== undefined || a['kms-key'] !== undefined || a.signer !== undefined;
+          if (signs && a.restart !== true)
+            throw new Error(
+              '--signing-key, --kms-key and --signer sign the commit of --restart; use them with --restart',
+            );
           if (a.restart !== true) return true;
           if (a.system === true)
             throw new Error('--restart restarts a deployment; it cannot be used with --system');
@@ -73,8 +80,15 @@ export function updateSecretCommand(
       }
       const { committedEntry, restartRollout } = await import('@podmin/cli-feature-deploy');
       const bucket = await ctx.currentBucket();
-      // Refuse an unknown deployment before the value changes, not after.
+      // Refuse an unknown deployment, and an unsigned restart a signing cluster would refuse,
+      // before the value changes, not after.
       await committedEntry(bucket.store, restart, 'updating the secret to restart');
+      const signing = await resolveSigning(
+        ctx,
+        bucket.context,
+        args,
+        `restarting ${restart.nodegroup}/${restart.name}`,
+      );
       await lib.updateSecret(toWriteRequest(args), deps);
       await restartRollout(
         {
@@ -83,6 +97,7 @@ export function updateSecretCommand(
           progress: (line) => ctx.reporter.info(line),
         },
         restart,
+        signing === undefined ? {} : { signing },
       );
     },
   };
