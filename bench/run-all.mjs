@@ -35,6 +35,7 @@ const BENCHES = [
   { name: 'rollout', full: [], quick: ['--quick'] },
   { name: 'dns', full: [], quick: ['--quick'] },
   { name: 'dataplane', full: [], quick: ['--quick'] },
+  { name: 'trust-verify', full: [], quick: ['--quick'] },
 ];
 if (only) {
   const unknown = only.filter((n) => !BENCHES.some((b) => b.name === n));

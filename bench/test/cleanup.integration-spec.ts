@@ -32,6 +32,7 @@ const BENCHES: Array<[string, string[]]> = [
   ['snapshot', ['5']],
   ['dns', ['--quick']],
   ['dataplane', ['--quick']],
+  ['trust-verify', ['--quick']],
 ];
 
 /** Benches that start no process and write no file: running is shown by their output. */

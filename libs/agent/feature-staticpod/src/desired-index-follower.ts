@@ -1,15 +1,24 @@
-import { INDEX_KEY, type DesiredIndex } from '@podmin/util-desired-state';
+import { INDEX_KEY, type DesiredIndex, type IndexSignature } from '@podmin/util-desired-state';
 import {
   entriesOf,
   readIndex,
   readIndexIfChanged,
   versionOf,
   type IndexChange,
+  type IndexRead,
   type IndexVersion,
 } from '@podmin/data-access-desired-state';
+import { untrustedError, type IndexTrust } from './index-trust';
 import { DegradedPassError } from './reconcile-outcome';
 import { hasPublishedManifests } from './static-pod-files';
 import type { DesiredStateReader } from './staticpod.ports';
+
+/** An index read the trust check refused: kept to re-verify while it stays the committed one. */
+interface RefusedIndex {
+  etag: string;
+  index: DesiredIndex;
+  signature: IndexSignature | undefined;
+}
 
 /**
  * Five poll intervals: a vanished index is far more often an operator's slip or a bucket
@@ -19,8 +28,9 @@ export const MISSING_INDEX_GRACE_MS = 25_000;
 
 /**
  * The reconciler's view of the desired-state index: reads it (conditionally once a version is
- * known), and applies the missing-index grace — an index that vanishes after the node saw one
- * counts as empty desired state only once it has stayed missing for the grace.
+ * known), verifies each newly read index against the cluster's trust list before it replaces
+ * what the node follows, and applies the missing-index grace — an index that vanishes after
+ * the node saw one counts as empty desired state only once it has stayed missing for the grace.
  */
 export class DesiredIndexFollower {
   /** Index version the current state was read at; undefined until read (or after a failed fence). */
@@ -36,6 +46,13 @@ export class DesiredIndexFollower {
    * itself) until an index is read again, so the node never looks healthy without desired state.
    */
   private indexGoneSince: Date | undefined = undefined;
+  /**
+   * The committed index the trust check refused, while it stays committed: the next poll reads
+   * conditionally against it and re-verifies it (the trust list may have gained its signer).
+   */
+  private refused: RefusedIndex | undefined = undefined;
+  /** The refusal (or trust fault) last logged, so each cause is logged once. */
+  private loggedRefusal: string | undefined = undefined;
 
   constructor(
     private readonly store: DesiredStateReader,
@@ -44,6 +61,10 @@ export class DesiredIndexFollower {
       /** The static-Pod directory: Pods there mean the node has seen an index before. */
       manifests: string;
       missingIndexGraceMs?: number;
+      /** Verifies each newly read index; without it every index is followed unverified. */
+      trust?: Pick<IndexTrust, 'check'>;
+      /** Logs each refusal's cause once, and the first trusted index after refusals. */
+      log?: (message: string, fields: Record<string, unknown>) => void;
     },
     private readonly now: () => Date,
   ) {}
@@ -75,22 +96,33 @@ export class DesiredIndexFollower {
     return this.version === undefined ? null : (this.version ?? '');
   }
 
-  /** Reads the index (conditionally once a version is known); true when desired state changed. */
+  /**
+   * Reads the index (conditionally once a version is known); true when desired state changed.
+   * An index the trust check refuses changes nothing here: the pass fails with its reason, and
+   * the node keeps following (and publishing) what it had.
+   */
   async read(signal: AbortSignal): Promise<{ changed: boolean; warning?: string }> {
     const seen = this.version;
-    const read: IndexChange =
-      typeof seen === 'string'
-        ? await readIndexIfChanged(this.store, seen, { signal })
+    // While an index is refused, ask whether it is still the committed one.
+    const against = this.refused?.etag ?? seen;
+    const change: IndexChange =
+      typeof against === 'string'
+        ? await readIndexIfChanged(this.store, against, { signal })
         : await readIndex(this.store, { signal });
-    if (read.status === 'unchanged') {
+    const refused = this.refused;
+    let read: IndexRead;
+    if (change.status !== 'unchanged') read = change;
+    else if (refused === undefined) {
       this.missingSince = undefined;
       this.indexGoneSince = undefined;
       return { changed: false };
-    }
+    } else read = presentRead(refused);
     let warning: string | undefined;
     if (read.status === 'absent') {
+      this.refused = undefined;
       warning = await this.absentIndex();
     } else {
+      await this.verify(read);
       this.seenIndex = true;
       this.missingSince = undefined;
       this.indexGoneSince = undefined;
@@ -101,6 +133,57 @@ export class DesiredIndexFollower {
     this.entries = entriesOf(read);
     this.version = version;
     return warning === undefined ? { changed } : { changed, warning };
+  }
+
+  /**
+   * Lets `read` replace what the node follows only when the trust check accepts it; else
+   * remembers it as refused and throws the refusal (each cause logged once).
+   */
+  private async verify(read: Extract<IndexRead, { status: 'present' }>): Promise<void> {
+    if (this.options.trust === undefined) return;
+    let failure: DegradedPassError;
+    try {
+      const verdict = await this.options.trust.check(read.index, read.signature);
+      if (!verdict.enforced || verdict.trusted) {
+        if (verdict.enforced && verdict.staleList !== undefined) {
+          this.options.log?.('trust desired state with the last trust list read', {
+            indexEtag: read.etag,
+            warning: verdict.staleList,
+          });
+        }
+        if (this.loggedRefusal !== undefined && verdict.enforced) {
+          this.options.log?.('trust desired state', {
+            indexEtag: read.etag,
+            signer: verdict.signer,
+            generation: verdict.generation,
+          });
+        }
+        this.refused = undefined;
+        this.loggedRefusal = undefined;
+        return;
+      }
+      // Remembered, so the next poll reads conditionally against it and verifies it again.
+      this.refused = { etag: read.etag, index: read.index, signature: read.signature };
+      failure = untrustedError('ACCESS_DENIED', verdict.reason);
+    } catch (err) {
+      // A trust fault (list or generation unreadable) is not a verdict on this index: the next
+      // poll reads the index again and retries the whole check.
+      this.refused = undefined;
+      if (!(err instanceof DegradedPassError)) throw err;
+      failure = err;
+    }
+    if (failure.message !== this.loggedRefusal) {
+      this.options.log?.('refuse desired state', {
+        error: failure.message,
+        indexEtag: read.etag,
+        ...(read.signature === undefined
+          ? {}
+          : { signer: read.signature.signer, generation: read.signature.generation }),
+        effect: 'keeping every published Pod, identity and secret',
+      });
+    }
+    this.loggedRefusal = failure.message;
+    throw failure;
   }
 
   /**
@@ -130,4 +213,16 @@ export class DesiredIndexFollower {
     this.missingSince = undefined;
     return `${INDEX_KEY} has been missing for ${Math.round(missingMs / 1000)} s: counting it as empty desired state and removing every static Pod of NodeGroup ${this.options.nodegroup}`;
   }
+}
+
+/** The refused index as a present read, to verify it again. */
+function presentRead(refused: RefusedIndex): Extract<IndexRead, { status: 'present' }> {
+  return refused.signature === undefined
+    ? { status: 'present', index: refused.index, etag: refused.etag }
+    : {
+        status: 'present',
+        index: refused.index,
+        etag: refused.etag,
+        signature: refused.signature,
+      };
 }

@@ -3,6 +3,7 @@ export * from './node-paths';
 export * from './pod-transform';
 export * from './reconciler';
 export * from './reconcile-outcome';
+export * from './index-trust';
 export * from './reconcile-loop';
 export * from './staticpod.service';
 export * from './staticpod.module';

@@ -15,6 +15,7 @@ import {
   type ReconcileHealth,
 } from './reconcile-outcome';
 import { DesiredIndexFollower } from './desired-index-follower';
+import { IndexTrust } from './index-trust';
 import { RolloutGate, slotHealth, type RolloutCoordination } from './rollout-gate';
 import { publishedSlots } from './static-pod-files';
 import { PodStager } from './pod-stager';
@@ -24,6 +25,7 @@ import type {
   IdentityIssuer,
   SecretSource,
   ServiceSink,
+  TrustListReader,
 } from './staticpod.ports';
 
 // Moved to their own modules; exported here too, as before (the outcome types: index.ts).
@@ -100,6 +102,11 @@ export class StaticPodReconciler {
       kubelet?: KubeletView;
       coordination?: RolloutCoordination;
       log?: (message: string, fields: Record<string, unknown>) => void;
+      /**
+       * The cluster's trust list: each newly read index is verified against it before anything
+       * is staged. Without it (or while the cluster has none) nothing is verified.
+       */
+      trustList?: TrustListReader;
     } = {},
   ) {
     this.publisher = new StaticPodPublisher(options.paths, identity, services);
@@ -113,6 +120,16 @@ export class StaticPodReconciler {
         ...(options.missingIndexGraceMs === undefined
           ? {}
           : { missingIndexGraceMs: options.missingIndexGraceMs }),
+        ...(gating.trustList === undefined
+          ? {}
+          : {
+              trust: new IndexTrust(gating.trustList, {
+                cluster: options.cluster,
+                stateDir: options.paths.state,
+                nowMs: () => now().getTime(),
+              }),
+            }),
+        ...(gating.log === undefined ? {} : { log: gating.log }),
       },
       now,
     );

@@ -7,9 +7,11 @@ import {
   DESIRED_STATE_READER,
   IDENTITY_ISSUER,
   SECRET_SOURCE,
+  TRUST_LIST_READER,
   type DesiredStateReader,
   type IdentityIssuer,
   type SecretSource,
+  type TrustListReader,
 } from './staticpod.ports';
 import type { LoopTiming } from './reconcile-loop';
 import {
@@ -46,6 +48,11 @@ export interface StaticPodAdapters {
   store: DesiredStateReader;
   secrets: SecretSource;
   identity: IdentityIssuer;
+  /**
+   * The cluster's trust list (the node's Parameter Store): every newly read index is verified
+   * against it. Without it nothing is verified.
+   */
+  trustList?: TrustListReader;
   /** Overrides of the reconcile loop's timing, e.g. `passTimeoutMs` (defaults: DEFAULT_TIMING). */
   timing?: Partial<LoopTiming>;
   /** The node's receipt `status/<nodegroup>/<node-id>.json`; none written without it. */
@@ -69,6 +76,9 @@ export class StaticPodModule {
         { provide: DESIRED_STATE_READER, useValue: adapters.store },
         { provide: SECRET_SOURCE, useValue: adapters.secrets },
         { provide: IDENTITY_ISSUER, useValue: adapters.identity },
+        ...(adapters.trustList
+          ? [{ provide: TRUST_LIST_READER, useValue: adapters.trustList }]
+          : []),
         ...(adapters.timing ? [{ provide: STATICPOD_TIMING, useValue: adapters.timing }] : []),
         ...(adapters.rollouts
           ? [{ provide: STATICPOD_ROLLOUTS, useValue: adapters.rollouts }]

@@ -45,9 +45,19 @@ export interface ServiceSink {
   publish(services: readonly DesiredService[]): Promise<void>;
 }
 
+/**
+ * Reads the cluster's trust list `/<cluster>/_system/deployers` from the node's Parameter Store
+ * secret store: its bytes, or a NOT_FOUND error when the cluster has none (enforcement off).
+ */
+export interface TrustListReader {
+  get(name: string): Promise<Buffer>;
+}
+
 /** Injection tokens of the ports. */
 export const DESIRED_STATE_READER = Symbol('DESIRED_STATE_READER');
 /** Token of the SecretSource port. */
 export const SECRET_SOURCE = Symbol('SECRET_SOURCE');
 /** Token of the IdentityIssuer port. */
 export const IDENTITY_ISSUER = Symbol('IDENTITY_ISSUER');
+/** Token of the TrustListReader port (absent: no trust list is read, enforcement is off). */
+export const TRUST_LIST_READER = Symbol('TRUST_LIST_READER');

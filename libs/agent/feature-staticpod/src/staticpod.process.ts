@@ -14,6 +14,7 @@ export const staticPodProcess: AgentProcessDefinition = {
     const identity = client('identity');
     const coordinator = client('coordinator');
     const store = openBucketStore(config, env);
+    const secretStores = openSecretStores(config, env);
     const kubelet = kubeletPodsView(config.kubeletPodsSocket);
     return Promise.resolve(
       StaticPodModule.register({
@@ -21,7 +22,9 @@ export const staticPodProcess: AgentProcessDefinition = {
         logger,
         lifecycle,
         store,
-        secrets: secretSourceFor(openSecretStores(config, env)),
+        secrets: secretSourceFor(secretStores),
+        // The trust list lives where a bucket writer cannot change it (DESIGN.md §9).
+        trustList: secretStores['aws-parameter-store'],
         identity: {
           ensure: (r) =>
             identity.ensureWorkload({

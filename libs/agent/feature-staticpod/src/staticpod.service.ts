@@ -15,11 +15,13 @@ import {
   DESIRED_STATE_READER,
   IDENTITY_ISSUER,
   SECRET_SOURCE,
+  TRUST_LIST_READER,
   type DesiredService,
   type DesiredStateReader,
   type IdentityIssuer,
   type SecretSource,
   type ServiceSink,
+  type TrustListReader,
 } from './staticpod.ports';
 import type { AgentProcessConfig } from '@podmin/agent-util-config';
 import { sleep } from './abortable-sleep';
@@ -66,6 +68,7 @@ export class StaticPodService
     @Optional() @Inject(STATICPOD_TIMING) private readonly timing?: Partial<LoopTiming>,
     @Optional() @Inject(STATICPOD_RECEIPTS) private readonly receipts?: ReceiptWriter,
     @Optional() @Inject(STATICPOD_ROLLOUTS) rollouts?: RolloutPorts,
+    @Optional() @Inject(TRUST_LIST_READER) trustList?: TrustListReader,
   ) {
     this.reconciler = new StaticPodReconciler(
       {
@@ -80,13 +83,13 @@ export class StaticPodService
       identity,
       this,
       () => new Date(),
-      rollouts === undefined
-        ? {}
-        : {
-            kubelet: rollouts.kubelet,
-            coordination: rollouts.coordination,
-            log: (message, fields) => log.event('warn', message, fields),
-          },
+      {
+        ...(rollouts === undefined
+          ? {}
+          : { kubelet: rollouts.kubelet, coordination: rollouts.coordination }),
+        ...(trustList === undefined ? {} : { trustList }),
+        log: (message, fields) => log.event('warn', message, fields),
+      },
     );
   }
 

@@ -2,17 +2,20 @@ import { hasCode } from '@podmin/util-errors';
 import {
   INDEX_KEY,
   MAX_INDEX_BYTES,
-  parseIndex,
+  parseSignedIndex,
   type DesiredIndex,
+  type IndexSignature,
 } from '@podmin/util-desired-state';
 import type { DesiredStateReader, SignalOptions, StoredObject } from './desired-state.port';
 
 /**
  * The committed index as read: `absent` when there is no index object at all (distinct from
- * an empty index, which is `present` with no entries), or the strictly parsed index and its ETag.
+ * an empty index, which is `present` with no entries), or the strictly parsed index, its ETag
+ * and the deployer's signature it carries (none on an unsigned index; nodes verify it).
  */
 export type IndexRead =
-  { status: 'absent' } | { status: 'present'; index: DesiredIndex; etag: string };
+  | { status: 'absent' }
+  | { status: 'present'; index: DesiredIndex; etag: string; signature?: IndexSignature };
 
 /** A conditional index read: `unchanged` when the ETag still matches, else a fresh read. */
 export type IndexChange = IndexRead | { status: 'unchanged'; etag: string };
@@ -52,9 +55,7 @@ export async function readIndex(
   options: SignalOptions = {},
 ): Promise<IndexRead> {
   const read = await readIndexObject(store, options);
-  return read.status === 'absent'
-    ? read
-    : { status: 'present', index: parseIndex(read.body), etag: read.etag };
+  return read.status === 'absent' ? read : presentRead(read.body, read.etag);
 }
 
 /** Reads the index unless it is still at `etag` (conditional GET); a missing object is `absent`. */
@@ -66,7 +67,7 @@ export async function readIndexIfChanged(
   try {
     const result = await store.getIfChanged(INDEX_KEY, etag, readOptions(options));
     if (result.status === 'unchanged') return { status: 'unchanged', etag: result.etag };
-    return { status: 'present', index: parseIndex(result.body), etag: result.etag };
+    return presentRead(result.body, result.etag);
   } catch (err) {
     if (hasCode(err, 'OBJECT_NOT_FOUND')) return { status: 'absent' };
     throw err;
@@ -93,6 +94,14 @@ export async function isIndexCurrent(
     if (hasCode(err, 'OBJECT_NOT_FOUND')) return seen === null;
     throw err;
   }
+}
+
+/** A present index read; `signature` only when the index carries one. */
+function presentRead(body: Buffer, etag: string): IndexRead {
+  const { index, signature } = parseSignedIndex(body);
+  return signature === undefined
+    ? { status: 'present', index, etag }
+    : { status: 'present', index, etag, signature };
 }
 
 function readOptions(options: SignalOptions): { maxBytes: number; signal?: AbortSignal } {
