@@ -83,6 +83,23 @@ function podFilesOf(nodeRoot: string): Record<string, string> {
  * (keeping its static Pods byte-identical and naming the reason in health and its receipt), and
  * applies the next correctly signed index.
  */
+
+/** Writes the Pod payload of `name` (NodeGroup default) running `image`; returns its index entry. */
+async function writeEntry(
+  objects: Parameters<typeof putPayload>[0],
+  name: string,
+  image: string,
+): Promise<DesiredIndex> {
+  const d = buildDeployment(daemonSetManifest({ name, image }), {
+    source: 'test',
+    name,
+    nodegroup: 'default',
+  });
+  const pod = podPayloadKey('default', d.podYaml);
+  await putPayload(objects, pod, d.podYaml);
+  return { [deploymentKey('default', name)]: { pod } };
+}
+
 describe('podmin-agent runs only what a trusted deployer signed (built, local provider)', () => {
   // A real agent, six attacks, each seen in health and in a receipt written at most every 10 s.
   jest.setTimeout(300_000);
@@ -138,16 +155,8 @@ describe('podmin-agent runs only what a trusted deployer signed (built, local pr
   }
 
   /** Writes the Pod payload of `name` running `image` and returns its index entry. */
-  async function entryFor(name: string, image: string): Promise<DesiredIndex> {
-    const d = buildDeployment(daemonSetManifest({ name, image }), {
-      source: 'test',
-      name,
-      nodegroup: 'default',
-    });
-    const pod = podPayloadKey('default', d.podYaml);
-    await putPayload(objects, pod, d.podYaml);
-    return { [deploymentKey('default', name)]: { pod } };
-  }
+  const entryFor = (name: string, image: string): Promise<DesiredIndex> =>
+    writeEntry(objects, name, image);
 
   /** Commits `index` signed by `who` as the write after the last signed one; returns its text. */
   async function commitSigned(index: DesiredIndex, who: TestDeployer = alice): Promise<string> {
@@ -417,16 +426,7 @@ describe('podmin-agent verifies an index signed with a KMS key (built, aws provi
       },
     };
     let previous: IndexSignature | undefined;
-    const entryFor = async (name: string): Promise<DesiredIndex> => {
-      const d = buildDeployment(daemonSetManifest({ name }), {
-        source: 'test',
-        name,
-        nodegroup: 'default',
-      });
-      const pod = podPayloadKey('default', d.podYaml);
-      await putPayload(objects, pod, d.podYaml);
-      return { [deploymentKey('default', name)]: { pod } };
-    };
+    const entryFor = (name: string): Promise<DesiredIndex> => writeEntry(objects, name, 'hello:v1');
     const commit = async (index: DesiredIndex): Promise<string> => {
       const signed = await signIndexText(signer, cluster, serializeIndex(index), previous);
       previous = signed.signature;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { putPayload } from '@podmin/data-access-desired-state';
-import { InMemoryObjectStore } from '@podmin/testing';
+import { daemonSetManifest, InMemoryObjectStore } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import {
   deploymentKey,
@@ -64,19 +64,6 @@ class FakeTrustList implements TrustListReader {
   }
 }
 
-const manifest = (name: string, image: string) => `
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: ${name}, namespace: product }
-spec:
-  selector: { matchLabels: { app: ${name} } }
-  template:
-    metadata: { labels: { app: ${name} } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: workers }
-      containers: [{ name: app, image: ${image} }]
-`;
-
 const alice = { name: 'alice', ...generateSigningKey() };
 const bob = { name: 'bob', ...generateSigningKey() };
 const signerOf = (who: { name: string; privatePem: string }): IndexSigner =>
@@ -123,7 +110,10 @@ describe('StaticPodReconciler verifies desired state against the trust list', ()
   async function entriesFor(images: Record<string, string>): Promise<DesiredIndex> {
     const index: Record<string, IndexEntry> = {};
     for (const [name, image] of Object.entries(images)) {
-      const d = buildDeployment(manifest(name, image), { source: 'test', name });
+      const d = buildDeployment(daemonSetManifest({ name, image, nodegroup: 'workers' }), {
+        source: 'test',
+        name,
+      });
       const pod = podPayloadKey('workers', d.podYaml);
       await putPayload(store, pod, d.podYaml);
       index[deploymentKey('workers', name)] = { pod };

@@ -1,6 +1,6 @@
 import { updateIndexEntry, type IndexSigning } from '@podmin/data-access-desired-state';
 import { S3ObjectStore, createS3Client } from '@podmin/data-access-object-store';
-import { emulatorBucket } from '@podmin/testing';
+import { daemonSetManifest, emulatorBucket } from '@podmin/testing';
 import {
   INDEX_KEY,
   SIGNATURE_MEMBER,
@@ -51,20 +51,7 @@ const ci = deployer('ci');
 /** A DaemonSet's payloads as deploy commits them. */
 function payloads(nodegroup: string, name: string, image: string) {
   return deploymentPayloads(
-    buildDeployment(
-      `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: ${name}, namespace: product }
-spec:
-  selector: { matchLabels: { app: ${name} } }
-  template:
-    metadata: { labels: { app: ${name} } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: ${nodegroup} }
-      containers: [{ name: app, image: "${image}" }]
-`,
-      { source: 'test' },
-    ),
+    buildDeployment(daemonSetManifest({ name, nodegroup, image }), { source: 'test' }),
   );
 }
 
