@@ -42,8 +42,12 @@ await main(async () => {
   const requestsOf = async (...args) => {
     proxy.take();
     await podmin(...args);
-    const all = proxy.take().map((r) => r.what);
-    return Object.assign(all.filter(toBucket), { others: all.filter((w) => !toBucket(w)) });
+    const taken = proxy.take();
+    const all = taken.map((r) => r.what);
+    return Object.assign(all.filter(toBucket), {
+      others: all.filter((w) => !toBucket(w)),
+      targets: taken.map((r) => r.target).filter((t) => t !== undefined),
+    });
   };
   /** ` + N other (…)` for requests to other services, or nothing. */
   const othersOf = (requests) =>
@@ -165,6 +169,41 @@ await main(async () => {
     anchor: '0 requests (signed in-process)',
     ratio: signingAdds,
     max: 0,
+  });
+  // Signed with an AWS KMS key on the emulator (ECC_NIST_P256): one Sign call, and the same
+  // object-store requests as the unsigned deploy.
+  const kmsLib = await bundleLibraries(path.join(state, 'kms.cjs'), [
+    "export { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';",
+  ]);
+  const kms = new kmsLib.KMSClient({
+    region: 'us-east-1',
+    endpoint: upstream,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  const created = await kms.send(
+    new kmsLib.CreateKeyCommand({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' }),
+  );
+  kms.destroy();
+  const kmsSigned = (...args) => [
+    ...args,
+    '--kms-key',
+    created.KeyMetadata.Arn,
+    '--signer',
+    'bench-ci',
+  ];
+  await podmin(...kmsSigned('delete', 'web', '-g', 'default'));
+  const kmsExisting = await requestsOf(...kmsSigned(...deployArgs('v1')));
+  const signCalls = kmsExisting.targets.filter((t) => t === 'TrentService.Sign').length;
+  const kmsOthers = kmsExisting.targets.filter((t) => t !== 'TrentService.Sign');
+  console.log(
+    `signed deploy (KMS key) with existing payloads: ${kmsExisting.length} object-store requests (${kmsExisting.join(', ')}), ${signCalls} KMS Sign${kmsOthers.length === 0 ? '' : `, other: ${kmsOthers.join(', ')}`}`,
+  );
+  const kmsAdds = kmsExisting.length - existing.length + kmsOthers.length;
+  result({
+    figure: `requests a KMS signing key adds to a deploy: ${signCalls} Sign + ${kmsAdds} other`,
+    anchor: '1 Sign call',
+    ratio: signCalls + kmsAdds,
+    max: 1,
   });
   // Deploy by digest: a pushed image, each mode measured over payloads that already exist.
   const fixture = path.join(root, 'libs/cli/feature-image/src/__fixtures__/hello-app');

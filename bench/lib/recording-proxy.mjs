@@ -16,6 +16,8 @@ export async function startRecordingProxy(upstream, { latencyMs = 0 } = {}) {
     const record = {
       what: `${req.method} ${req.url.split('?')[0]}`,
       method: req.method,
+      // The operation of an AWS JSON API request (e.g. `TrentService.Sign`), if it is one.
+      target: req.headers['x-amz-target'],
       start: performance.now(),
       end: undefined,
     };
