@@ -6,6 +6,7 @@ import { writeFileAtomic } from '@podmin/util-fs';
 import { serializeIndex, type DesiredIndex, type IndexSignature } from '@podmin/util-desired-state';
 import {
   DEPLOYERS_KEY,
+  UNTRUSTED_PREFIX,
   parseDeployers,
   verifyIndexSignature,
   type DeployersDoc,
@@ -16,8 +17,8 @@ import type { TrustListReader } from './staticpod.ports';
 /** The file under the node's state directory that holds the highest signed generation applied. */
 export const GENERATION_FILE = 'desired-generation';
 
-/** The start of every refusal a node reports in health and its receipt. */
-export const UNTRUSTED_PREFIX = 'untrusted desired state';
+/** The start of every refusal a node reports in health and its receipt (util-trust's). */
+export { UNTRUSTED_PREFIX };
 
 /**
  * How old a trust list may be and still stand in when a fresh read fails (throttled or

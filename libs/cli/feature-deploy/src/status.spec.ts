@@ -66,6 +66,38 @@ describe('readStatus', () => {
     expect(await snapshot(store)).toEqual(before);
   });
 
+  it("names a node's refusal of untrusted desired state before a Pod's reason", async () => {
+    await commitDeployment(store, {
+      name: 'web',
+      nodegroup: 'default',
+      podYaml: podYaml('hello:v2'),
+    });
+    const v1 = podRevision(podPayloadKey('default', podYaml('hello:v1')));
+    const untrusted =
+      'untrusted desired state: the index is signed by "mallory", who is not a trusted deployer (trusted: alice)';
+    await writeReceipt(
+      store,
+      'node-a',
+      [readyPod(v1, { ready: false, reason: 'CrashLoopBackOff' })],
+      {
+        error: untrusted,
+      },
+    );
+    await writeReceipt(
+      store,
+      'node-b',
+      [readyPod(v1, { ready: false, reason: 'CrashLoopBackOff' })],
+      {
+        error: 'reading the desired-state index: timeout',
+      },
+    );
+    const [web] = await readStatus(store);
+    expect(web?.nodes.map((n) => [n.node, n.state, n.reason])).toEqual([
+      ['node-a', 'pending', untrusted],
+      ['node-b', 'pending', 'CrashLoopBackOff'],
+    ]);
+  });
+
   it('says 3/3 ready when every node is', async () => {
     await commitDeployment(store, {
       name: 'web',

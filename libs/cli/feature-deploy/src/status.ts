@@ -2,6 +2,7 @@ import pLimit from 'p-limit';
 import type { ListedObject, ObjectStore } from '@podmin/data-access-object-store';
 import { entriesOf, readIndex } from '@podmin/data-access-desired-state';
 import { PodminError, escapeControlCharacters, hasCode } from '@podmin/util-errors';
+import { UNTRUSTED_PREFIX } from '@podmin/util-trust';
 import { parseDeploymentKey, type DesiredIndex } from '@podmin/util-desired-state';
 import {
   DEFAULT_HEARTBEAT_MS,
@@ -226,7 +227,10 @@ export function nodeStatus(
     applied: pod?.revision ?? null,
     ready: pod?.ready ?? null,
     restarts: pod?.restarts ?? null,
-    reason: pod?.reason ?? receipt.error,
+    // A node refusing the committed index says so before any Pod's reason: it applies nothing.
+    reason: receipt.error?.startsWith(UNTRUSTED_PREFIX)
+      ? receipt.error
+      : (pod?.reason ?? receipt.error),
     kubelet: receipt.kubelet,
     ageMs,
   };

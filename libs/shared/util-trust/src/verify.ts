@@ -3,6 +3,9 @@ import type { IndexSignature } from '@podmin/util-desired-state';
 import type { Deployer, DeployersDoc } from './deployers';
 import { signedStatement } from './statement';
 
+/** The start of every refusal a node reports in health and its receipt (`podmin status` looks for it). */
+export const UNTRUSTED_PREFIX = 'untrusted desired state';
+
 /** What a node concludes about an index: trusted (with its generation), or why not. */
 export type IndexVerdict =
   { trusted: true; generation: number; signer: string } | { trusted: false; reason: string };

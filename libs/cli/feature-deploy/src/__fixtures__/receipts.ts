@@ -19,7 +19,7 @@ export async function writeReceipt(
   store: LocalDirectoryObjectStore,
   node: string,
   pods: PodReceipt[],
-  over: { heartbeatSeconds?: number; kubelet?: 'ok' | 'absent' } = {},
+  over: { heartbeatSeconds?: number; kubelet?: 'ok' | 'absent'; error?: string } = {},
 ): Promise<void> {
   await store.put(
     receiptKey('default', node),
@@ -32,7 +32,7 @@ export async function writeReceipt(
       time: new Date().toISOString(),
       heartbeatSeconds: over.heartbeatSeconds ?? 300,
       kubelet: over.kubelet ?? 'ok',
-      error: null,
+      error: over.error ?? null,
       pods,
       omittedPods: 0,
     }),
