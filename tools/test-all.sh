@@ -19,11 +19,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n==> %s\n' "$*" | tee -a "$log" >&2; }
+current_step=
+failed_steps=()
+step() {
+  current_step=$*
+  printf '\n==> %s\n' "$*" | tee -a "$log" >&2
+}
 status=0
 run() {
-  # Runs a step, teeing its output to the log; records failure but keeps going.
-  if ! "$@" 2>&1 | tee -a "$log"; then status=1; fi
+  # Runs a step, teeing its output to the log; records failure (and which step and command
+  # failed, for the closing lines) but keeps going.
+  local rc=0
+  "$@" 2>&1 | tee -a "$log" || rc=${PIPESTATUS[0]}
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    failed_steps+=("${current_step%% (*}: \`$*\` exited $rc")
+  fi
 }
 
 step "format"
@@ -50,7 +61,10 @@ node bench/run-all.mjs --quick 2>&1 | tee -a "$log" || bench_status=${PIPESTATUS
 case $bench_status in
   0) ;;
   1) echo "benchmarks, quick: a budget is OVER in the smoke run (see the table); run node bench/run-all.mjs on a quiet machine" | tee -a "$log" ;;
-  *) status=1 ;;
+  *)
+    status=1
+    failed_steps+=("benchmarks, quick: a bench failed to run (exit $bench_status)")
+    ;;
 esac
 
 step "node tier"
@@ -80,5 +94,6 @@ read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'Tests: .*'
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
 echo
 echo "test-all took $((SECONDS - started)) s" >&2
+for failure in "${failed_steps[@]}"; do echo "FAILED step ${failure}"; done
 echo "${passed} passed, ${failed} failed"
 exit "$status"
