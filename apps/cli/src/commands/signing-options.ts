@@ -107,3 +107,20 @@ export async function resolveSigning(
     doing,
   );
 }
+
+/**
+ * Opens the invocation's bucket, then resolves the signing of the index write it is for (see
+ * {@link resolveSigning}), in that order; `signed` is what the commit options take: `{ signing }`,
+ * or `{}` for an unsigned write.
+ */
+export async function bucketWithSigning(
+  ctx: CliContext,
+  args: SigningArgs,
+  doing: string,
+): Promise<
+  Awaited<ReturnType<CliContext['currentBucket']>> & { signed: { signing?: IndexSigning } }
+> {
+  const { context, store } = await ctx.currentBucket();
+  const signing = await resolveSigning(ctx, context, args, doing);
+  return { context, store, signed: signing === undefined ? {} : { signing } };
+}

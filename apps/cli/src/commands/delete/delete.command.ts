@@ -4,7 +4,7 @@ import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-t
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 import {
   SIGNING_EPILOGUE,
-  resolveSigning,
+  bucketWithSigning,
   withSigningFlags,
   type SigningArgs,
 } from '../signing-options';
@@ -35,10 +35,8 @@ export function deleteCommand(
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
-        const { context, store } = await ctx.currentBucket();
-        const signing = await resolveSigning(
+        const { context, store, signed } = await bucketWithSigning(
           ctx,
-          context,
           args,
           `deleting ${args.nodegroup}/${args.name}`,
         );
@@ -47,7 +45,7 @@ export function deleteCommand(
           store,
           args.nodegroup,
           args.name,
-          signing === undefined ? {} : { signing },
+          signed,
         );
         const unrecorded = historyWarning(key, previous, history);
         if (unrecorded !== undefined) ctx.reporter.warn(unrecorded);

@@ -3,7 +3,7 @@ import type { CliContext } from '../../cli-context';
 import { PROVIDER_CHOICES } from '../secret/secret-options';
 import {
   SIGNING_EPILOGUE,
-  resolveSigning,
+  bucketWithSigning,
   withSigningFlags,
   type SigningArgs,
 } from '../signing-options';
@@ -59,10 +59,8 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
     handler: async (args) => {
       const { checkInstallRequest, installComponent } = await import('@podmin/cli-feature-install');
       checkInstallRequest(args);
-      const { context, store } = await ctx.currentBucket();
-      const signing = await resolveSigning(
+      const { context, store, signed } = await bucketWithSigning(
         ctx,
-        context,
         args,
         `installing ${args.component} in NodeGroup ${args.nodegroup}`,
       );
@@ -95,7 +93,7 @@ export function installCommand(ctx: CliContext): CommandModule<object, InstallAr
         {
           component: args.component,
           nodegroup: args.nodegroup,
-          ...(signing === undefined ? {} : { signing }),
+          ...signed,
           ...(ctx.env.testCloudflaredPin === undefined
             ? {}
             : { image: overridePin(CLOUDFLARED_IMAGE, ctx.env.testCloudflaredPin) }),

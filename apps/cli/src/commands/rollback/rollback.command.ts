@@ -4,7 +4,7 @@ import { withDeploymentTarget, type DeploymentTargetArgs } from '../deployment-t
 import { runWithOutput, withOutputOption, type OutputArgs } from '../output-option';
 import {
   SIGNING_EPILOGUE,
-  resolveSigning,
+  bucketWithSigning,
   withSigningFlags,
   type SigningArgs,
 } from '../signing-options';
@@ -49,10 +49,8 @@ export function rollbackCommand(
       ),
     handler: (args) =>
       runWithOutput(ctx, args.output, async () => {
-        const { context, store } = await ctx.currentBucket();
-        const signing = await resolveSigning(
+        const { context, store, signed } = await bucketWithSigning(
           ctx,
-          context,
           args,
           `rolling back ${args.nodegroup}/${args.name}`,
         );
@@ -64,7 +62,7 @@ export function rollbackCommand(
             name: args.name,
             ...(args.to === undefined ? {} : { to: args.to }),
           },
-          { pin: args.pin, ...(signing === undefined ? {} : { signing }) },
+          { pin: args.pin, ...signed },
         );
         if (result.pinnedFrom !== undefined)
           ctx.reporter.info(
