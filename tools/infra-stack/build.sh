@@ -19,9 +19,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env disable=SC1091
 source "${here}/versions.env"
-cache="${PODMIN_INFRA_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/infra-stack}"
+# Sets cache ($PODMIN_INFRA_STACK_DIR, else under the dev cache), bin, log and cached_build.
 # shellcheck source-path=SCRIPTDIR source=../lib/go-stack.sh
-source "${here}/../lib/go-stack.sh" infra-stack "${cache}" "the infrastructure engine"
+source "${here}/../lib/go-stack.sh" infra-stack "the infrastructure engine"
 
 # tofu_from_source VERSION DIR: OpenTofu's go.mod replaces github.com/hashicorp/hcl/v2 with its
 # fork, and `go install module@version` refuses modules with replace directives; a wrapper

@@ -1,15 +1,19 @@
 # shellcheck shell=bash
 # Sourced by the scripts that build a stack of programs from Go modules into a cache outside the
 # repository (tools/infra-stack/build.sh, tools/node-stack/build.sh):
-#   source tools/lib/go-stack.sh STACK CACHE WHAT
-# (e.g. `node-stack "${cache}" "the node stack"`): sets `bin` to CACHE/bin (created), fails
+#   source tools/lib/go-stack.sh STACK WHAT
+# (e.g. `node-stack "the node stack"`): sets `cache` to the stack's cache directory,
+#   ${PODMIN_<STACK>_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/<STACK>}
+# (STACK upper-cased, - as _: PODMIN_NODE_STACK_DIR), and `bin` to CACHE/bin (created), fails
 # unless Go is on PATH (naming WHAT it would build), and gives the log prefix and one cached
 # build per component.
-STACK=${1:?usage: source tools/lib/go-stack.sh STACK CACHE WHAT}
-bin="${2:?usage: source tools/lib/go-stack.sh STACK CACHE WHAT}/bin"
+STACK=${1:?usage: source tools/lib/go-stack.sh STACK WHAT}
+cache_variable="PODMIN_$(tr 'a-z-' 'A-Z_' <<<"${STACK}")_DIR"
+cache="${!cache_variable:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/${STACK}}"
+bin="${cache}/bin"
 mkdir -p "${bin}"
 command -v go >/dev/null 2>&1 || {
-  echo "${STACK}: Go is required to build ${3:-it}" >&2
+  echo "${STACK}: Go is required to build ${2:-it}" >&2
   exit 1
 }
 

@@ -15,9 +15,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env disable=SC1091
 source "${here}/versions.env"
-cache="${PODMIN_NODE_STACK_DIR:-${PODMIN_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podmin-dev}/node-stack}"
+# Sets cache ($PODMIN_NODE_STACK_DIR, else under the dev cache), bin, log and cached_build.
 # shellcheck source-path=SCRIPTDIR source=../lib/go-stack.sh
-source "${here}/../lib/go-stack.sh" node-stack "${cache}" "the node stack"
+source "${here}/../lib/go-stack.sh" node-stack "the node stack"
 
 # go_install NAME VERSION MODULE-PATH PACKAGE...: `go install` of packages at one version into
 # <cache>/<name>-<version>, then links the binaries into <cache>/bin.

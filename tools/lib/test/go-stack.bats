@@ -73,6 +73,16 @@ teardown() {
   [ ! -e "$PODMIN_INFRA_STACK_DIR/tofu-${OPENTOFU_VERSION}/src" ]
 }
 
+@test "without PODMIN_<STACK>_DIR a stack caches under PODMIN_DEV_CACHE, else XDG_CACHE_HOME" {
+  unset PODMIN_NODE_STACK_DIR PODMIN_INFRA_STACK_DIR
+  PODMIN_DEV_CACHE="$TEST_TMP/dev" run bash "$TOOLS/node-stack/build.sh" crictl
+  [ "$status" -eq 0 ]
+  [ -L "$TEST_TMP/dev/node-stack/bin/crictl" ]
+  PODMIN_DEV_CACHE= XDG_CACHE_HOME="$TEST_TMP/xdg" run bash "$TOOLS/infra-stack/build.sh" tofu
+  [ "$status" -eq 0 ]
+  [ -L "$TEST_TMP/xdg/podmin-dev/infra-stack/bin/tofu" ]
+}
+
 @test "an unknown component is refused with the known ones" {
   run bash "$TOOLS/node-stack/build.sh" nonesuch
   [ "$status" -eq 2 ]
