@@ -211,6 +211,45 @@ describe('NodeRollouts', () => {
     ]);
   });
 
+  it('keeps serving the Pod a finished surge brought when the next target comes while the old one still drains', () => {
+    const rollouts = runningV1();
+    const both = health(new Set([r1, r2]));
+    rollouts.decide(KEY, input({ health: health(new Set([r1])), admission: admit(), nowMs: 10 }));
+    rollouts.decide(KEY, input({ health: both, admission: admit(), nowMs: 30 }));
+    expect(rollouts.drains(KEY)).toEqual([{ revision: r1, replacement: r2 }]);
+    const v3 = {
+      pod: `nodegroups/default/pods/sha512/${'3'.repeat(128)}.yaml`,
+      service: undefined,
+    };
+    const r3 = revisionOf(v3);
+    const label = (s: { staticName: string; revision: string }) =>
+      `${s.staticName}@${{ [r1]: 'v1', [r2]: 'v2', [r3]: 'v3' }[s.revision]}`;
+    // Not admitted yet: v1 finishes its drain, v2 stays in the backends (it never drains).
+    const waiting = rollouts.decide(KEY, input({ target: v3, health: both, nowMs: 40 }));
+    expect(waiting.map(label)).toEqual(['web@v1', `${surgeName('web', r2)}@v2`]);
+    expect(rollouts.drains(KEY)).toEqual([{ revision: r1, replacement: r2 }]);
+    // Admitted while v1 still drains under the Pod's own name: the surge Pod takes a free name.
+    const surged = rollouts.decide(
+      KEY,
+      input({ target: v3, health: both, admission: admit(v3.pod), nowMs: 50 }),
+    );
+    expect(surged.map(label)).toEqual([
+      'web@v1',
+      `${surgeName('web', r2)}@v2`,
+      `${surgeName('web', r3)}@v3`,
+    ]);
+    expect(new Set(surged.map((s) => s.staticName)).size).toBe(3);
+    expect(rollouts.drains(KEY)).toEqual([{ revision: r1, replacement: r2 }]);
+    // Given up after the deadline (v1's drain over by then): the surge Pod goes, v2 stays.
+    const strategy = { ...SURGE, progressDeadlineSeconds: 1 };
+    const givenUp = rollouts.decide(
+      KEY,
+      input({ target: v3, strategy, health: both, admission: admit(v3.pod), nowMs: 1051 }),
+    );
+    expect(givenUp.map(label)).toEqual([`${surgeName('web', r2)}@v2`]);
+    expect(rollouts.drains(KEY)).toEqual([]);
+  });
+
   it('drops a half-done surge Pod when the target moves on, keeping the available one', () => {
     const rollouts = runningV1();
     const onlyOld = health(new Set([r1]));

@@ -208,9 +208,14 @@ export class NodeRollouts {
         };
       if (others.length > 0) {
         // A surge given up: the new Pod simply goes (after leaving the backends if it joined them).
-        const old = others[0] as Slot;
+        const old = this.kept(memory, others, input.health);
+        const staying = others.filter(
+          (o) =>
+            o === old ||
+            (input.health(o.revision).ready && this.draining(memory, o, old.revision, nowMs)),
+        );
         const keepNew = health.ready && this.draining(memory, current, old.revision, nowMs);
-        return keepNew ? [...others, current] : others;
+        return keepNew ? [...staying, current] : staying;
       }
       const previous = memory.previous;
       if (previous === undefined || previous.pod === target.pod) return slots;
@@ -221,8 +226,8 @@ export class NodeRollouts {
 
     // The node does not run the target: it keeps one Pod (the available one) until admitted.
     const health = (s: Slot): SlotHealth => input.health(s.revision);
-    const old = others.find((s) => health(s).available) ?? others[0];
-    if (old === undefined) return [fresh(name)];
+    if (others.length === 0) return [fresh(name)];
+    const old = this.kept(memory, others, input.health);
     const extra = others.filter(
       (s) => s !== old && health(s).ready && this.draining(memory, s, old.revision, nowMs),
     );
@@ -239,13 +244,32 @@ export class NodeRollouts {
     )
       return [...extra, old];
     if (surges(input.strategy)) {
-      const staticName = old.staticName === name ? surgeName(name, targetRevision) : name;
+      // The Pod's own name when free, else the surge name (a Pod still draining may hold it).
+      const taken = [...extra, old].some((s) => s.staticName === name);
+      const staticName = taken ? surgeName(name, targetRevision) : name;
       return [...extra, old, fresh(staticName)];
     }
     // Without surge: the old Pod leaves the backends, then the target replaces it in place.
     if (health(old).ready && this.draining(memory, old, '', nowMs)) return [...extra, old];
     memory.previous = { pod: old.pod, service: old.service };
     return [...extra, fresh(old.staticName)];
+  }
+
+  /**
+   * Of the Pods the node runs besides the target, the one it keeps serving: an available one
+   * that is not leaving the backends, else any available one, else the first not leaving, else
+   * the oldest. A Pod still draining after the previous rollout (Ready until its drain ends) is
+   * never kept over the Pod that replaced it: keeping it would make that Pod drain too, and
+   * both would leave the Service's backends at once.
+   */
+  private kept(
+    memory: Memory,
+    others: readonly Slot[],
+    health: (revision: string) => SlotHealth,
+  ): Slot {
+    const staying = others.filter((s) => !memory.draining.has(s.revision));
+    const available = (s: Slot): boolean => health(s.revision).available;
+    return (staying.find(available) ?? others.find(available) ?? staying[0] ?? others[0]) as Slot;
   }
 
   /** Starts (or continues) a slot's drain; true while it must stay published. */
