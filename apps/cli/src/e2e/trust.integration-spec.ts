@@ -182,9 +182,20 @@ describe('podmin trust and signed deploys (S3, SSM and KMS on the emulator)', ()
     expect((await verdict()).verdict).toMatchObject({ trusted: false });
   });
 
-  it('trust sign re-signs the unsigned index unchanged so that it verifies', async () => {
-    const before = parseSignedIndex(await indexText()).index;
-    await expectExit(sandbox, ['trust', 'sign'], 0, 'as alice');
+  it("trust sign names an unsigned index's entries, needs --yes without a terminal, then re-signs it unchanged so that it verifies", async () => {
+    const text = await indexText();
+    const before = parseSignedIndex(text).index;
+    await expectExit(
+      sandbox,
+      ['trust', 'sign'],
+      1,
+      'is not trusted now (the index is unsigned',
+      'default/web  revision ',
+      'confirmation required, nothing was written',
+      '--yes',
+    );
+    expect(await indexText()).toBe(text);
+    await expectExit(sandbox, ['trust', 'sign', '--yes'], 0, 'as alice');
     const after = await verdict();
     expect(after.index).toEqual(before);
     expect(after.verdict).toMatchObject({ trusted: true, signer: 'alice' });

@@ -286,6 +286,85 @@ describe('podmin trust operations', () => {
     expect(again.generation).toBeGreaterThan(split!.signature!.generation);
   });
 
+  describe('trust sign of an index that is not trusted now', () => {
+    const web = `nodegroups/default/pods/sha512/${'a'.repeat(128)}.yaml`;
+    const forged = `nodegroups/default/pods/sha512/${'f'.repeat(128)}.yaml`;
+
+    /** alice trusted; the index holds web, unsigned (as a bucket writer could leave it). */
+    async function untrusted(options: { interactive?: boolean; answer?: boolean } = {}) {
+      const ctx = setup(options);
+      const key = await aliceKey(ctx.deps);
+      await addDeployer({ name: 'alice', publicKeyFile: key.publicKeyFile }, ctx.deps);
+      await ctx.bucket.putIfAbsent(INDEX_KEY, serializeIndex({ 'default/web': { pod: web } }));
+      const signing = {
+        signer: localSigner('alice', fs.readFileSync(key.privateKeyFile, 'utf8'), 'key'),
+        cluster: 'demo',
+      };
+      const indexText = async () => {
+        const read = await readIndexObject(ctx.bucket);
+        return read.status === 'present' ? read.body.toString('utf8') : undefined;
+      };
+      return { ...ctx, signing, indexText };
+    }
+
+    it('names the reason and the entries, and without a terminal needs --yes (nothing written)', async () => {
+      const { deps, reporter, signing, indexText } = await untrusted();
+      const before = await indexText();
+      await expect(signIndex(signing, deps)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('confirmation required, nothing was written'),
+      });
+      expect(await indexText()).toBe(before);
+      const warning = reporter.warnings.join('\n');
+      expect(warning).toContain('is not trusted now (');
+      expect(warning).toContain('unsigned');
+      expect(warning).toContain(`default/web  revision ${'a'.repeat(12)}`);
+      const signed = await signIndex(signing, deps, { yes: true });
+      expect(signed.generation).toBeGreaterThan(0);
+      expect(splitSignature((await indexText())!)?.signature?.signer).toBe('alice');
+    });
+
+    it('asks on a terminal: no writes nothing, yes signs', async () => {
+      const { deps, reporter, signing, indexText } = await untrusted({ interactive: true });
+      const before = await indexText();
+      await expect(signIndex(signing, deps)).rejects.toMatchObject({
+        message: expect.stringContaining('not confirmed; nothing was written'),
+      });
+      expect(await indexText()).toBe(before);
+      reporter.answer = true;
+      await signIndex(signing, deps);
+      expect(splitSignature((await indexText())!)?.signature?.signer).toBe('alice');
+    });
+
+    it('signs only the entries it showed: an index changed meanwhile is refused', async () => {
+      const { deps, reporter, bucket, signing, indexText } = await untrusted({
+        interactive: true,
+      });
+      let changed = '';
+      reporter.confirm = async () => {
+        // A bucket writer adds an entry while the operator reads the list.
+        changed = serializeIndex({ 'default/web': { pod: web }, 'default/x': { pod: forged } });
+        await bucket.put(INDEX_KEY, changed);
+        return true;
+      };
+      await expect(signIndex(signing, deps)).rejects.toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining('the index changed after it was read'),
+      });
+      expect(await indexText()).toBe(changed);
+    });
+
+    it('re-signs an index that verifies without asking', async () => {
+      const { deps, reporter, signing, indexText } = await untrusted();
+      await signIndex(signing, deps, { yes: true });
+      reporter.warnings.length = 0;
+      const again = await signIndex(signing, deps);
+      expect(again.generation).toBeGreaterThan(0);
+      expect(reporter.warnings).toEqual([]);
+      expect(splitSignature((await indexText())!)?.signature?.generation).toBe(again.generation);
+    });
+  });
+
   it('--sign without the private key here fails before writing anything', async () => {
     const { deps, secretsFile } = setup();
     const key = await aliceKey(deps);
