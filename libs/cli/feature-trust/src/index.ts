@@ -6,13 +6,14 @@ export {
   addDeployer,
   listDeployers,
   removeDeployer,
-  signIndex,
   type KeygenRequest,
   type AddDeployerRequest,
   type AddDeployerResult,
   type DeployerRow,
   type RemoveDeployerRequest,
 } from './trust-commands';
+/** `podmin trust sign`: re-sign the index, showing and confirming one nodes refuse now. */
+export { signIndex, type SignIndexRequest } from './sign-index';
 /** Choosing the signer of an index write, and refusing unsigned writes under enforcement. */
 export {
   resolveSigner,

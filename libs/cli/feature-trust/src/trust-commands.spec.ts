@@ -14,7 +14,8 @@ import { PodminError } from '@podmin/util-errors';
 import { MAX_DEPLOYERS, parseDeployers, verifyIndexSignature } from '@podmin/util-trust';
 import { FakeKmsKeys } from './__fakes__/fake-kms-keys';
 import { generateKeyFiles, trustKeyDir } from './key-files';
-import { addDeployer, keygen, listDeployers, removeDeployer, signIndex } from './trust-commands';
+import { addDeployer, keygen, listDeployers, removeDeployer } from './trust-commands';
+import { signIndex } from './sign-index';
 import { localSigner } from '@podmin/util-trust';
 import type { TrustDeps } from './trust.ports';
 
