@@ -50,6 +50,16 @@ describe('createS3Client', () => {
     }
   });
 
+  it('does not ask S3 for stored checksums on reads, and still sends them on writes', async () => {
+    const client = createS3Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:4566' });
+    try {
+      expect(await client.config.responseChecksumValidation()).toBe('WHEN_REQUIRED');
+      expect(await client.config.requestChecksumCalculation()).toBe('WHEN_SUPPORTED');
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('uses the dual-stack endpoint when asked, unless a custom endpoint is set', () =>
     expectDualStackUnlessEndpoint(createS3Client));
 
