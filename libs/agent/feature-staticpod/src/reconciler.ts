@@ -10,7 +10,6 @@ import {
   DegradedPassError,
   type AppliedDeployment,
   type AppliedState,
-  type DeploymentFault,
   type PassResult,
   type ReconcileHealth,
 } from './reconcile-outcome';
@@ -19,6 +18,7 @@ import { IndexTrust } from './index-trust';
 import { RolloutGate, slotHealth, type RolloutCoordination } from './rollout-gate';
 import { publishedSlots } from './static-pod-files';
 import { PodStager } from './pod-stager';
+import { degradedPassError, stagingFault, type StagingFault } from './staging-faults';
 import { StaticPodPublisher, type StagedPod } from './static-pod-publisher';
 import type {
   DesiredStateReader,
@@ -284,7 +284,7 @@ export class StaticPodReconciler {
     }
 
     const staged: StagedPod[] = [];
-    const faults: Array<DeploymentFault & { cause: unknown }> = [];
+    const faults: StagingFault[] = [];
     const looks = new Map<
       string,
       { target: IndexEntry; health: (revision: string) => SlotHealth }
@@ -317,12 +317,7 @@ export class StaticPodReconciler {
         // One broken deployment must not hold up the others: it keeps what it last published.
         const previous = this.publishedByKey.get(key);
         if (previous !== undefined) staged.push(...previous.map((p) => ({ ...p, secrets: [] })));
-        faults.push({
-          deployment: key,
-          error: err instanceof Error ? err.message : String(err),
-          kept: previous !== undefined,
-          cause: err,
-        });
+        faults.push(stagingFault(key, err, previous !== undefined));
       }
     }
     this.rollouts.retain(new Set(mine.map(([key]) => key)));
@@ -369,7 +364,7 @@ export class StaticPodReconciler {
     );
     if (gate.gated) await this.syncRollouts(looks, staged);
     if (warning !== undefined) result.warning = warning;
-    if (faults.length > 0) throw degraded(this.options.nodegroup, faults, result);
+    if (faults.length > 0) throw degradedPassError(this.options.nodegroup, faults, result);
     return result;
   }
 
@@ -377,31 +372,4 @@ export class StaticPodReconciler {
   get pending(): boolean {
     return this.needsPass;
   }
-}
-
-/** The pass's error when some deployments kept their last published Pod instead of updating. */
-function degraded(
-  nodegroup: string,
-  faults: ReadonlyArray<DeploymentFault & { cause: unknown }>,
-  result: PassResult,
-): DegradedPassError {
-  const codes = new Set(
-    faults.map((f) => (f.cause instanceof PodminError ? f.cause.code : 'INTERNAL')),
-  );
-  const [only] = codes;
-  const described = faults
-    .map(
-      (f) =>
-        `deployment ${f.deployment} ${f.kept ? 'keeps its last published Pod' : 'is not published'}: ${f.error}`,
-    )
-    .join('; ');
-  return new DegradedPassError(
-    codes.size === 1 && only !== undefined ? only : 'SERVICE_UNAVAILABLE',
-    `staging NodeGroup ${nodegroup}: ${described}`,
-    {
-      result,
-      faults: faults.map(({ deployment, error, kept }) => ({ deployment, error, kept })),
-      ...(faults.length === 1 ? { cause: faults[0]?.cause } : {}),
-    },
-  );
 }
