@@ -7,6 +7,7 @@ export * from './history-limit';
 export * from './receipt-retention';
 export * from './rollback';
 export * from './status';
+export * from './status-lines';
 export * from './wait';
 export * from './rollout';
 export * from './rollout-state';

@@ -7,7 +7,8 @@ import { podRevision, receiptKey } from '@podmin/util-receipts';
 import { ROLLOUT_STATE_KEY, newRollout, serializeRolloutState } from '@podmin/util-rollout';
 import { readyPod, snapshot, writeReceipt } from './__fixtures__/receipts';
 import { commitDeployment } from './commit';
-import { formatAge, readStatus, rolloutLine, summaryLine } from './status';
+import { readStatus } from './status';
+import { formatAge, rolloutLine, summaryLine } from './status-lines';
 
 const podYaml = (image: string) =>
   `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n    - name: app\n      image: ${image}\n`;
