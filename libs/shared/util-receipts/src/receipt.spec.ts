@@ -3,7 +3,6 @@ import {
   MAX_REASON_CHARS,
   MAX_RECEIPT_BYTES,
   MAX_RECEIPT_PODS,
-  parseReceipt,
   parseReceiptKey,
   podRevision,
   receiptChangeKey,
@@ -12,6 +11,7 @@ import {
   type NodeReceipt,
   type PodReceipt,
 } from './receipt';
+import { parseReceipt } from './receipt-parser';
 
 const pod = (name: string, over: Partial<PodReceipt> = {}): PodReceipt => ({
   deployment: `default/${name}`,
