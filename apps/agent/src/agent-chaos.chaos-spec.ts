@@ -52,14 +52,13 @@ import {
 } from './__fixtures__/chaos';
 import {
   NetnsCluster,
-  type LogLine,
   type NetnsNode,
   type NodeAgentSetup,
-  type NodeProcess,
   netnsUnavailable,
   startNodeAgent,
   storeClusterSecrets,
 } from './__fixtures__/netns-cluster';
+import type { LogLine, NodeProcess } from './__fixtures__/node-process';
 
 const LEASE_MS = 12_000;
 const POLL_MS = 1_000;

@@ -22,13 +22,12 @@ import { serviceVip } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
   NetnsCluster,
-  type NodeProcess,
   netnsUnavailable,
   startNodeAgent,
   storeClusterSecrets,
-  type LogLine,
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
+import type { LogLine, NodeProcess } from './__fixtures__/node-process';
 
 const CLUSTER = 'demo';
 const LEASE_MS = Number(process.env['PODMIN_ELECTION_LEASE_MS'] ?? 35_000);

@@ -18,12 +18,12 @@ import { ManifestKubelet } from './__fixtures__/manifest-kubelet';
 import {
   NETNS_PREFIX,
   NetnsCluster,
-  type NodeProcess,
   netnsUnavailable,
   startNodeAgent,
   storeClusterSecrets,
   type NetnsNode,
 } from './__fixtures__/netns-cluster';
+import type { NodeProcess } from './__fixtures__/node-process';
 
 const CLUSTER = 'roll';
 const LEASE_MS = 9_000;

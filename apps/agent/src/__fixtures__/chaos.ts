@@ -7,7 +7,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { NodeProcess, type NetnsCluster, type NetnsNode } from './netns-cluster';
+import type { NetnsCluster, NetnsNode } from './netns-cluster';
+import { NodeProcess } from './node-process';
 
 const REPO_ROOT = path.resolve(__dirname, '../../../..');
 

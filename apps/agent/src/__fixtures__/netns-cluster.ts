@@ -2,13 +2,14 @@
 // node namespace, each node gets a unique-local address on a shared /64, and podmin-agent runs
 // inside each namespace as its own process group, so a test can SIGKILL or SIGSTOP a whole
 // node (agent and service processes) and read what every node logged.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { LocalSecretStore, type SecretStore } from '@podmin/data-access-secrets';
 import { formatIpv6 } from '@podmin/util-names';
 import { seedClusterSecrets } from '@podmin/testing';
+import { NodeProcess } from './node-process';
 
 /** Every `ip` call is bounded: a wedged netlink call must fail the test, not hang it. */
 const IP_TIMEOUT_MS = 10_000;
@@ -222,118 +223,6 @@ export class NetnsCluster {
   remaining(): string[] {
     const mine = new Set([...this.nodes.map((n) => n.ns), this.bridgeNs]);
     return namespaces().filter((n) => mine.has(n));
-  }
-}
-
-/** One JSON log line of an agent or its service processes. */
-export interface LogLine {
-  readonly time: string;
-  readonly level: string;
-  readonly service?: string;
-  readonly msg: string;
-  readonly [field: string]: unknown;
-}
-
-/** A process running in a node's namespace as its own process group, with its output kept. */
-export class NodeProcess {
-  private text = '';
-  private byteCount = 0;
-  private readonly parsed: LogLine[] = [];
-  /** When this test process received each of {@link parsed} (its clock, not the node's). */
-  private readonly arrivals: number[] = [];
-  private partial = '';
-  /** Resolves with the exit code (or -1 on a signal) once the process is gone. */
-  readonly exited: Promise<number>;
-  readonly child: ChildProcess;
-
-  constructor(
-    readonly node: NetnsNode,
-    command: readonly string[],
-    env: Readonly<Record<string, string>>,
-  ) {
-    // `ip netns exec` execs the command in place, so the pid is node's own and, with
-    // detached, the leader of a new process group holding the agent and its services.
-    this.child = spawn('ip', ['netns', 'exec', node.ns, ...command], {
-      env: { ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const take = (d: Buffer): void => {
-      const s = d.toString();
-      this.text += s;
-      this.byteCount += d.length;
-      const lines = (this.partial + s).split('\n');
-      this.partial = lines.pop() ?? '';
-      const now = Date.now();
-      for (const l of lines) {
-        if (!l.startsWith('{')) continue;
-        try {
-          this.parsed.push(JSON.parse(l) as LogLine);
-          this.arrivals.push(now);
-        } catch {
-          // A non-JSON line stays in output() only.
-        }
-      }
-    };
-    this.child.stdout?.on('data', take);
-    this.child.stderr?.on('data', take);
-    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code ?? -1)));
-  }
-
-  /** The process group's id (the first process's pid). */
-  get pgid(): number {
-    const pid = this.child.pid;
-    if (pid === undefined) throw new Error(`the agent of ${this.node.id} did not start`);
-    return pid;
-  }
-
-  /** Sends a signal to the whole process group (agent and services). */
-  signal(sig: NodeJS.Signals): void {
-    process.kill(-this.pgid, sig);
-  }
-
-  /** Every JSON line so far. */
-  lines(): readonly LogLine[] {
-    return this.parsed;
-  }
-
-  /** Lines with this message, optionally only those written at or after `sinceMs` (wall clock). */
-  find(msg: string, sinceMs = 0): LogLine[] {
-    return this.parsed.filter((l) => l.msg === msg && Date.parse(l.time) >= sinceMs);
-  }
-
-  /**
-   * JSON lines this test received at or after `sinceMs` on its own clock, each with that time:
-   * unlike {@link find}, right for a node whose clock is skewed.
-   */
-  received(sinceMs = 0): { line: LogLine; at: number }[] {
-    return this.parsed.flatMap((line, i) => {
-      const at = this.arrivals[i] ?? 0;
-      return at >= sinceMs ? [{ line, at }] : [];
-    });
-  }
-
-  /** Bytes written so far to stdout and stderr together (the log volume). */
-  bytes(): number {
-    return this.byteCount;
-  }
-
-  /** All output as text (for a failure's explanation). */
-  output(): string {
-    return this.text;
-  }
-
-  /** SIGKILLs the process group if it still runs and waits (bounded) for the exit. */
-  async kill(): Promise<void> {
-    try {
-      this.signal('SIGCONT');
-      this.signal('SIGKILL');
-    } catch {
-      // Already gone.
-    }
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
-    clearTimeout(timer);
   }
 }
 
