@@ -58,12 +58,13 @@ export { repoRoot } from './repo-root';
 export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
 /** A loopback HTTP server shaped like the upstreams the dependency resolver reads. */
 export {
-  artifact,
   FakeUpstream,
   type FakeJoolBuild,
   type FakeRelease,
   type FakeUpstreamEndpoints,
 } from './fake-upstream';
+/** Deterministic artifact bytes the fake upstreams serve. */
+export { artifact } from './fake-artifacts';
 /** A read-only loopback registry serving one OCI image layout under an upstream name. */
 export { LayoutRegistry } from './layout-registry';
 /** The dual-stack endpoint rule, asserted on real AWS SDK clients from a podmin factory. */
