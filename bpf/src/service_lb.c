@@ -131,54 +131,25 @@ enum stat {
   STAT_COUNT = 8,
 };
 
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct config);
-} podmin_config SEC(".maps");
+// A map definition: libbpf reads its type, size and key and value types from this struct's BTF.
+#define PODMIN_MAP(map_type, entries, key_type, value_type)                                        \
+  struct {                                                                                         \
+    __uint(type, map_type);                                                                        \
+    __uint(max_entries, entries);                                                                  \
+    __type(key, key_type);                                                                         \
+    __type(value, value_type);                                                                     \
+  }
 
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, struct in6_addr);
-  __type(value, __u32);
-} podmin_vips SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, struct svc_key);
-  __type(value, struct svc_val);
-} podmin_services SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, struct backend_key);
-  __type(value, struct backend_val);
-} podmin_backends SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 262144);
-  __type(key, struct flow_key);
-  __type(value, struct fwd_val);
-} podmin_fwd_flows SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 262144);
-  __type(key, struct flow_key);
-  __type(value, struct rev_val);
-} podmin_rev_flows SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, STAT_COUNT);
-  __type(key, __u32);
-  __type(value, __u64);
-} podmin_stats SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_ARRAY, 1, __u32, struct config) podmin_config SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_HASH, 65536, struct in6_addr, __u32) podmin_vips SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_HASH, 65536, struct svc_key, struct svc_val) podmin_services SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_HASH, 65536, struct backend_key, struct backend_val)
+    podmin_backends SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_LRU_HASH, 262144, struct flow_key, struct fwd_val)
+    podmin_fwd_flows SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_LRU_HASH, 262144, struct flow_key, struct rev_val)
+    podmin_rev_flows SEC(".maps");
+PODMIN_MAP(BPF_MAP_TYPE_PERCPU_ARRAY, STAT_COUNT, __u32, __u64) podmin_stats SEC(".maps");
 
 static __always_inline void count(__u32 which) {
   __u64 *n = bpf_map_lookup_elem(&podmin_stats, &which);
