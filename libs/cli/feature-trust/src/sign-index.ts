@@ -22,9 +22,10 @@ const SHOWN_ENTRIES = 20;
 
 /**
  * `podmin trust sign`: re-signs the current index unchanged as `signing`'s deployer, by the
- * same compare-and-swap as deploy. An index that verifies now is simply re-signed. One that does
- * not (unsigned, or its signature no longer matches: an edit by hand, a removed signer) is what
- * nodes refuse, and signing it makes them run whatever a bucket writer put there: the command
+ * same compare-and-swap as deploy. An index that verifies now is simply re-signed, and so is any
+ * index while enforcement is off (no trusted deployer: nodes verify nothing, so signing changes
+ * nothing they run; a note says so). One that does not verify under enforcement (unsigned, or
+ * its signature no longer matches: an edit by hand, a removed signer) is what nodes refuse, and signing it makes them run whatever a bucket writer put there: the command
  * names the reason and the entries, asks on a terminal (or needs `yes`), and signs exactly those
  * entries; an index that changed meanwhile is refused, nothing written.
  */
@@ -40,11 +41,18 @@ export async function signIndex(
     read.status === 'present' ? parseSignedIndex(read.body) : { index: {}, signature: undefined };
   const entriesText = serializeIndex(index);
   const { doc, exists } = await readDeployerList(deps);
+  const keys = Object.keys(index).sort();
+  if (!exists) {
+    // Nodes verify nothing yet, so signing changes nothing they run now; `trust add --sign`
+    // signs the same way when it turns enforcement on.
+    deps.reporter.info(
+      `Enforcement is off for cluster ${deps.cluster} (no trusted deployer): nodes run ${INDEX_KEY} signed or not. Signed as ${signing.signer.signer}, its ${keys.length} ${keys.length === 1 ? 'entry keeps' : 'entries keep'} running once \`podmin trust add\` trusts ${signing.signer.signer}.`,
+    );
+  }
   const verdict = exists
     ? verifyIndexSignature({ cluster: deps.cluster, entriesText, signature, deployers: doc })
-    : { trusted: false as const, reason: 'enforcement is off (no trusted deployer)' };
+    : { trusted: true as const };
   if (!verdict.trusted) {
-    const keys = Object.keys(index).sort();
     deps.reporter.warn(
       `${INDEX_KEY} of cluster ${deps.cluster} is not trusted now (${verdict.reason}); signing it as ${signing.signer.signer} makes every node run its ${keys.length} ${keys.length === 1 ? 'entry' : 'entries'}:\n` +
         entryLines(index, keys),

@@ -364,6 +364,26 @@ describe('podmin trust operations', () => {
       expect(reporter.warnings).toEqual([]);
       expect(splitSignature((await indexText())!)?.signature?.generation).toBe(again.generation);
     });
+
+    it('signs without asking while enforcement is off, saying nodes verify nothing yet', async () => {
+      const ctx = setup();
+      const key = await aliceKey(ctx.deps);
+      await ctx.bucket.putIfAbsent(INDEX_KEY, serializeIndex({ 'default/web': { pod: web } }));
+      const signing = {
+        signer: localSigner('alice', fs.readFileSync(key.privateKeyFile, 'utf8'), 'key'),
+        cluster: 'demo',
+      };
+      // No terminal and no --yes: nothing to confirm, as no node checks signatures.
+      const signed = await signIndex(signing, ctx.deps);
+      expect(signed.generation).toBeGreaterThan(0);
+      expect(ctx.reporter.warnings).toEqual([]);
+      expect(ctx.reporter.infos.join('\n')).toContain(
+        'Enforcement is off for cluster demo (no trusted deployer)',
+      );
+      const read = await readIndexObject(ctx.bucket);
+      if (read.status !== 'present') throw new Error('index missing');
+      expect(splitSignature(read.body.toString('utf8'))?.signature?.signer).toBe('alice');
+    });
   });
 
   it('--sign without the private key here fails before writing anything', async () => {
