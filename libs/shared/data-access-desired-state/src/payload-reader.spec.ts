@@ -76,6 +76,37 @@ describe('readPayloads', () => {
     expect(bodyOf(warm.get(podPayloadKey('b', pod('app-39'))))).toBe(pod('app-39'));
   });
 
+  it('keeps its reads in flight while cache writes are slow, and waits for the writes', async () => {
+    const store = new CountingStore();
+    const keys = Array.from({ length: 8 }, (_, i) => podPayloadKey('a', pod(`app-${i}`)));
+    keys.forEach((key, i) => store.objects.set(key, Buffer.from(pod(`app-${i}`))));
+    // A cache whose writes finish only when released, and one that refuses to keep anything.
+    const cache = new MapCache();
+    const release: Array<() => void> = [];
+    cache.put = (digest, body) =>
+      new Promise<void>((resolve) => release.push(resolve)).then(() => {
+        cache.entries.set(digest, body);
+      });
+    let done = false;
+    const reading = readPayloads(store, keys, { cache, concurrency: 2 }).then((reads) => {
+      done = true;
+      return reads;
+    });
+    while (store.reads.length < keys.length) await new Promise((r) => setTimeout(r, 1));
+    expect(store.maxInFlight).toBe(2);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false);
+    release.forEach((r) => r());
+    const reads = await reading;
+    expect(cache.entries.size).toBe(8);
+    expect(bodyOf(reads.get(keys[5] ?? ''))).toBe(pod('app-5'));
+
+    const failing = new MapCache();
+    failing.put = () => Promise.reject(new Error('disk full'));
+    const again = await readPayloads(store, keys, { cache: failing });
+    expect(bodyOf(again.get(keys[0] ?? ''))).toBe(pod('app-0'));
+  });
+
   it('never caches or returns a tampered payload, and tries the next path of its digest', async () => {
     const store = new CountingStore();
     const [a, b] = [podPayloadKey('a', pod('web')), podPayloadKey('b', pod('web'))];

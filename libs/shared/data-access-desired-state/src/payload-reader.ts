@@ -67,6 +67,9 @@ export async function readPayloads(
   }
   const { cache, signal } = options;
   const limit = pLimit(Math.max(1, options.concurrency ?? DEFAULT_READ_CONCURRENCY));
+  // Cache writes run beside the reads, not in their slots: a slot held for a local file write
+  // is one read fewer in flight (they are awaited before returning).
+  const writes: Array<Promise<void>> = [];
   const readDigest = async (digest: string, paths: readonly string[]): Promise<void> => {
     const cached = await cache?.get(digest);
     if (cached !== undefined) {
@@ -77,7 +80,8 @@ export async function readPayloads(
       signal?.throwIfAborted();
       try {
         const body = await readPayload(store, path, signal === undefined ? {} : { signal });
-        await cache?.put(digest, body);
+        // A cache that fails to keep the bytes only costs a later read.
+        if (cache !== undefined) writes.push(cache.put(digest, body).catch(() => undefined));
         for (const same of paths.slice(i)) results.set(same, { ok: true, body });
         return;
       } catch (err) {
@@ -86,6 +90,7 @@ export async function readPayloads(
     }
   };
   await Promise.all([...byDigest].map(([digest, paths]) => limit(() => readDigest(digest, paths))));
+  await Promise.all(writes);
   signal?.throwIfAborted();
   return results;
 }
