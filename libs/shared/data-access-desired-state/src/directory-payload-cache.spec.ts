@@ -27,6 +27,42 @@ describe('DirectoryPayloadCache', () => {
     expect(((await stat(path.join(dir, digest))).mode & 0o777).toString(8)).toBe('600');
   });
 
+  it('creates its directory once, and again when it was removed meanwhile', async () => {
+    const cacheDir = path.join(dir, 'payloads', 'sha512');
+    const cache = new DirectoryPayloadCache({ dir: cacheDir });
+    const [a, b] = [payload('a'), payload('b')];
+    await cache.put(sha512Hex(a), a);
+    await rm(path.join(dir, 'payloads'), { recursive: true });
+    await cache.put(sha512Hex(b), b);
+    expect(await readdir(cacheDir)).toEqual([sha512Hex(b)]);
+    expect(((await stat(cacheDir)).mode & 0o777).toString(8)).toBe('700');
+  });
+
+  it('answers misses after its 16th lookup from one listing, finding what is there or written since', async () => {
+    const present = payload('present');
+    await new DirectoryPayloadCache({ dir }).put(sha512Hex(present), present);
+    const cache = new DirectoryPayloadCache({ dir });
+    const other = new DirectoryPayloadCache({ dir });
+    const early = payload('early');
+    // Within the first 16 lookups each opens its file: another process's write is found.
+    expect(await cache.get(sha512Hex(early))).toBeUndefined();
+    await other.put(sha512Hex(early), early);
+    expect((await cache.get(sha512Hex(early)))?.equals(early)).toBe(true);
+    for (let i = 0; i < 20; i++) expect(await cache.get(sha512Hex(`absent-${i}`))).toBeUndefined();
+    // Now the listing answers: what was there and this process's own writes are found, another
+    // process's later write is a miss (no open of an absent file per lookup).
+    expect((await cache.get(sha512Hex(present)))?.equals(present)).toBe(true);
+    const mine = payload('mine');
+    await cache.put(sha512Hex(mine), mine);
+    expect((await cache.get(sha512Hex(mine)))?.equals(mine)).toBe(true);
+    const theirs = payload('theirs');
+    await other.put(sha512Hex(theirs), theirs);
+    expect(await cache.get(sha512Hex(theirs))).toBeUndefined();
+    // A directory that does not exist yet lists as empty.
+    const fresh = new DirectoryPayloadCache({ dir: path.join(dir, 'none') });
+    for (let i = 0; i < 20; i++) expect(await fresh.get(sha512Hex(`x-${i}`))).toBeUndefined();
+  });
+
   it('never stores bytes that do not hash to the digest', async () => {
     const cache = new DirectoryPayloadCache({ dir });
     await expect(cache.put(sha512Hex('web'), Buffer.from('evil'))).rejects.toMatchObject({

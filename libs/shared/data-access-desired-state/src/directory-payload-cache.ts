@@ -26,6 +26,10 @@ const TOUCH_AFTER_MS = 60_000;
 const STALE_TEMP_MS = 60 * 60_000;
 // Eviction goes below the bound, so the next few writes do not each rescan the directory.
 const EVICT_TO = 0.75;
+// Lookups after which a process answers misses from one listing of the directory instead of a
+// failed open per digest: a cold `podmin list` of 1,000 entries spent a tenth of its CPU
+// creating the errors of 1,000 opens of absent files.
+const LIST_AFTER_LOOKUPS = 16;
 
 /**
  * Verified payloads in a directory, one file per SHA-512 digest, bounded in total size by
@@ -40,6 +44,12 @@ export class DirectoryPayloadCache implements PayloadCache {
   private readonly now: () => number;
   private total: Promise<number> | undefined;
   private pruning: Promise<void> = Promise.resolve();
+  // The directory, created once per process (a cold list writes thousands of payloads).
+  private created: Promise<unknown> | undefined;
+  private lookups = 0;
+  // The digests in the directory (loaded after LIST_AFTER_LOOKUPS), with this process's writes
+  // added; undefined when it cannot be listed. Another process's later writes are misses.
+  private listing: Promise<Set<string> | undefined> | undefined;
 
   constructor(private readonly options: DirectoryPayloadCacheOptions) {
     this.maxBytes = options.maxBytes ?? DEFAULT_PAYLOAD_CACHE_BYTES;
@@ -48,6 +58,10 @@ export class DirectoryPayloadCache implements PayloadCache {
 
   async get(digest: string): Promise<Buffer | undefined> {
     if (!DIGEST.test(digest)) return undefined;
+    if (++this.lookups > LIST_AFTER_LOOKUPS) {
+      const names = await (this.listing ??= this.list());
+      if (names !== undefined && !names.has(digest)) return undefined;
+    }
     const file = path.join(this.options.dir, digest);
     let body: Buffer;
     let mtimeMs: number;
@@ -90,8 +104,7 @@ export class DirectoryPayloadCache implements PayloadCache {
     const { dir } = this.options;
     const file = path.join(dir, digest);
     const temp = path.join(dir, `.${digest}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+    const write = async (): Promise<void> => {
       const handle = await open(temp, 'wx', 0o600);
       try {
         await handle.writeFile(body);
@@ -99,11 +112,31 @@ export class DirectoryPayloadCache implements PayloadCache {
         await handle.close();
       }
       await rename(temp, file);
+    };
+    const created = () => mkdir(dir, { recursive: true, mode: 0o700 });
+    try {
+      await (this.created ??= created());
+      await write().catch(async (err: unknown) => {
+        // The directory was removed since (by a user, or `rm -rf` of the cache): again, once.
+        if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') throw err;
+        await (this.created = created());
+        await write();
+      });
     } catch {
       await rm(temp, { force: true }).catch(() => undefined);
       return;
     }
+    (await this.listing)?.add(digest);
     await this.account(body.length);
+  }
+
+  /** The digests in the directory now: none when it does not exist, undefined when unreadable. */
+  private async list(): Promise<Set<string> | undefined> {
+    try {
+      return new Set((await readdir(this.options.dir)).filter((name) => DIGEST.test(name)));
+    } catch (err) {
+      return (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? new Set() : undefined;
+    }
   }
 
   /** Adds `bytes` to the known total and evicts once it passes the bound. */
