@@ -53,6 +53,33 @@ describe('listDeployments with a summary cache', () => {
     expect(store.calls.filter((c) => c.startsWith('get'))).toEqual(['get deployments/index.json']);
   });
 
+  it('reads payloads the payload cache holds from it, and writes none there', async () => {
+    const store = new InMemoryObjectStore();
+    await fleet(store);
+    const held = new Map<string, Buffer>();
+    const puts: string[] = [];
+    const cache = {
+      get: (digest: string) => Promise.resolve(held.get(digest)),
+      put: (digest: string, body: Buffer) => {
+        puts.push(digest);
+        held.set(digest, body);
+        return Promise.resolve();
+      },
+    };
+    // Without summaries, list fills the payload cache; with them it only reads from it.
+    const rows = await listDeployments(store, undefined, undefined, { cache });
+    expect(puts).toHaveLength(3);
+    puts.length = 0;
+    store.calls.length = 0;
+    const summaries = summaryCacheIn(dir);
+    expect(await listDeployments(store, undefined, undefined, { cache, summaries })).toEqual(rows);
+    expect(store.calls.filter((c) => c.startsWith('get'))).toEqual(['get deployments/index.json']);
+    held.clear();
+    await rm(path.join(dir, 'list'), { recursive: true, force: true });
+    expect(await listDeployments(store, undefined, undefined, { cache, summaries })).toEqual(rows);
+    expect(puts).toEqual([]);
+  });
+
   it('reads only a new payload, and forgets summaries the index no longer names', async () => {
     const store = new InMemoryObjectStore();
     await fleet(store);
