@@ -90,6 +90,12 @@ export type Launcher = (spec: ServiceSpec) => ChildProcess;
  * (two thirds of it), `--max-lazy`, `--single-threaded-gc`, `--single-threaded`,
  * `--v8-pool-size=0`, `--max-old-space-size=128`, `UV_THREADPOOL_SIZE=1` and a forced GC after
  * start (each within the noise).
+ * Tried for the `fast` profile and not kept: without `--optimize-for-size` the registry's S3
+ * pull ran 486–516 MiB/s instead of 289–337 (bench/registry-pull.mjs, 128 MiB from the
+ * emulator), but under 200 stalled clients it grew +91 to +100 MiB against a 64 MiB budget
+ * (agent-registry-memory.integration-spec.ts; +27 MiB with the flag). The gain is V8's heap
+ * growing faster (fewer collections), not its compiler: `--heap-growing-percent=20` alone kept
+ * +28 MiB and 342–352 MiB/s, 50 gave +36 MiB and 334, 100 gave +48 MiB and 354.
  */
 
 /** V8 settings every service process starts with (see the measurements above). */
