@@ -94,9 +94,10 @@ read -r passed failed < <(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -o 'Tests: .*'
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
 echo
 echo "test-all took $((SECONDS - started)) s" >&2
-# What failed, named again at the end (a CI summary shows only the last lines): jest's ✕ lines,
-# bats' "not ok", and the tiers' "<tier>: FAILED: <check>" lines.
-failures=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '✕ |^ *not ok [0-9]|^[a-z][a-z -]*: FAILED: ' | head -n 20 || true)
+# What failed, named again at the end (a CI summary shows only the last lines): jest's ✕ lines
+# and "● <suite> › <test>" headings (a run of several files prints only those), bats' "not ok",
+# and the tiers' "<tier>: FAILED: <check>" lines.
+failures=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '✕ |● .+ › |^ *not ok [0-9]|^[a-z][a-z -]*: FAILED: ' | head -n 20 || true)
 if [[ -n $failures ]]; then
   echo "failed tests and checks (the first 20):"
   echo "$failures"
