@@ -25,9 +25,10 @@ const SHOWN_ENTRIES = 20;
  * same compare-and-swap as deploy. An index that verifies now is simply re-signed, and so is any
  * index while enforcement is off (no trusted deployer: nodes verify nothing, so signing changes
  * nothing they run; a note says so). One that does not verify under enforcement (unsigned, or
- * its signature no longer matches: an edit by hand, a removed signer) is what nodes refuse, and signing it makes them run whatever a bucket writer put there: the command
- * names the reason and the entries, asks on a terminal (or needs `yes`), and signs exactly those
- * entries; an index that changed meanwhile is refused, nothing written.
+ * its signature no longer matches: an edit by hand, a removed signer) is what nodes refuse, and
+ * signing it makes them run whatever a bucket writer put there: the command names the reason
+ * and the entries, asks on a terminal (or needs `yes`), and signs exactly those entries; an
+ * index that changed meanwhile is refused, nothing written.
  */
 export async function signIndex(
   signing: IndexSigning,

@@ -27,8 +27,8 @@ const STALE_TEMP_MS = 60 * 60_000;
 // Eviction goes below the bound, so the next few writes do not each rescan the directory.
 const EVICT_TO = 0.75;
 // Lookups after which a process answers misses from one listing of the directory instead of a
-// failed open per digest: a cold `podmin list` of 1,000 entries spent a tenth of its CPU
-// creating the errors of 1,000 opens of absent files.
+// failed open (and its error) per digest: a cold `podmin list` of 1,000 entries on the S3
+// emulator used 2.19 s of CPU with an open per miss and 2.11 s with the listing.
 const LIST_AFTER_LOOKUPS = 16;
 
 /**
