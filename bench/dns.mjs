@@ -50,6 +50,8 @@ const flag = (name, fallback) => {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   return arg ? Number(arg.split('=')[1]) : fallback;
 };
+// agent-dns's memory profile as the supervisor runs it (libs/agent/feature-supervisor/src/agent.ts).
+const DNS_PROFILE = { memory: 'fast', env: {} };
 const quick = process.argv.includes('--quick');
 // Writes agent-dns's V8 CPU profiles (main thread and UDP worker) there when it exits.
 const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
@@ -144,7 +146,7 @@ await main(async () => {
     "export { computeSnapshot } from './libs/agent/feature-coordinator/src/snapshot/compute-snapshot';",
     "export { ServicesViewHub, ViewSource } from './libs/agent/feature-coordinator/src/coordinator/services-view';",
     "export { agentClient } from './libs/agent/data-access-grpc/src/agent-client';",
-    "export { SERVICE_EXEC_ARGV, SERVICE_ENV, COORDINATOR_NICE } from '@podmin/agent-feature-supervisor';",
+    "export { serviceExecArgv, serviceEnv, COORDINATOR_NICE } from '@podmin/agent-feature-supervisor';",
     "export { serviceVip } from '@podmin/util-desired-state';",
     "export { clusterSearches } from '@podmin/util-manifest';",
   ]);
@@ -495,7 +497,7 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
   const agentLogFd = fs.openSync(agentLog, 'w');
   const agent = await start(
     ...onCpu(0, process.execPath, [
-      ...lib.SERVICE_EXEC_ARGV,
+      ...lib.serviceExecArgv(DNS_PROFILE),
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []),
       agentBundle,
       ...flags,
@@ -507,8 +509,7 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
     {
       stdio: ['ignore', 'ignore', agentLogFd],
       env: {
-        ...process.env,
-        ...lib.SERVICE_ENV,
+        ...lib.serviceEnv(DNS_PROFILE, process.env),
         PODMIN_NODE_ROOT: nodeRoot,
         PODMIN_AGENT_DNS_LISTEN: `127.0.0.1:${agentPort}`,
       },

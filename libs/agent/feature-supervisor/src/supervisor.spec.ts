@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
 import {
+  FAST_EXEC_ARGV,
   LEAN_ENV,
   SERVICE_ENV,
   SERVICE_EXEC_ARGV,
@@ -113,7 +114,7 @@ describe('Supervisor', () => {
       const byLite = (lite: boolean) =>
         started.find((l) => (l['execArgv'] as string[]).includes('--lite-mode') === lite);
       expect(byLite(false)).toMatchObject({
-        execArgv: [...SERVICE_EXEC_ARGV],
+        execArgv: [...SERVICE_EXEC_ARGV, ...FAST_EXEC_ARGV],
         malloc: { MALLOC_ARENA_MAX: '2' },
       });
       expect(byLite(true)).toMatchObject({
@@ -166,8 +167,11 @@ describe('Supervisor', () => {
   });
 
   it("derives each process's options and environment from its memory profile", () => {
-    expect(serviceExecArgv({})).toEqual([...SERVICE_EXEC_ARGV]);
-    expect(serviceExecArgv({ memory: 'fast' })).toEqual([...SERVICE_EXEC_ARGV]);
+    expect(serviceExecArgv({})).toEqual([...SERVICE_EXEC_ARGV, ...FAST_EXEC_ARGV]);
+    expect(serviceExecArgv({ memory: 'fast' })).toEqual([
+      ...SERVICE_EXEC_ARGV,
+      '--single-threaded-gc',
+    ]);
     expect(serviceExecArgv({ memory: 'lean' })).toEqual([...SERVICE_EXEC_ARGV, '--lite-mode']);
     // The supervisor's own environment passes through; the profile's settings win.
     const base = { PATH: '/bin', MALLOC_ARENA_MAX: '8' };

@@ -96,6 +96,12 @@ export type Launcher = (spec: ServiceSpec) => ChildProcess;
  * (agent-registry-memory.integration-spec.ts; +27 MiB with the flag). The gain is V8's heap
  * growing faster (fewer collections), not its compiler: `--heap-growing-percent=20` alone kept
  * +28 MiB and 342–352 MiB/s, 50 gave +36 MiB and 334, 100 gave +48 MiB and 354.
+ * - fast only, `--single-threaded-gc`: with a 1 MiB nursery a blob pull scavenges every few
+ *   MiB, and each scavenge woke V8's four helper threads, which spent more CPU than they saved.
+ *   A 256 MiB pull from the S3 emulator took 1,068 ms of CPU (helpers ~100 ms each, the main
+ *   thread 506) and 971–1,105 ms over three runs; with the flag 503–663 ms, and 298–377 →
+ *   400–512 MiB/s (means of 6 pulls, interleaved). `--no-memory-reducer` cut full collections
+ *   from 87 to 26 per 6 pulls but neither CPU nor throughput moved.
  */
 
 /** V8 settings every service process starts with (see the measurements above). */
@@ -103,6 +109,9 @@ export const SERVICE_EXEC_ARGV: readonly string[] = [
   '--max-semi-space-size=1',
   '--optimize-for-size',
 ];
+
+/** V8 settings a `fast` service adds. */
+export const FAST_EXEC_ARGV: readonly string[] = ['--single-threaded-gc'];
 
 /** V8 settings a `lean` service adds. */
 export const LEAN_EXEC_ARGV: readonly string[] = ['--lite-mode'];
@@ -118,7 +127,7 @@ export const LEAN_ENV: Readonly<Record<string, string>> = {
 
 /** The Node options a service process starts with, by its memory profile. */
 export function serviceExecArgv(spec: Pick<ServiceSpec, 'memory'>): string[] {
-  return [...SERVICE_EXEC_ARGV, ...(spec.memory === 'lean' ? LEAN_EXEC_ARGV : [])];
+  return [...SERVICE_EXEC_ARGV, ...(spec.memory === 'lean' ? LEAN_EXEC_ARGV : FAST_EXEC_ARGV)];
 }
 
 /** The environment a service process starts with: `base`, the spec's own, then its profile's. */
