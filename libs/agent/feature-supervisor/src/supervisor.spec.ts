@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -97,6 +98,10 @@ describe('Supervisor', () => {
       // A niced service runs at its priority; the others at the supervisor's.
       const pid = (name: string) => services.find((s) => s.name === name)?.pid ?? 0;
       expect(os.getPriority(pid('b'))).toBe(10);
+      // Every thread of it, V8's helper threads included (niceness is per thread on Linux).
+      const threads = fs.readdirSync(`/proc/${pid('b')}/task`).map(Number);
+      expect(threads.length).toBeGreaterThan(1);
+      expect(threads.map((tid) => os.getPriority(tid))).toEqual(threads.map(() => 10));
       expect(os.getPriority(pid('a'))).toBe(os.getPriority());
       expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
       expect(

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import readline from 'node:readline';
 import { isChildMessage, type SupervisorMessage } from '@podmin/agent-contracts';
@@ -138,14 +139,28 @@ export function serviceEnv(
   return { ...base, ...spec.env, ...SERVICE_ENV, ...(spec.memory === 'lean' ? LEAN_ENV : {}) };
 }
 
+/**
+ * The `nice` program, which starts a process at a niceness from its first instruction. Renicing
+ * a child once it runs reaches only its main thread: V8's compiler and GC helper threads it
+ * created before keep the old niceness (Linux sets niceness per thread).
+ */
+const NICE_PROGRAM = ['/usr/bin/nice', '/bin/nice'].find((file) => fs.existsSync(file));
+
 /** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
 export const forkLauncher: Launcher = (spec) => {
+  const execArgv = serviceExecArgv(spec);
+  const niced = spec.nice !== undefined && spec.nice !== 0 && NICE_PROGRAM !== undefined;
   const child = fork(spec.script, [...spec.args], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    execArgv: serviceExecArgv(spec),
+    ...(niced
+      ? {
+          execPath: NICE_PROGRAM,
+          execArgv: ['-n', String(spec.nice), process.execPath, ...execArgv],
+        }
+      : { execArgv }),
     env: serviceEnv(spec),
   });
-  if (spec.nice && child.pid !== undefined) {
+  if (spec.nice && !niced && child.pid !== undefined) {
     try {
       os.setPriority(child.pid, spec.nice);
     } catch {
