@@ -50,8 +50,9 @@ const flag = (name, fallback) => {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   return arg ? Number(arg.split('=')[1]) : fallback;
 };
-// agent-dns's memory profile as the supervisor runs it (libs/agent/feature-supervisor/src/agent.ts).
+// agent-dns's and the coordinator's memory profiles as the supervisor runs them (libs/agent/feature-supervisor/src/agent.ts).
 const DNS_PROFILE = { memory: 'fast', env: {} };
+const COORDINATOR_PROFILE = { memory: 'lean', env: {} };
 const quick = process.argv.includes('--quick');
 // Writes agent-dns's V8 CPU profiles (main thread and UDP worker) there when it exits.
 const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
@@ -367,7 +368,6 @@ function compute() {
   leader.publish(snapshot, lib.ViewSource.LEADER);
   recomputeMs.push(performance.now() - t0);
 }
-require('node:os').setPriority(lib.COORDINATOR_NICE);
 // agent-dns asks WatchServices for identities only: the view hub's answer for all Services.
 const hub = new lib.ServicesViewHub();
 hub.publish(lib.computeSnapshot({ cluster: ${JSON.stringify(CLUSTER)}, services: payloads(services), nodes: [], generation: 1 }).snapshot, lib.ViewSource.LEADER);
@@ -487,8 +487,20 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
         ? 'servers on CPU 0, dnsperf on CPU 1 (taskset)'
         : 'not pinned (one CPU or no taskset)'),
   );
-  const coordinator = await start(process.execPath, [coordinatorRunner], (out) =>
-    out.includes('ready'),
+  // Niced from its first instruction, as the supervisor's fork leaves it: every thread (V8's
+  // compiler and GC helpers too) at the coordinator's niceness. Niced from inside once running,
+  // only its main thread was, and its six helper threads competed with agent-dns at nice 0.
+  const coordinator = await start(
+    'nice',
+    [
+      '-n',
+      String(lib.COORDINATOR_NICE),
+      process.execPath,
+      ...lib.serviceExecArgv(COORDINATOR_PROFILE),
+      coordinatorRunner,
+    ],
+    (out) => out.includes('ready'),
+    { env: lib.serviceEnv(COORDINATOR_PROFILE, process.env) },
   );
   const dnsClient = lib.agentClient('dns', path.join(runtimeDir, 'dns.sock'));
   const flags = ['--provider', 'local', '--bucket', path.join(dir, 'bucket'), '--region', 'local'];
