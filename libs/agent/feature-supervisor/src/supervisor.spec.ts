@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -123,7 +124,7 @@ describe('Supervisor', () => {
         malloc: { MALLOC_ARENA_MAX: '2' },
       });
       expect(byLite(true)).toMatchObject({
-        execArgv: [...SERVICE_EXEC_ARGV, '--lite-mode'],
+        execArgv: [...SERVICE_EXEC_ARGV, '--lite-mode', '--no-expose-wasm'],
         malloc: {
           MALLOC_ARENA_MAX: '2',
           MALLOC_MMAP_THRESHOLD_: '65536',
@@ -177,7 +178,11 @@ describe('Supervisor', () => {
       ...SERVICE_EXEC_ARGV,
       '--single-threaded-gc',
     ]);
-    expect(serviceExecArgv({ memory: 'lean' })).toEqual([...SERVICE_EXEC_ARGV, '--lite-mode']);
+    expect(serviceExecArgv({ memory: 'lean' })).toEqual([
+      ...SERVICE_EXEC_ARGV,
+      '--lite-mode',
+      '--no-expose-wasm',
+    ]);
     // The supervisor's own environment passes through; the profile's settings win.
     const base = { PATH: '/bin', MALLOC_ARENA_MAX: '8' };
     expect(serviceEnv({ memory: 'fast' }, base)).toEqual({ PATH: '/bin', ...SERVICE_ENV });
@@ -186,6 +191,20 @@ describe('Supervisor', () => {
       ...SERVICE_ENV,
       ...LEAN_ENV,
     });
+  });
+
+  it('starts a process of either profile without a word on stderr', () => {
+    // Node warns on stderr when its flags conflict; every start would add it to the agent's log.
+    for (const memory of ['fast', 'lean'] as const) {
+      const run = spawnSync(process.execPath, [...serviceExecArgv({ memory }), '-e', '0'], {
+        encoding: 'utf8',
+      });
+      expect({ memory, status: run.status, stderr: run.stderr }).toEqual({
+        memory,
+        status: 0,
+        stderr: '',
+      });
+    }
   });
 
   it('reports a service that declares itself unhealthy', async () => {

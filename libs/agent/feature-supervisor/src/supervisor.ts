@@ -79,7 +79,8 @@ export type Launcher = (spec: ServiceSpec) => ChildProcess;
  *   (file-backed, yet counted in each process's RSS) nor its zones are touched (staticpod 67.3 →
  *   61.2 MiB, identity 73.6 → 68.3). It disables WebAssembly too, and with it the global fetch()
  *   (undici parses HTTP with wasm): a lean service must not use fetch. long.js's optional wasm
- *   falls back to JavaScript.
+ *   falls back to JavaScript. `--no-expose-wasm` says so explicitly: lite mode alone makes
+ *   Node print "disabling flag --expose_wasm due to conflicting flags" on every start.
  * - lean only, `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` at 64 KiB: starting leaves
  *   freed chunks behind that glibc would otherwise keep (−2.3 MiB each on top of lite mode). Not
  *   for a data path: every 64 KiB stream chunk would cost an mmap and a munmap.
@@ -115,7 +116,7 @@ export const SERVICE_EXEC_ARGV: readonly string[] = [
 export const FAST_EXEC_ARGV: readonly string[] = ['--single-threaded-gc'];
 
 /** V8 settings a `lean` service adds. */
-export const LEAN_EXEC_ARGV: readonly string[] = ['--lite-mode'];
+export const LEAN_EXEC_ARGV: readonly string[] = ['--lite-mode', '--no-expose-wasm'];
 
 /** Environment every service process gets on top of the supervisor's. */
 export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
