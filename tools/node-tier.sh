@@ -174,7 +174,7 @@ check running
 check sandbox_ready
 check pulled_through_registry
 check multi_platform
-cid=$(crictl ps --name hello --state Running -q | head -1)
+cid=$(crictl ps --name '^hello$' --label io.kubernetes.pod.name=hello-default --state Running -q | head -1)
 in_container() { crictl exec "$cid" /hello cat "$@"; }
 tls=/var/run/secrets/podmin.dev/tls
 identity_readable() {

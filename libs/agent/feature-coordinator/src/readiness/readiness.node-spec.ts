@@ -50,8 +50,10 @@ const criSocket = required('PODMIN_NODE_TIER_CRI_SOCKET');
  * `/hello get http://flip:8081/` inside the flip Pod `pod`: its resolver, CoreDNS, agent-dns,
  * then the VIP, which agent-dataplane's program on the Pod's own host veth sends back to it.
  */
-async function getFlipFrom(pod: string): Promise<{ code: number; out: string }> {
-  const cri = ['--runtime-endpoint', `unix://${criSocket}`];
+const cri = ['--runtime-endpoint', `unix://${criSocket}`];
+
+/** The IDs of the running containers of the Pod named `pod`, as containerd lists them. */
+async function runningContainers(pod: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(crictl, [
     ...cri,
     'ps',
@@ -61,7 +63,11 @@ async function getFlipFrom(pod: string): Promise<{ code: number; out: string }> 
     '--label',
     `io.kubernetes.pod.name=${pod}`,
   ]);
-  const container = stdout.trim().split('\n')[0] ?? '';
+  return stdout.split('\n').filter((id) => id !== '');
+}
+
+async function getFlipFrom(pod: string): Promise<{ code: number; out: string }> {
+  const container = (await runningContainers(pod))[0] ?? '';
   return new Promise((resolve) => {
     execFile(
       crictl,
@@ -173,7 +179,7 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
       '    app: flip',
       'spec:',
       '  containers:',
-      '  - name: hello',
+      '  - name: flip',
       `    image: ${image}`,
       '',
     ].join('\n');
@@ -202,9 +208,12 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
         labels: { [LABEL]: VALUE, app: 'flip' },
       },
       spec: {
+        // Its container is not named hello, and it stops at once: the node tier goes on to pick
+        // the hello Pod's container by name (`crictl ps --name hello`) right after this spec.
+        terminationGracePeriodSeconds: 1,
         containers: [
           {
-            name: 'hello',
+            name: 'flip',
             image,
             env: [{ name: 'PORT', value: '8081' }],
             readinessProbe: {
@@ -383,6 +392,13 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
       'kubelet without the Pod',
       async () => ((await client.list()).some(isOurs) ? undefined : true),
       90_000,
+    );
+    // kubelet lists the Pod no more while it still stops the container: nothing of it may
+    // outlive this spec.
+    await waitFor(
+      'no container of the Pod running',
+      async () => ((await runningContainers(pod?.name ?? '')).length === 0 ? true : undefined),
+      60_000,
     );
     expect(readiness.health()).toMatchObject({ ok: true, state: 'watching' });
   }, 240_000);
