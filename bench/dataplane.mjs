@@ -48,6 +48,8 @@ import path from 'node:path';
 import { killAtCleanup, main, onCleanup, result, skipped, tempDir } from './lib/bench.mjs';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
 import { perPacket } from './lib/dataplane-per-packet.mjs';
+import { programMaps } from './lib/dataplane-programming.mjs';
+import { kubeProxyNat, kubeProxyNft } from './lib/kube-proxy-rules.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const quick = process.argv.includes('--quick');
@@ -369,9 +371,9 @@ async function body(dir) {
   );
 
   const nftFile = path.join(dir, 'kube-proxy.nft');
-  fs.writeFileSync(nftFile, kubeProxyNft(services));
+  fs.writeFileSync(nftFile, kubeProxyNft(services, NODE));
   const iptFile = path.join(dir, 'kube-nat.rules');
-  fs.writeFileSync(iptFile, kubeProxyNat(services));
+  fs.writeFileSync(iptFile, kubeProxyNat(services, NODE));
   // Which rule set is in the node namespace now ('nft', 'ipt' or undefined). The rules go with
   // the namespace at cleanup, after the processes in it (an `nft -f` still loading among them)
   // are killed: deleting a table first would wait for that transaction.
@@ -507,51 +509,17 @@ async function body(dir) {
   });
 
   // --- 3. map programming --------------------------------------------------------------------
-  const objectLoadMs = [];
-  const programMs = [];
-  const programCpuMs = []; // this process's CPU time: on a busy machine, less than the wall time
-  let written = 0;
-  let second;
-  for (let i = 0; i < PROGRAM_RUNS; i++) {
-    const t0 = nowMs();
-    const object = lib.BpfObject.load(objectPath, lib.PROGRAM);
-    const unregister = onCleanup(() => object.close());
-    try {
-      const t1 = nowMs();
-      const m = (spec) => object.map(spec.name, spec.key, spec.value);
-      const maps = {
-        vips: m(lib.MAPS.vips),
-        services: m(lib.MAPS.services),
-        backends: m(lib.MAPS.backends),
-      };
-      const programmer = new lib.MapProgrammer(maps);
-      const t2 = nowMs();
-      const cpu = process.cpuUsage();
-      const done = programmer.program(services);
-      const t3 = nowMs();
-      const used = process.cpuUsage(cpu);
-      objectLoadMs.push(t1 - t0);
-      programMs.push(t3 - t2);
-      programCpuMs.push((used.user + used.system) / 1000);
-      written = done.updated;
-      const probeKey = lib.serviceKey(services[LAST].vip, 80, lib.IPPROTO.TCP);
-      if (done.backends !== SERVICES * 3 || maps.services.lookup(probeKey) === undefined)
-        throw new Error(`programming wrote ${JSON.stringify(done)}`);
-      if (i === PROGRAM_RUNS - 1) {
-        const changed = services.map((s, k) =>
-          k === 1234
-            ? { ...s, backends: backendsOf([BACKENDS['web-a'], BACKENDS['web-b'], SPARE]) }
-            : s,
-        );
-        const t4 = nowMs();
-        const r = programmer.program(changed);
-        second = { ...r, ms: nowMs() - t4 };
-      }
-    } finally {
-      object.close();
-      unregister();
-    }
-  }
+  const { objectLoadMs, programMs, programCpuMs, written, second } = programMaps(lib, {
+    objectPath,
+    services,
+    runs: PROGRAM_RUNS,
+    // The second snapshot: one Service's third backend replaced by another.
+    changed: services.map((s, k) =>
+      k === 1234
+        ? { ...s, backends: backendsOf([BACKENDS['web-a'], BACKENDS['web-b'], SPARE]) }
+        : s,
+    ),
+  });
   console.log(
     `map programming in this process, ${PROGRAM_RUNS} run(s) on fresh maps (BpfObject.load, then MapProgrammer.program):`,
   );
@@ -611,53 +579,6 @@ function run(what, command, args, env = process.env) {
   });
 }
 
-/** The nat table kube-proxy (iptables mode) writes for `list`, for ip6tables-restore. */
-function kubeProxyNat(list) {
-  const chains = [':KUBE-SERVICES - [0:0]', ':KUBE-POSTROUTING - [0:0]', ':KUBE-MARK-MASQ - [0:0]'];
-  const rules = [
-    '-A PREROUTING -j KUBE-SERVICES',
-    '-A POSTROUTING -j KUBE-POSTROUTING',
-    '-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000',
-    '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
-    '-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000',
-    `-A KUBE-POSTROUTING -j SNAT --to-source ${NODE} --random-fully`,
-  ];
-  const services = [];
-  const perService = [];
-  list.forEach((s, i) => {
-    const svc = `KUBE-SVC-${i}`;
-    chains.push(`:${svc} - [0:0]`);
-    services.push(`-A KUBE-SERVICES -d ${s.vip}/128 -p tcp -m tcp --dport 80 -j ${svc}`);
-    perService.push(`-A ${svc} -j KUBE-MARK-MASQ`);
-    const n = s.backends.length;
-    s.backends.forEach((b, k) => {
-      const sep = `KUBE-SEP-${i}-${k}`;
-      chains.push(`:${sep} - [0:0]`);
-      // kube-proxy's choice: endpoint k with probability 1/(n-k) of what is left.
-      const pick =
-        k < n - 1 ? `-m statistic --mode random --probability ${(1 / (n - k)).toFixed(11)} ` : '';
-      perService.push(`-A ${svc} ${pick}-j ${sep}`);
-      perService.push(`-A ${sep} -s ${b.address}/128 -j KUBE-MARK-MASQ`);
-      perService.push(
-        `-A ${sep} -p tcp -m tcp -j DNAT --to-destination [${b.address}]:${s.ports[0].targetPort}`,
-      );
-    });
-  });
-  return [
-    '*nat',
-    ':PREROUTING ACCEPT [0:0]',
-    ':INPUT ACCEPT [0:0]',
-    ':OUTPUT ACCEPT [0:0]',
-    ':POSTROUTING ACCEPT [0:0]',
-    ...chains,
-    ...rules,
-    ...services,
-    ...perService,
-    'COMMIT',
-    '',
-  ].join('\n');
-}
-
 /**
  * Runs `count` connections to `vip` with BPF run-time statistics on and returns how long
  * agent-dataplane's program ran for them, read from the agent's own program descriptor
@@ -694,50 +615,4 @@ async function ebpfPerConnection(lib, agentPid, vip, count, connect) {
     stop();
     unregister();
   }
-}
-
-/**
- * The NAT part of the table kube-proxy's nftables mode writes for `list` (pkg/proxy/nftables),
- * for `nft -f`: one verdict-map lookup on VIP . protocol . port, a chain per Service choosing
- * an endpoint with numgen, a chain per endpoint that DNATs, and masquerading of marked packets
- * (as a SNAT to the node address, fully random, like the ip6tables table and our dataplane).
- */
-function kubeProxyNft(list) {
-  const out = [
-    'table ip6 kube-proxy {',
-    '  chain mark-for-masquerade { meta mark set meta mark | 0x4000; }',
-    '  chain masquerading {',
-    '    meta mark & 0x4000 == 0 return',
-    '    meta mark set meta mark ^ 0x4000',
-    `    snat ip6 to ${NODE} fully-random`,
-    '  }',
-  ];
-  const elements = [];
-  list.forEach((s, i) => {
-    const svc = `service-${i}-tcp-80`;
-    elements.push(`${s.vip} . tcp . 80 : goto ${svc}`);
-    const eps = s.backends.map((b, k) => {
-      const ep = `endpoint-${i}-${k}`;
-      out.push(
-        `  chain ${ep} { ip6 saddr ${b.address} jump mark-for-masquerade; meta l4proto tcp dnat to [${b.address}]:${s.ports[0].targetPort}; }`,
-      );
-      return `${k} : goto ${ep}`;
-    });
-    out.push(
-      `  chain ${svc} { jump mark-for-masquerade; numgen random mod ${eps.length} vmap { ${eps.join(', ')} }; }`,
-    );
-  });
-  out.push(
-    '  map service-ips {',
-    '    type ipv6_addr . inet_proto . inet_service : verdict',
-    `    elements = { ${elements.join(',\n      ')} }`,
-    '  }',
-    '  chain services { ip6 daddr . meta l4proto . th dport vmap @service-ips; }',
-    // The hooks last: every chain they reach exists by then.
-    '  chain nat-prerouting { type nat hook prerouting priority dstnat; policy accept; jump services; }',
-    '  chain nat-postrouting { type nat hook postrouting priority srcnat; policy accept; jump masquerading; }',
-    '}',
-    '',
-  );
-  return out.join('\n');
 }

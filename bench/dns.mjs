@@ -37,13 +37,23 @@
 // run failed, 0 otherwise; without nsd, dnsperf or dig it prints SKIPPED and exits 0. Every
 // process and the temporary directory go at the end, on failure and on SIGINT/SIGTERM/SIGHUP.
 //   node bench/dns.mjs [--quick] [--seconds=N] [--rounds=N] [--profile=DIR]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { killAtCleanup, main, markOver, result, skipped, tempDir } from './lib/bench.mjs';
+import { main, markOver, result, skipped, tempDir } from './lib/bench.mjs';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
+import { dnsBenchData, writeMixFiles } from './lib/dns-mixes.mjs';
+import {
+  writeCorefile,
+  writeCoordinatorProgram,
+  writeNsdConf,
+  writeZoneFile,
+} from './lib/dns-servers.mjs';
+import { run, start } from './lib/children.mjs';
+import { dnsperf, median, quantile } from './lib/dnsperf.mjs';
 import { freeLoopbackPort } from './lib/free-port.mjs';
+import { cpuSeconds, rss } from './lib/proc-stats.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const flag = (name, fallback) => {
@@ -64,7 +74,6 @@ const RECOMPUTE_SERVICES = 1_000;
 const LOOKUPS = quick ? 20_000 : 60_000;
 const CLUSTER = 'bench';
 const NDOTS = 5;
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 const BUDGET_NSD = 0.5;
 const BUDGET_COREDNS = 1;
 const BUDGET_P99_MS = 2;
@@ -85,51 +94,6 @@ const onCpu = (cpu, command, args) =>
   pinned ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args];
 
 const dir = tempDir('podmin-bench-dns-');
-
-/** Starts a child and resolves once `isReady(stdoutSoFar)` holds. */
-function start(command, args, isReady, options = {}) {
-  const child = killAtCleanup(
-    spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options }),
-  );
-  let out = '';
-  child.stdout?.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 30_000;
-    const poll = async () => {
-      if (child.exitCode !== null) return reject(new Error(`${command} exited ${child.exitCode}`));
-      if (await isReady(out)) return resolve({ child, output: () => out });
-      if (Date.now() > deadline) return reject(new Error(`${command} did not start`));
-      setTimeout(poll, 50);
-    };
-    void poll();
-  });
-}
-
-/** Runs a command to its end without blocking the event loop (signals stay handled). */
-function run(command, args, { stdoutFile, env } = {}) {
-  return new Promise((resolve, reject) => {
-    // Into a file, stdout never blocks the command: a pipe that fills while this process is
-    // descheduled would stall dnsperf's receive loop and count as the server's latency.
-    const fd = stdoutFile === undefined ? 'pipe' : fs.openSync(stdoutFile, 'w');
-    const child = killAtCleanup(spawn(command, args, { stdio: ['ignore', fd, 'pipe'], env }));
-    if (typeof fd === 'number') fs.closeSync(fd);
-    const out = [];
-    const err = [];
-    child.stdout?.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (status) =>
-      resolve({
-        status,
-        stdout:
-          stdoutFile === undefined
-            ? Buffer.concat(out).toString()
-            : fs.readFileSync(stdoutFile, 'utf8'),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-  });
-}
 
 await main(async () => {
   // The workspace code the stand-in coordinator and the mixes use, bundled as agent-dns is.
@@ -174,165 +138,24 @@ await main(async () => {
     return { binary, version };
   })();
 
-  // 10,000 Services, 100 per namespace.
-  const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `team-${i}`);
-  const services = Array.from({ length: SERVICES }, (_, i) => ({
-    namespace: namespaces[i % NAMESPACES],
-    name: `svc-${Math.floor(i / NAMESPACES)}`,
-  }));
-  const byNamespace = new Map(namespaces.map((ns) => [ns, []]));
-  for (const s of services) byNamespace.get(s.namespace).push(s);
-
-  // A seeded generator (mulberry32), so every run asks the same queries.
-  let seed = 0x5eed;
-  const random = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const pick = (xs) => xs[Math.floor(random() * xs.length)];
-  const externals = Array.from({ length: 500 }, (_, i) =>
-    pick([`api-${i}.example.com`, `bucket-${i}.s3.us-east-1.amazonaws.com`, `h${i}.example.org`]),
-  );
-  const ZONE = 'svc.cluster.local';
-  /**
-   * The queries agent-dns receives for one getaddrinfo lookup of `name` from a Pod of
-   * `podNamespace`: glibc's candidates (the search list first below ndots dots, else the name
-   * first), each asked A then AAAA, stopping at the first answered (a Service's name: NODATA
-   * for A, the AAAA); only the candidates in svc.cluster.local reach agent-dns.
-   */
-  const lookup = (name, podNamespace) => {
-    const searched = lib.clusterSearches(podNamespace).map((domain) => `${name}.${domain}`);
-    const dots = name.split('.').length - 1;
-    const candidates = dots >= NDOTS ? [name, ...searched] : [...searched, name];
-    const queries = [];
-    for (const candidate of candidates) {
-      if (candidate !== ZONE && !candidate.endsWith(`.${ZONE}`)) continue;
-      queries.push(`${candidate} A`, `${candidate} AAAA`);
-      const labels = candidate.split('.');
-      const isService =
-        labels.length === 5 && byNamespace.get(labels[1])?.some((s) => s.name === labels[0]);
-      if (isService) break;
-    }
-    return queries;
-  };
-  const resolverQueries = [];
-  const lookupKinds = { own: 0, other: 0, full: 0, external: 0 };
-  for (let i = 0; i < LOOKUPS; i++) {
-    const podNamespace = pick(namespaces);
-    const r = random();
-    if (r < 0.45) {
-      lookupKinds.own++;
-      resolverQueries.push(...lookup(pick(byNamespace.get(podNamespace)).name, podNamespace));
-    } else if (r < 0.65) {
-      lookupKinds.other++;
-      const s = pick(services);
-      resolverQueries.push(...lookup(`${s.name}.${s.namespace}`, podNamespace));
-    } else if (r < 0.75) {
-      lookupKinds.full++;
-      const s = pick(services);
-      resolverQueries.push(...lookup(`${s.name}.${s.namespace}.${ZONE}`, podNamespace));
-    } else {
-      lookupKinds.external++;
-      resolverQueries.push(...lookup(pick(externals), podNamespace));
-    }
-  }
-  const randomCase = (line) => {
-    const [name, type] = line.split(' ');
-    let out = '';
-    for (const c of name) out += random() < 0.5 ? c.toUpperCase() : c;
-    return `${out} ${type}`;
-  };
-  const mixes = [
-    {
-      name: 'resolver',
-      nsdBudget: true,
-      lines: resolverQueries,
-      about: `${LOOKUPS} getaddrinfo lookups from Pods of ${NAMESPACES} namespaces (${Object.entries(
-        lookupKinds,
-      )
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}), ndots:${NDOTS}`,
-    },
-    {
-      name: 'resolver-0x20',
-      nsdBudget: true,
-      lines: resolverQueries.map(randomCase),
-      about: 'the resolver mix with each letter in random case (every query new to a reply cache)',
-    },
-    {
-      name: 'hits',
-      nsdBudget: false,
-      lines: services.map((s) => `${s.name}.${s.namespace}.${ZONE} AAAA`),
-      about: `AAAA of each of the ${SERVICES} Services in turn`,
-    },
-  ];
-  for (const mix of mixes) {
-    mix.file = path.join(dir, `${mix.name}.queries`);
-    fs.writeFileSync(mix.file, mix.lines.map((l) => `${l}\n`).join(''));
-    // One pass over the first queries, for comparing every server's rcodes query by query.
-    mix.checkFile = path.join(dir, `${mix.name}.check`);
-    fs.writeFileSync(
-      mix.checkFile,
-      mix.lines
-        .slice(0, 3000)
-        .map((l) => `${l}\n`)
-        .join(''),
-    );
-  }
+  // 10,000 Services, 100 per namespace, and the mixes (bench/lib/dns-mixes.mjs).
+  const { services, mixes } = dnsBenchData({
+    serviceCount: SERVICES,
+    namespaceCount: NAMESPACES,
+    lookups: LOOKUPS,
+    ndots: NDOTS,
+    clusterSearches: lib.clusterSearches,
+  });
+  writeMixFiles(dir, mixes);
 
   // NSD and CoreDNS: the same records in one zone file.
-  const zoneFile = path.join(dir, `${ZONE}.zone`);
-  fs.writeFileSync(
-    zoneFile,
-    [
-      `$ORIGIN ${ZONE}.`,
-      '$TTL 5',
-      `@ IN SOA ns.${ZONE}. hostmaster.${ZONE}. 1 3600 600 86400 5`,
-      `@ IN NS ns.${ZONE}.`,
-      ...services.map(
-        (s) => `${s.name}.${s.namespace} IN AAAA ${lib.serviceVip(CLUSTER, s.namespace, s.name)}`,
-      ),
-      '',
-    ].join('\n'),
+  const zoneFile = writeZoneFile(dir, services, (s) =>
+    lib.serviceVip(CLUSTER, s.namespace, s.name),
   );
   const nsdPort = await freeLoopbackPort();
-  const nsdConf = path.join(dir, 'nsd.conf');
-  fs.writeFileSync(
-    nsdConf,
-    `server:
-  ip-address: 127.0.0.1
-  port: ${nsdPort}
-  server-count: 1
-  do-ip6: no
-  username: ""
-  chroot: ""
-  zonesdir: "${dir}"
-  database: ""
-  zonelistfile: "${dir}/zone.list"
-  xfrdfile: "${dir}/xfrd.state"
-  xfrdir: "${dir}"
-  pidfile: "${dir}/nsd.pid"
-  logfile: "${dir}/nsd.log"
-  verbosity: 0
-  hide-version: yes
-  # Response rate limiting (Debian builds it in, 200 a second per source) would drop replies.
-  rrl-ratelimit: 0
-  rrl-whitelist-ratelimit: 0
-remote-control:
-  control-enable: no
-zone:
-  name: ${ZONE}
-  zonefile: ${zoneFile}
-`,
-  );
+  const nsdConf = writeNsdConf(dir, nsdPort, zoneFile);
   const corednsPort = await freeLoopbackPort();
-  const corefile = path.join(dir, 'Corefile');
-  fs.writeFileSync(
-    corefile,
-    `${ZONE}:${corednsPort} {\n    bind 127.0.0.1\n    file ${zoneFile}\n}\n`,
-  );
+  const corefile = writeCorefile(dir, corednsPort, zoneFile);
 
   // The stand-in coordinator: serves the 10,000 identities on coordinator.sock; SIGUSR2 toggles
   // a recompute of 1,000 Services every second (the leader's work, in its own process).
@@ -341,114 +164,16 @@ zone:
   fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
   const agentPort = await freeLoopbackPort();
   const coordinatorRunner = path.join(dir, 'coordinator.cjs');
-  fs.writeFileSync(
-    coordinatorRunner,
-    `const lib = require(${JSON.stringify(libFile)});
-const services = ${JSON.stringify(services)};
-const NODES = 100;
-const payloads = (list) => list.map((s) => ({ namespace: s.namespace, name: s.name, object: {
-  apiVersion: 'v1', kind: 'Service', metadata: { name: s.name, namespace: s.namespace },
-  spec: { selector: { app: s.name }, ports: [{ port: 443, protocol: 'TCP', targetPort: 8443 }] } } }));
-const recomputed = payloads(services.slice(0, ${RECOMPUTE_SERVICES}));
-let generation = 0;
-const recomputeMs = [];
-function compute() {
-  generation++;
-  const absent = generation % NODES;
-  const nodes = Array.from({ length: NODES }, (_, n) => ({
-    nodeId: 'node-' + n,
-    prefix: '2600:1f14:abc:1200:' + (n + 1).toString(16) + '::/80',
-    endpoints: n === absent ? [] : recomputed.flatMap((s, i) => [0, 1, 2]
-      .filter((b) => (i * 3 + b) % NODES === n)
-      .map(() => ({ namespace: s.namespace, labels: { app: s.name, 'pod-template-hash': 'abc123' },
-        address: '2600:1f14:abc:1200:' + (n + 1).toString(16) + '::' + (i + 1).toString(16) }))),
-  }));
-  const t0 = performance.now();
-  const { snapshot } = lib.computeSnapshot({ cluster: ${JSON.stringify(CLUSTER)}, services: recomputed, nodes, generation });
-  leader.publish(snapshot, lib.ViewSource.LEADER);
-  recomputeMs.push(performance.now() - t0);
-}
-// agent-dns asks WatchServices for identities only: the view hub's answer for all Services.
-const hub = new lib.ServicesViewHub();
-hub.publish(lib.computeSnapshot({ cluster: ${JSON.stringify(CLUSTER)}, services: payloads(services), nodes: [], generation: 1 }).snapshot, lib.ViewSource.LEADER);
-const leader = new lib.ServicesViewHub();
-lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.sock'))}).then((server) => {
-  server.setView(hub.current(true).snapshot);
-  let timer;
-  process.on('SIGUSR2', () => {
-    if (timer) { clearInterval(timer); timer = undefined; return; }
-    timer = setInterval(compute, 1000);
+  writeCoordinatorProgram(coordinatorRunner, {
+    libFile,
+    services,
+    cluster: CLUSTER,
+    recomputeServices: RECOMPUTE_SERVICES,
+    socket: path.join(runtimeDir, 'coordinator.sock'),
   });
-  process.on('SIGTERM', () => {
-    process.stdout.write(JSON.stringify({ generation, recomputeMs }) + '\\n');
-    server.stop();
-    process.exit(0);
-  });
-  process.stdout.write('ready\\n');
-});
-`,
-  );
 
-  /** utime+stime in seconds of every thread of `pid` and of its descendants' threads. */
-  const cpuSeconds = (pid) => {
-    const parents = new Map();
-    for (const entry of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-      } catch {
-        // gone meanwhile
-      }
-    }
-    const tree = [pid];
-    for (let i = 0; i < tree.length; i++) {
-      for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
-    }
-    let ticks = 0;
-    for (const p of tree) {
-      let tasks = [];
-      try {
-        tasks = fs.readdirSync(`/proc/${p}/task`);
-      } catch {
-        continue;
-      }
-      for (const task of tasks) {
-        try {
-          const stat = fs.readFileSync(`/proc/${p}/task/${task}/stat`, 'utf8');
-          // Fields after "pid (comm) ": state is [0], utime [11], stime [12].
-          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          ticks += Number(fields[11]) + Number(fields[12]);
-        } catch {
-          // a thread that ended meanwhile
-        }
-      }
-    }
-    return ticks / CLK_TCK;
-  };
-
-  /** One dnsperf run against a port; its summary numbers (and every latency with `verbose`). */
-  const dnsperf = async (port, file, { seconds: s, qps, verbose = false, once = false }) => {
-    const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-T', '1', '-c', '1'];
-    args.push('-q', '200', '-t', '2', ...(once ? ['-n', '1'] : ['-l', String(s)]));
-    if (qps) args.push('-Q', String(Math.round(qps)));
-    if (verbose) args.push('-v');
-    const r = await run(...onCpu(1, 'dnsperf', args), {
-      stdoutFile: path.join(dir, 'dnsperf.out'),
-    });
-    if (r.status !== 0) throw new Error(`dnsperf failed: ${r.stderr}`);
-    const num = (re) => Number(re.exec(r.stdout)?.[1] ?? NaN);
-    const codes = /Response codes:\s+(.*)/.exec(r.stdout)?.[1] ?? '';
-    return {
-      qps: num(/Queries per second:\s+([0-9.]+)/),
-      lostPercent: num(/Queries lost:\s+\d+ \(([0-9.]+)%\)/),
-      completed: num(/Queries completed:\s+(\d+)/),
-      codes: Object.fromEntries([...codes.matchAll(/([A-Z]+) (\d+)/g)].map((m) => [m[1], +m[2]])),
-      latencies: verbose
-        ? [...r.stdout.matchAll(/^> \S+ \S+ \S+ ([0-9.]+)$/gm)].map((m) => Number(m[1]))
-        : [],
-    };
-  };
+  // dnsperf on CPU 1 (the servers' is 0), writing into a file (see run in lib/children.mjs).
+  const placement = { wrap: (c, a) => onCpu(1, c, a), stdoutFile: path.join(dir, 'dnsperf.out') };
 
   /**
    * One dnsperf run of `mixName` against `server` with the server's CPU time over it. A run that
@@ -460,7 +185,7 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
     const file = mixes.find((m) => m.name === mixName).file;
     for (let attempt = 1; ; attempt++) {
       const cpu0 = cpuSeconds(server.pid);
-      const r = await dnsperf(server.port, file, options);
+      const r = await dnsperf(server.port, file, options, placement);
       const cpu = cpuSeconds(server.pid) - cpu0;
       if (r.lostPercent <= MAX_LOST_PERCENT) return { r, cpu };
       console.log(`  (${server.name} lost ${r.lostPercent}% of a ${mixName} run: ran again)`);
@@ -469,12 +194,6 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
       }
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
-  };
-
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-  const quantile = (xs, q) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
   };
 
   console.log(`working directory ${dir} (removed at the end)`);
@@ -535,12 +254,6 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
     .split('\n')
     .find((l) => l.includes('serve Service DNS over UDP'));
   const udp = udpLine ? JSON.parse(udpLine) : {};
-  /** VmRSS and VmHWM of a process, in MiB. */
-  const rss = (pid) => {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return `RSS ${(kib('VmRSS') / 1024).toFixed(1)} MiB (peak ${(kib('VmHWM') / 1024).toFixed(1)})`;
-  };
   console.log(
     `agent-dns UDP: ${udp.path ?? '?'}${udp.reason ? ` (${udp.reason})` : ''}; idle ${rss(agent.child.pid)}`,
   );
@@ -586,7 +299,7 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
   for (const mix of mixes) {
     let reference;
     for (const server of servers) {
-      const r = await dnsperf(server.port, mix.checkFile, { once: true, qps: 5000 });
+      const r = await dnsperf(server.port, mix.checkFile, { once: true, qps: 5000 }, placement);
       const codes = JSON.stringify(r.codes);
       if (r.completed !== Math.min(3000, mix.lines.length)) {
         throw new Error(`${server.name} lost queries of the ${mix.name} check`);
@@ -602,7 +315,7 @@ lib.TestCoordinator.start(${JSON.stringify(path.join(runtimeDir, 'coordinator.so
   }
   // Warm-up, not measured: agent-dns's JIT (and every server's caches) before the first round.
   for (const server of servers) {
-    for (const mix of mixes) await dnsperf(server.port, mix.file, { seconds: 1 });
+    for (const mix of mixes) await dnsperf(server.port, mix.file, { seconds: 1 }, placement);
   }
 
   // Throughput: every server at full speed, rounds alternating the order.

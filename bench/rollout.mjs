@@ -15,6 +15,7 @@ import path from 'node:path';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
 import { killAtCleanup, result, tempDir, yieldToSignals } from './lib/bench.mjs';
 import { PODMIN_BIN, deployWebArgs } from './lib/cli.mjs';
+import { mulberry32 } from './lib/prng.mjs';
 
 const args = process.argv.slice(2);
 const usage = 'usage: node bench/rollout.mjs [--quick] [--seed=N] [--node]';
@@ -210,18 +211,6 @@ async function nodeBench() {
   return okFailed && okServing;
 }
 
-/** mulberry32: a small seeded PRNG, so a seed gives the same run everywhere. */
-function prng(s) {
-  let state = s >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Events in virtual time: a binary heap ordered by (time, insertion). */
 class EventQueue {
   #heap = [];
@@ -288,7 +277,7 @@ class Bucket {
 
 /** One rollout of `variant` over `total` simulated nodes. */
 function simulate(lib, variant, total) {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const strategy = {
     type: 'RollingUpdate',
     maxUnavailable: variant.maxUnavailable,
