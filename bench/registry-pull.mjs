@@ -23,10 +23,10 @@
 //   (--quick: 256 MiB, 2 rounds, 16 MiB: below a few hundred MiB, starting curl, a few ms that
 //   the in-process anchor does not pay, weighs over a tenth of a local pull)
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomFillSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { curlGet, directRead, writeRandomBlob } from './lib/blob-transfer.mjs';
 import { bundleLibraries } from './lib/bundle-libraries.mjs';
 import { killAtCleanup, main, result, startEmulator, tempDir } from './lib/bench.mjs';
 
@@ -59,21 +59,6 @@ await main(async () => {
   ]);
   // The registry's profile as the supervisor runs it (libs/agent/feature-supervisor/src/agent.ts).
   const REGISTRY_PROFILE = { memory: 'fast', env: {} };
-
-  /** Writes `bytes` random bytes to `file` in 4 MiB chunks (never all in memory); returns the hex sha256. */
-  function writeRandomBlob(file, bytes) {
-    const hash = createHash('sha256');
-    const fd = fs.openSync(file, 'w');
-    const chunk = Buffer.alloc(4 * 1024 * 1024);
-    for (let written = 0; written < bytes; written += chunk.length) {
-      const part = chunk.subarray(0, Math.min(chunk.length, bytes - written));
-      randomFillSync(part);
-      hash.update(part);
-      fs.writeSync(fd, part);
-    }
-    fs.closeSync(fd);
-    return hash.digest('hex');
-  }
 
   /** The agent's six flags around the provider, bucket and region ones given. */
   const agentArgs = (flags) => [
@@ -140,57 +125,6 @@ await main(async () => {
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)));
       createInterface({ input: child.stdout }).once('line', (l) => resolve(Number(l)));
-    });
-  }
-
-  const elapsed = (start) => Number(process.hrtime.bigint() - start) / 1e6;
-
-  /** Reads the whole object through a registry adapter into one reused 1 MiB buffer, as the registry does. */
-  async function directRead(store, key, bytes, withSha256 = false) {
-    const start = process.hrtime.bigint();
-    const opened = await store.openRead(key);
-    const hash = withSha256 ? createHash('sha256') : undefined;
-    const into = new Uint8Array(1024 * 1024);
-    let read = 0;
-    try {
-      for (let n = await opened.body.read(into); n > 0; n = await opened.body.read(into)) {
-        read += n;
-        hash?.update(into.subarray(0, n));
-      }
-    } finally {
-      await opened.body.close();
-    }
-    hash?.digest();
-    if (read !== bytes) throw new Error(`direct read of ${key}: ${read} of ${bytes} bytes`);
-    return { bytes: read, ms: elapsed(start) };
-  }
-
-  /** GETs `url` with curl, body discarded; checks status and size. */
-  function curlGet(url, bytes) {
-    return new Promise((resolve, reject) => {
-      const start = process.hrtime.bigint();
-      const curl = spawn('curl', [
-        '-s',
-        '-o',
-        '/dev/null',
-        '-w',
-        '%{http_code} %{size_download}',
-        url,
-      ]);
-      let out = '';
-      curl.stdout.on('data', (d) => (out += d));
-      curl.on('error', reject);
-      curl.on('close', (code) => {
-        const ms = elapsed(start);
-        const [status, size] = out.split(' ').map(Number);
-        if (code !== 0 || status !== 200 || size !== bytes) {
-          reject(
-            new Error(`GET ${url}: curl exit ${code}, HTTP ${status}, ${size} of ${bytes} bytes`),
-          );
-        } else {
-          resolve({ bytes: size, ms });
-        }
-      });
     });
   }
 
