@@ -208,8 +208,8 @@ describe('KubeletReadiness against a real kubelet, and the agent’s snapshot an
         labels: { [LABEL]: VALUE, app: 'flip' },
       },
       spec: {
-        // Its container is not named hello, and it stops at once: the node tier goes on to pick
-        // the hello Pod's container by name (`crictl ps --name hello`) right after this spec.
+        // Its container is not named hello, and it stops at once: right after this spec the node
+        // tier picks the hello Pod's container by its name (tools/node-tier.sh).
         terminationGracePeriodSeconds: 1,
         containers: [
           {
