@@ -44,6 +44,10 @@
 // every packet writing it made both directions' CPUs fight over the entry's cache line. The
 // reuse delays above are 10 to 60,000 times longer; FIN and reset packets stamp it exactly.
 #define SEEN_GRANULE_NS (10 * 1000 * 1000ULL)
+// The program's clock: CLOCK_MONOTONIC as of the last timer tick (at most 1/HZ behind, a few
+// ms), read without the TSC: every interval above is at least 10 ms and none needs better, and
+// the precise clock's helper cost 15-20 ns of a known flow's packet.
+#define now_ns() bpf_ktime_get_coarse_ns()
 // How long a flow keeps the route (egress interface and MAC addresses) its first packet looked
 // up before looking it up again: a route change reaches existing flows within this.
 #define ROUTE_TTL_MS 1000
@@ -227,9 +231,23 @@ struct tuple {
   __u16 dport;
 };
 
+// The ones' complement sum of replacing `n` 32-bit words `from` with `to` (what bpf_csum_diff
+// answers, computed here: a helper call costs more than the sum).
+static __always_inline __u32 csum_words_diff(const __u32 *from, const __u32 *to, int n) {
+  __u64 sum = 0;
+#pragma unroll
+  for (int i = 0; i < n; i++)
+    sum += (__u32)~from[i] + (__u64)to[i];
+  sum = (sum & 0xffffffff) + (sum >> 32);
+  sum = (sum & 0xffffffff) + (sum >> 32);
+  return (__u32)sum;
+}
+
 // Rewrites both addresses and ports, fixing the L4 checksum (IPv6 has no header checksum). The
 // addresses are in the pseudo-header, the ports are not: a checksum the sender left for the
-// device to finish (CHECKSUM_PARTIAL) covers only the former, so they are fixed apart.
+// device to finish (CHECKSUM_PARTIAL) covers only the former, so they are fixed apart, by the
+// kernel's helpers, which alone know how the skb's checksum stands. The new tuple itself is
+// written straight into the packet: one store, not a helper call.
 static __always_inline int rewrite(struct __sk_buff *skb, const struct pkt *p,
                                    const struct in6_addr *saddr, __u16 sport,
                                    const struct in6_addr *daddr, __u16 dport) {
@@ -239,17 +257,29 @@ static __always_inline int rewrite(struct __sk_buff *skb, const struct pkt *p,
   t.sport = sport;
   t.dport = dport;
   __u64 mangled = p->key.proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
-  __s64 diff = bpf_csum_diff((__be32 *)&p->key.saddr, 32, (__be32 *)&t, 32, 0);
-  if (diff < 0)
-    return -1;
+  __u32 diff = csum_words_diff((const __u32 *)&p->key.saddr, (const __u32 *)&t, 8);
   __u32 old_ports = (__u32)p->key.sport | ((__u32)p->key.dport << 16);
   __u32 new_ports = (__u32)sport | ((__u32)dport << 16);
   if (bpf_l4_csum_replace(skb, p->csum_off, 0, diff, BPF_F_PSEUDO_HDR | mangled) < 0 ||
       bpf_l4_csum_replace(skb, p->csum_off, old_ports, new_ports, 4 | mangled) < 0)
     return -1;
-  if (bpf_skb_store_bytes(skb, sizeof(struct ethhdr) + offsetof(struct ipv6hdr, saddr), &t,
-                          sizeof(t), 0) < 0)
+  // The helpers may have moved the packet: its bounds are checked again before the store.
+  void *data = (void *)(long)skb->data;
+  void *data_end = (void *)(long)skb->data_end;
+  struct tuple *at = data + sizeof(struct ethhdr) + offsetof(struct ipv6hdr, saddr);
+  if ((void *)(at + 1) > data_end)
     return -1;
+  __builtin_memcpy(at, &t, sizeof(t));
+  return 0;
+}
+
+// Writes the route's destination and source MAC addresses into the Ethernet header.
+static __always_inline int set_macs(struct __sk_buff *skb, const __u8 *macs) {
+  void *data = (void *)(long)skb->data;
+  void *data_end = (void *)(long)skb->data_end;
+  if (data + 12 > data_end)
+    return -1;
+  __builtin_memcpy(data, macs, 12);
   return 0;
 }
 
@@ -261,9 +291,7 @@ static __always_inline int forward(struct __sk_buff *skb, const struct in6_addr 
                                    __u64 now) {
   __u32 now_ms = (__u32)(now / 1000000);
   if (cache->ifindex != 0 && now_ms - cache->at_ms < ROUTE_TTL_MS) {
-    __u8 macs[12];
-    __builtin_memcpy(macs, cache->macs, 12);
-    if (bpf_skb_store_bytes(skb, 0, macs, 12, 0) < 0)
+    if (set_macs(skb, cache->macs) < 0)
       return PODMIN_TCX_DROP;
     return bpf_redirect(cache->ifindex, 0);
   }
@@ -277,7 +305,7 @@ static __always_inline int forward(struct __sk_buff *skb, const struct in6_addr 
     __u8 macs[12];
     __builtin_memcpy(macs, fib.dmac, 6);
     __builtin_memcpy(macs + 6, fib.smac, 6);
-    if (bpf_skb_store_bytes(skb, 0, macs, 12, 0) < 0)
+    if (set_macs(skb, macs) < 0)
       return PODMIN_TCX_DROP;
     __builtin_memcpy(cache->macs, macs, 12);
     cache->ifindex = fib.ifindex;
@@ -489,7 +517,7 @@ static __always_inline int to_vip(struct __sk_buff *skb, struct ipv6hdr *ip6) {
   struct config *cfg = bpf_map_lookup_elem(&podmin_config, &zero);
   if (!cfg || !(cfg->flags & 1))
     return PODMIN_TCX_DROP;
-  __u64 now = bpf_ktime_get_ns();
+  __u64 now = now_ns();
 
   struct fwd_val *f = bpf_map_lookup_elem(&podmin_fwd_flows, &p.key);
   struct fwd_val nf = {};
@@ -615,7 +643,7 @@ static __always_inline int from_backend(struct __sk_buff *skb, struct ipv6hdr *i
   struct rev_val *r = bpf_map_lookup_elem(&podmin_rev_flows, &p.key);
   if (!r)
     return PODMIN_TCX_NEXT;
-  __u64 now = bpf_ktime_get_ns();
+  __u64 now = now_ns();
   seen(r, fin_rst_flags(p.tcp_flags, FLOW_FIN_REV), now);
   struct in6_addr vip, client;
   __builtin_memcpy(&vip, &r->vip, 16);
