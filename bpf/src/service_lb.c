@@ -200,26 +200,24 @@ static __always_inline int parse_l4(struct __sk_buff *skb, struct ipv6hdr *ip6, 
   p->key.proto = ip6->nexthdr;
   p->key.pad[0] = p->key.pad[1] = p->key.pad[2] = 0;
   p->tcp_flags = 0;
-  if (ip6->nexthdr == IPPROTO_TCP) {
-    struct tcphdr *th = data + p->l4_off;
-    if ((void *)(th + 1) > data_end)
-      return 0;
-    p->key.sport = th->source;
-    p->key.dport = th->dest;
-    p->csum_off = p->l4_off + offsetof(struct tcphdr, check);
-    p->tcp_flags = (th->fin ? 1 : 0) | (th->syn && !th->ack ? 2 : 0) | (th->rst ? 4 : 0);
-    return 1;
-  }
+  if (ip6->nexthdr != IPPROTO_TCP && ip6->nexthdr != IPPROTO_UDP)
+    return 0;
+  // Both headers begin with the source and destination ports; UDP's is 8 bytes, TCP's 20.
+  struct udphdr *uh = data + p->l4_off;
+  if ((void *)(uh + 1) > data_end)
+    return 0;
+  p->key.sport = uh->source;
+  p->key.dport = uh->dest;
   if (ip6->nexthdr == IPPROTO_UDP) {
-    struct udphdr *uh = data + p->l4_off;
-    if ((void *)(uh + 1) > data_end)
-      return 0;
-    p->key.sport = uh->source;
-    p->key.dport = uh->dest;
     p->csum_off = p->l4_off + offsetof(struct udphdr, check);
     return 1;
   }
-  return 0;
+  struct tcphdr *th = data + p->l4_off;
+  if ((void *)(th + 1) > data_end)
+    return 0;
+  p->csum_off = p->l4_off + offsetof(struct tcphdr, check);
+  p->tcp_flags = (th->fin ? 1 : 0) | (th->syn && !th->ack ? 2 : 0) | (th->rst ? 4 : 0);
+  return 1;
 }
 
 // The addresses and ports of a rewritten packet: the IPv6 header's last 32 bytes and the first
