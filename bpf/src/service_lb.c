@@ -330,7 +330,6 @@ struct icmp6_reply {
   __u8 quote[48]; // the offending IPv6 header and its first 8 payload bytes
 };
 
-
 struct tcp_reset {
   // Pseudo-header for the checksum, then the TCP header itself.
   struct in6_addr src;
@@ -339,6 +338,44 @@ struct tcp_reset {
   __be32 next;
   struct tcphdr th;
 };
+
+// The Internet checksum of `len` bytes at `buf` (a pseudo-header and its message), into `*out`.
+static __always_inline int internet_checksum(void *buf, __u32 len, __u16 *out) {
+  __s64 sum = bpf_csum_diff(0, 0, (__be32 *)buf, len, 0);
+  if (sum < 0)
+    return -1;
+  __u32 s = (__u32)sum;
+  s = (s & 0xffff) + (s >> 16);
+  s = (s & 0xffff) + (s >> 16);
+  *out = (__u16)~s;
+  return 0;
+}
+
+// Replaces the packet with `msg` (`len` bytes, IPv6 next header `next`) from `src` to `dst`,
+// its Ethernet addresses swapped, and sends it back out of the interface it came in on.
+static __always_inline int answer(struct __sk_buff *skb, struct ethhdr *eth,
+                                  const struct in6_addr *src, const struct in6_addr *dst,
+                                  __u8 next, void *msg, __u32 len) {
+  __u8 mac[6];
+  __builtin_memcpy(mac, eth->h_dest, 6);
+  __builtin_memcpy(eth->h_dest, eth->h_source, 6);
+  __builtin_memcpy(eth->h_source, mac, 6);
+  struct ipv6hdr ip6 = {};
+  ip6.version = 6;
+  ip6.payload_len = bpf_htons(len);
+  ip6.nexthdr = next;
+  ip6.hop_limit = 64;
+  __builtin_memcpy(&ip6.saddr, src, 16);
+  __builtin_memcpy(&ip6.daddr, dst, 16);
+  if (bpf_skb_change_tail(skb, sizeof(*eth) + sizeof(ip6) + len, 0) < 0)
+    return PODMIN_TCX_DROP;
+  if (bpf_skb_store_bytes(skb, 0, eth, sizeof(*eth), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(*eth), &ip6, sizeof(ip6), 0) < 0 ||
+      bpf_skb_store_bytes(skb, sizeof(*eth) + sizeof(ip6), msg, len, 0) < 0)
+    return PODMIN_TCX_DROP;
+  count(STAT_REJECT);
+  return bpf_redirect(skb->ifindex, 0);
+}
 
 // Answers a TCP segment with a reset (RFC 9293 §3.10.7.1), built in place of it. A reset, not
 // an ICMPv6 error, because Linux defers an ICMP error that arrives while connect() still holds
@@ -369,33 +406,9 @@ static __always_inline int reject_tcp(struct __sk_buff *skb, const struct pkt *p
     r.th.ack = 1;
     r.th.ack_seq = bpf_htonl(bpf_ntohl(in.seq) + seg_len);
   }
-  __s64 sum = bpf_csum_diff(0, 0, (__be32 *)&r, sizeof(r), 0);
-  if (sum < 0)
+  if (internet_checksum(&r, sizeof(r), &r.th.check) < 0)
     return PODMIN_TCX_DROP;
-  __u32 s = (__u32)sum;
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  r.th.check = (__u16)~s;
-
-  __u8 mac[6];
-  __builtin_memcpy(mac, eth.h_dest, 6);
-  __builtin_memcpy(eth.h_dest, eth.h_source, 6);
-  __builtin_memcpy(eth.h_source, mac, 6);
-  struct ipv6hdr ip6 = {};
-  ip6.version = 6;
-  ip6.payload_len = bpf_htons(sizeof(struct tcphdr));
-  ip6.nexthdr = IPPROTO_TCP;
-  ip6.hop_limit = 64;
-  __builtin_memcpy(&ip6.saddr, &r.src, 16);
-  __builtin_memcpy(&ip6.daddr, &r.dst, 16);
-  if (bpf_skb_change_tail(skb, sizeof(eth) + sizeof(ip6) + sizeof(struct tcphdr), 0) < 0)
-    return PODMIN_TCX_DROP;
-  if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0) < 0 ||
-      bpf_skb_store_bytes(skb, sizeof(eth), &ip6, sizeof(ip6), 0) < 0 ||
-      bpf_skb_store_bytes(skb, sizeof(eth) + sizeof(ip6), &r.th, sizeof(r.th), 0) < 0)
-    return PODMIN_TCX_DROP;
-  count(STAT_REJECT);
-  return bpf_redirect(skb->ifindex, 0);
+  return answer(skb, &eth, &r.src, &r.dst, IPPROTO_TCP, &r.th, sizeof(r.th));
 }
 
 // Answers a UDP datagram with ICMPv6 port unreachable, built in place of it: a connected
@@ -406,10 +419,6 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct pkt *p
   if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0 ||
       bpf_skb_load_bytes(skb, sizeof(struct ethhdr), r.quote, sizeof(r.quote)) < 0)
     return PODMIN_TCX_DROP;
-  __u8 mac[6];
-  __builtin_memcpy(mac, eth.h_dest, 6);
-  __builtin_memcpy(eth.h_dest, eth.h_source, 6);
-  __builtin_memcpy(eth.h_source, mac, 6);
   __builtin_memcpy(&r.src, &p->key.daddr, 16);
   __builtin_memcpy(&r.dst, &p->key.saddr, 16);
   __u32 msg_len = 8 + sizeof(r.quote);
@@ -417,30 +426,9 @@ static __always_inline int reject_udp(struct __sk_buff *skb, const struct pkt *p
   r.next = bpf_htonl(NEXTHDR_ICMPV6);
   r.type = ICMPV6_DEST_UNREACH;
   r.code = ICMPV6_PORT_UNREACH;
-  __s64 sum = bpf_csum_diff(0, 0, (__be32 *)&r, sizeof(r), 0);
-  if (sum < 0)
+  if (internet_checksum(&r, sizeof(r), &r.csum) < 0)
     return PODMIN_TCX_DROP;
-  __u32 s = (__u32)sum;
-  s = (s & 0xffff) + (s >> 16);
-  s = (s & 0xffff) + (s >> 16);
-  r.csum = (__u16)~s;
-
-  struct ipv6hdr ip6 = {};
-  ip6.version = 6;
-  ip6.payload_len = bpf_htons(msg_len);
-  ip6.nexthdr = NEXTHDR_ICMPV6;
-  ip6.hop_limit = 64;
-  __builtin_memcpy(&ip6.saddr, &r.src, 16);
-  __builtin_memcpy(&ip6.daddr, &r.dst, 16);
-  __u32 total = sizeof(struct ethhdr) + sizeof(ip6) + msg_len;
-  if (bpf_skb_change_tail(skb, total, 0) < 0)
-    return PODMIN_TCX_DROP;
-  if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0) < 0 ||
-      bpf_skb_store_bytes(skb, sizeof(eth), &ip6, sizeof(ip6), 0) < 0 ||
-      bpf_skb_store_bytes(skb, sizeof(eth) + sizeof(ip6), &r.type, msg_len, 0) < 0)
-    return PODMIN_TCX_DROP;
-  count(STAT_REJECT);
-  return bpf_redirect(skb->ifindex, 0);
+  return answer(skb, &eth, &r.src, &r.dst, NEXTHDR_ICMPV6, &r.type, msg_len);
 }
 
 // Fails a packet to a VIP port with no ready backend closed, answering so the client fails fast.
