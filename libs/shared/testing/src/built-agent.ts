@@ -122,6 +122,20 @@ export function spawnBuiltAgent(options: BuiltAgentOptions): BuiltAgent {
   };
 }
 
+/** A built agent running on loopback ports of its own. */
+export interface StartedAgent {
+  agent: BuiltAgent;
+  ports: AgentPorts;
+}
+
+/** Starts {@link AGENT_BIN} (see {@link spawnBuiltAgent}) on four free loopback ports. */
+export async function startBuiltAgent(
+  options: Omit<BuiltAgentOptions, 'ports' | 'nodeRoot'> & { nodeRoot: string },
+): Promise<StartedAgent> {
+  const ports = await freeAgentPorts();
+  return { agent: spawnBuiltAgent({ ...options, ports }), ports };
+}
+
 /** The environment that points an `--provider aws` agent at the AWS-API emulator. */
 export function emulatorAgentEnv(emulator: {
   endpoint: string;

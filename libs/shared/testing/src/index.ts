@@ -38,8 +38,18 @@ export {
   type BuiltAgent,
   type BuiltAgentOptions,
 } from './built-agent';
-/** DaemonSet (and Service) manifests as a user deploys them, for agent specs. */
-export { daemonSetManifest, type TestDaemonSet } from './manifests';
+/** DaemonSet (and Service) manifests as a user deploys them: flow style, or block style. */
+export {
+  daemonSetManifest,
+  daemonSetYaml,
+  type TestDaemonSet,
+  type TestDaemonSetYaml,
+  type TestServicePort,
+} from './manifests';
+/** A complete published dependency manifest (both architectures, optionally the log packages). */
+export { dependencyManifest, type TestDependencyManifest } from './dependency-manifest';
+/** An `--otel-logs` value with every option and the module input setup writes for it. */
+export { OTEL_LOGS_EXAMPLE } from './otel-logs';
 /** The secrets `podmin setup` seeds before an agent starts (workload CA key, cluster CA). */
 export { seedClusterSecrets, type SecretCreator } from './seeded-secrets';
 /** Tiers that cannot run here: Jest's own skip and one `SKIPPED <tier>: <reason>` line. */
@@ -54,6 +64,8 @@ export {
 } from './skip';
 /** The workspace root, for specs that run its scripts or read its build output. */
 export { repoRoot } from './repo-root';
+/** One CommonJS bundle of a TypeScript module, for specs that run it in a child process. */
+export { bundleForNode } from './node-bundle';
 /** The real OpenTofu/Terraform for infrastructure tests. */
 export { findTestInfraEngine, type TestInfraEngine } from './infra-engine';
 /** A loopback HTTP server shaped like the upstreams the dependency resolver reads. */
@@ -73,3 +85,7 @@ export {
   type AwsSdkClientLike,
   type DualStackOptions,
 } from './aws-client-rules';
+/** A DaemonSet manifest with a RollingUpdate strategy, for rollout specs. */
+export { rollingDaemonSetManifest, type TestRollingDaemonSet } from './rolling-daemon-set';
+/** The built podmin-agent started on free loopback ports. */
+export { startBuiltAgent, type StartedAgent } from './built-agent';

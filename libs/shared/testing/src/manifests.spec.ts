@@ -1,5 +1,5 @@
 import { parseAllDocuments } from 'yaml';
-import { daemonSetManifest } from './manifests';
+import { daemonSetManifest, daemonSetYaml } from './manifests';
 
 const parse = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS() as unknown);
 
@@ -67,5 +67,40 @@ describe('daemonSetManifest', () => {
       },
     });
     expect(service?.spec['selector']).toEqual({ app: 'other' });
+  });
+});
+
+describe('daemonSetYaml', () => {
+  it('writes the same objects as daemonSetManifest, in block style', () => {
+    const text = daemonSetYaml({
+      namespace: 'product',
+      containers: { web: 'web:v1', sidecar: 'sidecar:v1' },
+      annotations: { 'podmin.dev/aws-parameter-store': 'token' },
+      service: { selector: 'other', ports: [{ port: 443, targetPort: 8443 }] },
+    });
+    expect(parse(text)).toEqual(
+      parse(
+        daemonSetManifest({
+          containers: { web: 'web:v1', sidecar: 'sidecar:v1' },
+          secret: 'token',
+          servicePort: 443,
+          serviceSelector: 'other',
+        }),
+      ),
+    );
+    expect(text).toContain('\n      containers:\n        - name: web\n          image: web:v1\n');
+    expect(text).not.toContain('{');
+  });
+
+  it('leaves metadata without a namespace unless given one', () => {
+    const [daemonSet, service] = parse(
+      daemonSetYaml({ name: 'api', service: { name: 'front', ports: [{ port: 80 }] } }),
+    );
+    expect(daemonSet).toMatchObject({ metadata: { name: 'api' } });
+    expect(service).toMatchObject({
+      metadata: { name: 'front' },
+      spec: { selector: { app: 'api' } },
+    });
+    expect(daemonSetYaml()).not.toContain('namespace');
   });
 });
