@@ -4,6 +4,8 @@ import { RecordingReporter } from '@podmin/cli-util-io';
 import { run } from './cli';
 import { createCliContext } from './cli-context';
 import { parseDuration } from './commands/deploy/deploy.command';
+import { deployWebArgs } from './__fixtures__/deploy-args';
+import { connectAndDeployWeb } from './__fixtures__/in-process';
 import { useTempHome } from '@podmin/testing';
 
 describe('run (in process)', () => {
@@ -17,12 +19,7 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     expect(fs.existsSync(path.join(home(), 'd', 'podmin', 'buckets', 'demo'))).toBe(true);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
+    expect(await run(deployWebArgs('hello:v1'), ctx)).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
     expect(JSON.parse(reporter.results[1] as string)).toEqual([
@@ -32,19 +29,8 @@ describe('run (in process)', () => {
 
   it('lists history and rolls back through the handlers', async () => {
     const ctx = createCliContext(reporter, env());
-    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v2'],
-        ctx,
-      ),
-    ).toBe(0);
+    await connectAndDeployWeb(ctx);
+    expect(await run(deployWebArgs('hello:v2'), ctx)).toBe(0);
     reporter.results.length = 0;
     expect(await run(['history', 'web', '-g', 'default'], ctx)).toBe(0);
     const lines = (reporter.results[0] as string).trimEnd().split('\n');
@@ -67,54 +53,16 @@ describe('run (in process)', () => {
 
   it('shows status from receipts and checks the --wait flags', async () => {
     const ctx = createCliContext(reporter, env());
-    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
+    await connectAndDeployWeb(ctx);
     expect(await run(['status'], ctx)).toBe(0);
     expect(reporter.results[1]).toMatch(/^NAME\s+NODEGROUP\s+NODE\s+DESIRED\s+APPLIED/);
     expect(reporter.results[1]).toContain('no node receipts');
     expect(reporter.results[1]).toContain('web: 0/0 ready (no live node)');
     expect(await run(['status', 'nope', '-g', 'default'], ctx)).toBe(1);
     expect(reporter.infos.join('\n')).toContain('no such deployment');
-    expect(
-      await run(
-        [
-          'deploy',
-          '--no-preflight',
-          '--no-pin',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-          '--rollback-on-failure',
-        ],
-        ctx,
-      ),
-    ).toBe(2);
+    expect(await run(deployWebArgs('hello:v1', '--rollback-on-failure'), ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toContain('--rollback-on-failure needs --wait');
-    expect(
-      await run(
-        [
-          'deploy',
-          '--no-preflight',
-          '--no-pin',
-          'web',
-          '-g',
-          'default',
-          '--image',
-          'hello:v1',
-          '--wait',
-          '--timeout',
-          'soon',
-        ],
-        ctx,
-      ),
-    ).toBe(2);
+    expect(await run(deployWebArgs('hello:v1', '--wait', '--timeout', 'soon'), ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toContain('is not a duration');
   });
 
@@ -122,10 +70,9 @@ describe('run (in process)', () => {
     const ctx = createCliContext(reporter, env());
     expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
     reporter.results.length = 0;
-    const deploy = ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image'];
-    expect(await run([...deploy, 'hello:v1', '-o', 'json'], ctx)).toBe(0);
-    expect(await run([...deploy, 'hello:v2', '-o', 'yaml'], ctx)).toBe(0);
-    expect(await run([...deploy, 'hello:v3', '-o', 'name'], ctx)).toBe(0);
+    expect(await run(deployWebArgs('hello:v1', '-o', 'json'), ctx)).toBe(0);
+    expect(await run(deployWebArgs('hello:v2', '-o', 'yaml'), ctx)).toBe(0);
+    expect(await run(deployWebArgs('hello:v3', '-o', 'name'), ctx)).toBe(0);
     expect(reporter.results).toEqual([
       '{\n  "key": "default/web",\n  "changed": true\n}\n',
       'key: default/web\nchanged: true\n',
@@ -133,7 +80,7 @@ describe('run (in process)', () => {
     ]);
     // The table run after them reports through the recording reporter itself, as before.
     expect(ctx.reporter).toBe(reporter);
-    expect(await run([...deploy, 'hello:v4'], ctx)).toBe(0);
+    expect(await run(deployWebArgs('hello:v4'), ctx)).toBe(0);
     expect(reporter.results.at(-1)).toBe('default/web');
     expect(await run(['history', 'web', '-g', 'default', '--limit', '-3'], ctx)).toBe(2);
     expect(reporter.infos.join('\n')).toContain('--limit: "-3" is not a whole number');
@@ -243,16 +190,7 @@ describe('run (in process)', () => {
     expect(await run(['use', 'one'], ctx)).toBe(0);
     const config = path.join(home(), 'c', 'podmin', 'config.json');
     const saved = fs.readFileSync(config);
-    const deploy = [
-      'deploy',
-      '--no-preflight',
-      '--no-pin',
-      'web',
-      '-g',
-      'default',
-      '--image',
-      'hello:v1',
-    ];
+    const deploy = deployWebArgs('hello:v1');
     const withVariable = createCliContext(reporter, { ...env(), PODMIN_CONTEXT: 'two' });
     expect(await run(deploy, withVariable)).toBe(0);
     expect(await run([...deploy, '--context', 'three'], withVariable)).toBe(0);

@@ -11,6 +11,7 @@ import {
 } from '@podmin/cli-providers';
 import { run } from './cli';
 import { createCliContext } from './cli-context';
+import { deployWebArgs } from './__fixtures__/deploy-args';
 
 /** What the in-memory provider was asked to do, in order. */
 interface MemoryCalls {
@@ -103,12 +104,7 @@ describe('the CLI provider seam', () => {
     // No secret stores in memory, so no trust list to read: the deploy signs with a local key.
     expect(await run(['trust', 'keygen'], ctx)).toBe(0);
     reporter.results.length = 0;
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
+    expect(await run(deployWebArgs('hello:v1'), ctx)).toBe(0);
     expect(reporter.results).toEqual(['default/web']);
     expect(await run(['list', '-o', 'json'], ctx)).toBe(0);
     expect(JSON.parse(reporter.results[1] as string)).toEqual([

@@ -20,6 +20,7 @@ import {
   findTestInfraEngine,
   itIf,
   getAwsEmulator,
+  OTEL_LOGS_EXAMPLE,
   uniqueBucketName,
   type AwsEmulator,
   type TestInfraEngine,
@@ -573,8 +574,6 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
       const cluster = `otel-${RUN}`;
       const module = placeholder;
       await inModuleCluster(module, cluster, 'podmin-otel-e2e', async (sandbox, bucket) => {
-        const otelLogs =
-          'endpoint=https://otlp.example.com/v1/logs,mtls=true,ca=s3://example-trust/otel/ca.pem,headers-secret=true';
         const run = await sandbox.run([
           'setup',
           '--vpc-cidr',
@@ -582,7 +581,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
           '--nodegroup',
           'default',
           '--otel-logs',
-          otelLogs,
+          OTEL_LOGS_EXAMPLE.flag,
           '-y',
         ]);
         expect(run.stderr).toContain(`Cluster ${cluster} is set up`);
@@ -612,14 +611,7 @@ describe('podmin setup on AWS through the bundled CLI (emulator, loopback upstre
           otel_logs: unknown;
           nodegroups: Record<string, { user_data: string }>;
         };
-        expect(vars.otel_logs).toEqual({
-          endpoint: 'https://otlp.example.com/v1/logs',
-          protocol: 'http',
-          mtls: true,
-          ca_bucket: 'example-trust',
-          ca_key: 'otel/ca.pem',
-          headers_secret: true,
-        });
+        expect(vars.otel_logs).toEqual(OTEL_LOGS_EXAMPLE.moduleInput);
         const userData = vars.nodegroups['default']?.user_data ?? '';
         expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");
         expect(userData).toContain("otel_logs_headers_provider='aws-parameter-store'");

@@ -5,6 +5,9 @@ import path from 'node:path';
 import { makeTempHome } from '@podmin/testing';
 import { serializeReceipt, type PodReceipt } from '@podmin/util-receipts';
 
+/** The deploy command lines the flows run, shared with the in-process specs. */
+export { deployArgs, deployWebArgs } from '../__fixtures__/deploy-args';
+
 /** Path of the bundled CLI the black-box tests run (built by `nx run cli:build`). */
 export const PODMIN_BIN = path.resolve(__dirname, '../../../../dist/bin/podmin.cjs');
 
@@ -81,19 +84,6 @@ export async function connectedLocalSandbox(
   ]);
   expect(connected.code).toBe(0);
   return { sandbox, bucket };
-}
-
-/**
- * `podmin deploy --no-preflight --no-pin <name> -g <nodegroup>`, then `more`: a deploy that skips
- * the registry (no preflight, tags kept: its images are never pushed).
- */
-export function deployArgs(name: string, nodegroup: string, ...more: string[]): string[] {
-  return ['deploy', '--no-preflight', '--no-pin', name, '-g', nodegroup, ...more];
-}
-
-/** `podmin deploy --no-preflight --no-pin web -g default --image <image>`, then `more`: most flows' deploy. */
-export function deployWebArgs(image: string, ...more: string[]): string[] {
-  return deployArgs('web', 'default', '--image', image, ...more);
 }
 
 /**

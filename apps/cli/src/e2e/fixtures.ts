@@ -1,36 +1,10 @@
+import { daemonSetYaml } from '@podmin/testing';
+
 /** Manifests the black-box tests feed to the CLI. */
-export const DAEMONSET_WITH_SERVICE = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-  namespace: product
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: default
-      containers:
-        - name: web
-          image: hello:v1
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: frontend
-  namespace: product
-spec:
-  selector:
-    app: web
-  ports:
-    - port: 443
-      targetPort: 8443
-`;
+export const DAEMONSET_WITH_SERVICE = daemonSetYaml({
+  namespace: 'product',
+  service: { name: 'frontend', ports: [{ port: 443, targetPort: 8443 }] },
+});
 
 /** Invalid manifests, each with a fragment the error must contain. */
 export const BAD_MANIFESTS: Record<string, { text: string; expect: RegExp }> = {

@@ -15,6 +15,9 @@ const FIXTURE = path.resolve(
 describe('podmin build and push (bundled CLI, local bucket)', () => {
   let sandbox: CliSandbox;
   let bucket: string;
+  /** The OCI layout `podmin build -t hello:v1` writes into the sandbox's cache. */
+  const helloLayout = (): string =>
+    path.join(sandbox.cacheHome, 'podmin', 'oci', 'registry.podmin.internal', 'apps', 'hello');
 
   beforeAll(async () => {
     sandbox = makeSandbox();
@@ -36,14 +39,7 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
     expect(build.stderr).toContain('Tagged registry.podmin.internal/apps/hello:v1');
     expect(build.stdout).toBe('registry.podmin.internal/apps/hello:v1\n');
     expect(build.code).toBe(0);
-    const layout = path.join(
-      sandbox.cacheHome,
-      'podmin',
-      'oci',
-      'registry.podmin.internal',
-      'apps',
-      'hello',
-    );
+    const layout = helloLayout();
     expect(fs.readFileSync(path.join(layout, 'oci-layout'), 'utf8')).toBe(
       '{"imageLayoutVersion":"1.0.0"}',
     );
@@ -135,14 +131,7 @@ describe('podmin build and push (bundled CLI, local bucket)', () => {
 
   it('pulls from a loopback registry over plain HTTP', async () => {
     const served = new Map<string, { type: string; body: Buffer }>();
-    const layout = path.join(
-      sandbox.cacheHome,
-      'podmin',
-      'oci',
-      'registry.podmin.internal',
-      'apps',
-      'hello',
-    );
+    const layout = helloLayout();
     const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as {
       manifests: Array<{ digest: string; mediaType: string }>;
     };

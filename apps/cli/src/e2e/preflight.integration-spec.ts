@@ -7,7 +7,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { daemonSetYaml, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { makeSandbox, snapshotDir, type CliRun, type CliSandbox } from './cli-harness';
 
 // Issue 31, deploy preflight: the built CLI against the local provider and the S3 emulator.
@@ -32,44 +32,17 @@ interface Target {
   snapshot(): Promise<Record<string, string>>;
 }
 
+/** DaemonSet web, with the secret annotation and a Service selecting `selector` when given. */
 function daemonSet(opts: { image: string; secrets?: string; selector?: string }): string {
-  const annotations =
-    opts.secrets === undefined
-      ? ''
-      : `      annotations:\n        podmin.dev/aws-parameter-store: ${opts.secrets}\n`;
-  const service =
-    opts.selector === undefined
-      ? ''
-      : `---
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-spec:
-  selector:
-    app: ${opts.selector}
-  ports:
-    - port: 80
-`;
-  return `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-${annotations}    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: default
-      containers:
-        - name: web
-          image: ${opts.image}
-${service}`;
+  return daemonSetYaml({
+    image: opts.image,
+    ...(opts.secrets !== undefined && {
+      annotations: { 'podmin.dev/aws-parameter-store': opts.secrets },
+    }),
+    ...(opts.selector !== undefined && {
+      service: { selector: opts.selector, ports: [{ port: 80 }] },
+    }),
+  });
 }
 
 function expectRefused(result: CliRun, pattern: RegExp): void {

@@ -7,7 +7,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
-import { getAwsEmulator, uniqueBucketName } from '@podmin/testing';
+import { daemonSetYaml, getAwsEmulator, uniqueBucketName } from '@podmin/testing';
 import { sha512Hex } from '@podmin/util-desired-state';
 import {
   awsConnectArgs,
@@ -40,27 +40,8 @@ function withContainerFields(extra: string): string {
 
 /** A DaemonSet with `count` containers: small as a manifest, large as a Pod payload. */
 function manyContainers(name: string, count: number): string {
-  const containers = Array.from(
-    { length: count },
-    (_, i) => `        - name: c${i}\n          image: hello:v1\n`,
-  ).join('');
-  return `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: ${name}
-spec:
-  selector:
-    matchLabels:
-      app: ${name}
-  template:
-    metadata:
-      labels:
-        app: ${name}
-    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: default
-      containers:
-${containers}`;
+  const containers = Array.from({ length: count }, (_, i) => [`c${i}`, 'hello:v1'] as const);
+  return daemonSetYaml({ name, containers: Object.fromEntries(containers) });
 }
 
 /** A refusal: exit 1 for input the operation read, 2 for a flag value (a usage error). */

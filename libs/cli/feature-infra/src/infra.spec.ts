@@ -2,15 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
-import { InMemoryObjectStore } from '@podmin/testing';
+import { InMemoryObjectStore, OTEL_LOGS_EXAMPLE, dependencyManifest } from '@podmin/testing';
 import { ValidationError } from '@podmin/util-errors';
-import {
-  FILE_DEPENDENCIES,
-  OTEL_LOGS_DEPENDENCIES,
-  dependencyObjectKey,
-  type Arch,
-  type DependencyManifest,
-} from '@podmin/util-dependencies';
+import type { Arch } from '@podmin/util-dependencies';
 import {
   TFVARS_OBJECT_KEY,
   parseSetupFlags,
@@ -23,30 +17,6 @@ import { StateLockedError, type BackendConfig } from '@podmin/cli-data-access-in
 import type { DestroyDeps, Engine, ProviderCatalog, SetupDeps } from './infra.ports';
 import { setupAwsCluster } from './setup';
 import { destroyAwsCluster, teardownAwsCluster } from './teardown';
-
-/** A complete dependency manifest for both architectures (with the log export packages when `otel`). */
-function manifest(otel = false): DependencyManifest {
-  const m: DependencyManifest = { version: 1, dependencies: {}, images: {} };
-  [...FILE_DEPENDENCIES, ...(otel ? OTEL_LOGS_DEPENDENCIES : [])].forEach((dep, i) => {
-    for (const arch of ['amd64', 'arm64'] as Arch[]) {
-      (m.dependencies[dep.name] ??= {})[arch] = {
-        version: '1.0.0',
-        url: `https://example.test/${dep.name}/${arch}`,
-        path: dependencyObjectKey(dep, '1.0.0', arch),
-        digest: `sha512:${String(i).repeat(128)}`,
-        size: 1,
-      };
-    }
-  });
-  m.images['pause'] = {
-    version: '3.10',
-    source: 'registry.k8s.io/pause:3.10',
-    path: 'mirror/registry.k8s.io/pause',
-    digest: `sha256:${'3'.repeat(64)}`,
-    size: 1,
-  };
-  return m;
-}
 
 const TYPES: InstanceTypeFacts[] = [
   {
@@ -195,7 +165,7 @@ describe('AWS infrastructure flows', () => {
       events.push(
         `sync ${archs.join(',')} jool ${kernels.map((k) => `${k.arch}:${k.kernelRelease}`).join(',') || '-'}${otelLogs ? ' otel-logs' : ''}`,
       );
-      return Promise.resolve(manifest(otelLogs));
+      return Promise.resolve(dependencyManifest({ otel: otelLogs }));
     },
     secretsProvider: 'aws-parameter-store',
     storeSystemSecrets: () => {
@@ -326,21 +296,13 @@ describe('AWS infrastructure flows', () => {
       parseSetupFlags({
         vpcCidr: '10.0.0.0/16',
         nodegroup: ['default', 'workers,zone=b'],
-        otelLogs:
-          'endpoint=https://otlp.example.com/v1/logs,mtls=true,ca=s3://example-trust/otel/ca.pem,headers-secret=true',
+        otelLogs: OTEL_LOGS_EXAMPLE.flag,
       }),
       setupDeps({ secretsProvider: 'aws-secrets-manager' }),
     );
     expect(events).toContain('sync arm64 jool - otel-logs');
     const vars = workVars();
-    expect(vars.otel_logs).toEqual({
-      endpoint: 'https://otlp.example.com/v1/logs',
-      protocol: 'http',
-      mtls: true,
-      ca_bucket: 'example-trust',
-      ca_key: 'otel/ca.pem',
-      headers_secret: true,
-    });
+    expect(vars.otel_logs).toEqual(OTEL_LOGS_EXAMPLE.moduleInput);
     for (const name of ['default', 'workers']) {
       const userData = vars.nodegroups[name]!.user_data;
       expect(userData).toContain("otel_logs_endpoint='https://otlp.example.com/v1/logs'");

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
-import { buildSync } from 'esbuild';
+import { bundleForNode } from '@podmin/testing';
 import { formatBytes, formatDuration, viewProgress } from './progress-format';
 import { TerminalReporter } from './terminal-reporter';
 
@@ -78,15 +78,7 @@ describe('TerminalReporter progress on a TTY', () => {
     // The real reporter, bundled with cli-progress, in a process whose stderr is the pty that
     // util-linux `script` allocates; script copies what the terminal received to its stdout.
     const bundle = path.join(dir, 'reporter.cjs');
-    buildSync({
-      entryPoints: [path.join(__dirname, 'index.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      outfile: bundle,
-      tsconfig: path.join(__dirname, '../../../../tsconfig.base.json'),
-      logLevel: 'error',
-    });
+    bundleForNode(path.join(__dirname, 'index.ts'), bundle);
     const driver = path.join(dir, 'driver.cjs');
     await writeFile(
       driver,

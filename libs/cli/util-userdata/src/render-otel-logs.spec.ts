@@ -1,46 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import {
-  FILE_DEPENDENCIES,
-  OTEL_LOGS_DEPENDENCIES,
-  dependencyObjectKey,
-  type Arch,
-  type DependencyManifest,
-} from '@podmin/util-dependencies';
+import { dependencyManifest } from '@podmin/testing';
+import { FILE_DEPENDENCIES, type DependencyManifest } from '@podmin/util-dependencies';
 import { renderAwsUserData, type AwsUserDataInput } from './render';
 
 /** A published manifest with the canonical set, and the log export packages when `otel`. */
-function manifest(otel: boolean): DependencyManifest {
-  const m: DependencyManifest = { version: 1, dependencies: {}, images: {} };
-  const deps = otel ? [...FILE_DEPENDENCIES, ...OTEL_LOGS_DEPENDENCIES] : FILE_DEPENDENCIES;
-  deps.forEach((dep, i) => {
-    for (const arch of ['amd64', 'arm64'] as Arch[]) {
-      const version =
-        dep.name === 'libpq5'
-          ? '17.6-0+deb13u1'
-          : dep.name === 'fluent-bit'
-            ? '5.0.10'
-            : `1.${i}.0`;
-      (m.dependencies[dep.name] ??= {})[arch] = {
-        version,
-        url: `https://example.test/${dep.name}/${arch}`,
-        path: dependencyObjectKey(dep, version, arch),
-        digest:
-          dep.name === 'libpq5'
-            ? `sha256:${'5'.repeat(64)}`
-            : `sha512:${String(i % 10).repeat(128)}`,
-        size: 1000 + i,
-      };
-    }
+const manifest = (otel: boolean): DependencyManifest =>
+  dependencyManifest({
+    otel,
+    versions: { libpq5: '17.6-0+deb13u1', 'fluent-bit': '5.0.10' },
+    digests: { libpq5: `sha256:${'5'.repeat(64)}` },
   });
-  m.images['pause'] = {
-    version: '3.10.1',
-    source: 'registry.k8s.io/pause:3.10.1',
-    path: 'mirror/registry.k8s.io/pause',
-    digest: `sha256:${'3'.repeat(64)}`,
-    size: 1090874,
-  };
-  return m;
-}
 
 const input = (overrides: Partial<AwsUserDataInput> = {}): AwsUserDataInput => ({
   arch: 'arm64',

@@ -2,13 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { makeTempDir } from '@podmin/testing';
+import { dependencyManifest, makeTempDir } from '@podmin/testing';
 import {
   FILE_DEPENDENCIES,
   canonicalFileName,
   dependencyObjectKey,
   type Arch,
-  type DependencyManifest,
 } from '@podmin/util-dependencies';
 import { renderNodeConfig } from '@podmin/cli-util-node-config';
 import { AWS_USERDATA_TEMPLATE } from './generated/aws-template';
@@ -23,29 +22,7 @@ import {
 
 const REPO = path.resolve(__dirname, '../../../..');
 
-function manifest(): DependencyManifest {
-  const m: DependencyManifest = { version: 1, dependencies: {}, images: {} };
-  FILE_DEPENDENCIES.forEach((dep, i) => {
-    for (const arch of ['amd64', 'arm64'] as Arch[]) {
-      const version = dep.name === 'kubelet' ? '1.36.2' : `1.${i}.0`;
-      (m.dependencies[dep.name] ??= {})[arch] = {
-        version,
-        url: `https://example.test/${dep.name}/${arch}`,
-        path: dependencyObjectKey(dep, version, arch),
-        digest: `sha512:${String(i).repeat(128)}`,
-        size: 1000 + i,
-      };
-    }
-  });
-  m.images['pause'] = {
-    version: '3.10.1',
-    source: 'registry.k8s.io/pause:3.10.1',
-    path: 'mirror/registry.k8s.io/pause',
-    digest: `sha256:${'3'.repeat(64)}`,
-    size: 1090874,
-  };
-  return m;
-}
+const manifest = () => dependencyManifest({ versions: { kubelet: '1.36.2' } });
 
 const input = (arch: Arch, overrides: Partial<AwsUserDataInput> = {}): AwsUserDataInput => ({
   arch,

@@ -1,26 +1,21 @@
 import { hasCode } from '@podmin/util-errors';
 import { buildDeployment } from './deployment';
 import { parsePodPayload, parseServicePayload } from './payload';
+import { stringifyCanonical } from './yaml';
+import { minimalDaemonSet } from './__fixtures__/daemonset';
 
-const MANIFEST = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: product }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata: { labels: { app: web } }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: workers }
-      containers: [{ name: app, image: hello:v1 }]
-      volumes: [{ name: data, emptyDir: {} }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: frontend, namespace: product }
-spec:
-  selector: { app: web }
-  ports: [{ port: 80, targetPort: 8080 }]
-`;
+const MANIFEST = `${minimalDaemonSet({
+  name: 'web',
+  container: 'app',
+  namespace: 'product',
+  podSpec: { volumes: [{ name: 'data', emptyDir: {} }] },
+})}---
+${stringifyCanonical({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'frontend', namespace: 'product' },
+  spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+})}`;
 
 function problemsOf(fn: () => unknown): string {
   try {

@@ -136,36 +136,6 @@ describe("a Pod's DNS settings (issue 30, DESIGN §6.26)", () => {
         'is not a Kubernetes v1 PodDNSConfigOption field; its fields are name and value',
       ],
       [
-        'an unquoted value',
-        options({ name: 'ndots', value: 2 }),
-        'dnsConfig.options[0].value',
-        'must be a string, not the number 2; quote the value, as in value: "2"',
-      ],
-      [
-        "ndots beyond glibc's range",
-        options({ name: 'ndots', value: '16' }),
-        'dnsConfig.options[0].value',
-        '"16" is invalid: ndots takes a whole number from 0 through 15',
-      ],
-      [
-        'attempts 0',
-        options({ name: 'attempts', value: '0' }),
-        'dnsConfig.options[0].value',
-        '"0" is invalid: attempts takes a whole number from 1 through 5',
-      ],
-      [
-        'timeout without a value',
-        options({ name: 'timeout' }),
-        'dnsConfig.options[0].value',
-        'is required: timeout takes a whole number from 1 through 30',
-      ],
-      [
-        'a flag with a value',
-        options({ name: 'rotate', value: 'true' }),
-        'dnsConfig.options[0].value',
-        'must be omitted: rotate takes no value',
-      ],
-      [
         'an option set twice',
         options({ name: 'ndots', value: '2' }, { name: 'ndots', value: '3' }),
         'dnsConfig.options[1].name',
@@ -176,6 +146,19 @@ describe("a Pod's DNS settings (issue 30, DESIGN §6.26)", () => {
       expect(problems).toHaveLength(1);
       expect(problems[0]?.field).toBe(`${SPEC}.${field}`);
       expect(problems[0]?.message).toContain(message);
+    });
+
+    it.each([
+      ['ndots', 2, 'must be a string, not the number 2; quote the value, as in value: "2"'],
+      ['ndots', '16', '"16" is invalid: ndots takes a whole number from 0 through 15'],
+      ['attempts', '0', '"0" is invalid: attempts takes a whole number from 1 through 5'],
+      ['timeout', undefined, 'is required: timeout takes a whole number from 1 through 30'],
+      ['rotate', 'true', 'must be omitted: rotate takes no value'],
+    ])('resolver option %s with the value %j', (name, value, message) => {
+      const problems = problemsOf(daemonSet(options({ name, value })));
+      expect(problems).toEqual([
+        { field: `${SPEC}.dnsConfig.options[0].value`, message: expect.stringContaining(message) },
+      ]);
     });
 
     it('more search domains than fit after the cluster three', () => {

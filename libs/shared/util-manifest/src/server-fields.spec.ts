@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { captureError } from './__fixtures__/capture-error';
+import { minimalDaemonSet } from './__fixtures__/daemonset';
 import { buildDeployment } from './deployment';
 import { isEmptyServerValue } from './server-fields';
 
@@ -9,25 +10,7 @@ const read = (name: string): string => fs.readFileSync(path.join(FIXTURES, name)
 
 const refusal = (text: string) => captureError(() => buildDeployment(text, { source: 'app.yaml' }));
 
-const MINIMAL = `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      nodeSelector:
-        podmin.dev/nodegroup: workers
-      containers:
-        - name: hello
-          image: hello:v1
-`;
+const MINIMAL = minimalDaemonSet({ name: 'web', container: 'hello' });
 
 describe("kubectl's server-populated fields (issue 31)", () => {
   it('accepts a kubectl dry-run manifest and drops its empty fields, with no warning', () => {
@@ -48,11 +31,9 @@ describe("kubectl's server-populated fields (issue 31)", () => {
     const withFields = buildDeployment(read('dry-run.yaml').split('---')[0] as string, {
       source: 'a.yaml',
     });
+    const resources = { containers: [{ name: 'hello', image: 'hello:v1', resources: {} }] };
     const without = buildDeployment(
-      MINIMAL.replace(
-        '        - name: hello\n',
-        '        - name: hello\n          resources: {}\n',
-      ),
+      minimalDaemonSet({ name: 'web', container: 'hello', podSpec: resources }),
       { source: 'b.yaml' },
     );
     expect(withFields.podYaml).toBe(without.podYaml);

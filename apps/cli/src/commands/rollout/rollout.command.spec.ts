@@ -3,6 +3,7 @@ import path from 'node:path';
 import { RecordingReporter } from '@podmin/cli-util-io';
 import { run } from '../../cli';
 import { createCliContext } from '../../cli-context';
+import { connectAndDeployWeb } from '../../__fixtures__/in-process';
 import { useTempHome } from '@podmin/testing';
 
 describe('podmin rollout (in process)', () => {
@@ -16,13 +17,7 @@ describe('podmin rollout (in process)', () => {
 
   it('pauses, resumes and restarts through the registered commands', async () => {
     const ctx = createCliContext(reporter, env());
-    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
+    await connectAndDeployWeb(ctx);
     expect(await run(['rollout', 'pause', 'web', '-g', 'default'], ctx)).toBe(0);
     expect(reporter.infos.at(-1)).toBe(
       'rollout of web paused: nodes already moving finish; no new node moves until `podmin rollout resume web -g default`',
@@ -73,13 +68,7 @@ describe('podmin rollout (in process)', () => {
 
   it('restarts the deployment after secret update --restart', async () => {
     const ctx = createCliContext(reporter, env());
-    expect(await run(['connect', 'demo', '--provider', 'local'], ctx)).toBe(0);
-    expect(
-      await run(
-        ['deploy', '--no-preflight', '--no-pin', 'web', '-g', 'default', '--image', 'hello:v1'],
-        ctx,
-      ),
-    ).toBe(0);
+    await connectAndDeployWeb(ctx);
     const file = path.join(home(), 'value');
     fs.writeFileSync(file, 'one');
     expect(await run(['secret', 'create', 'k', '--for', 'web', '--from-file', file], ctx)).toBe(0);
