@@ -1,13 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as dnsPacket from 'dns-packet';
 import { TestCoordinator, testSnapshot } from '@podmin/agent-contracts/testing';
 import { agentClient, serviceSocket, type AgentClient } from '@podmin/agent-data-access-grpc';
-import { localAgentArgs } from '@podmin/testing';
+import { freeLoopbackPort, localAgentArgs, waitFor } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { DnsZone } from '@podmin/agent-feature-dns';
 
@@ -20,25 +19,6 @@ const services = [
   { namespace: 'default', name: 'web' },
   { namespace: 'product', name: 'database' },
 ];
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms: number) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const address = s.address() as net.AddressInfo;
-      s.close(() => resolve(address.port));
-    });
-  });
-}
 
 /** Sends each packet from one socket and collects the replies by ID (unique per packet). */
 async function exchange(port: number, packets: Buffer[]): Promise<Map<number, Buffer>> {
@@ -101,7 +81,7 @@ describe('the agent-dns bundle', () => {
         serviceSocket(runtimeDir, 'coordinator'),
       );
     }
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const child = spawn(process.execPath, [bundle, ...localAgentArgs(path.join(dir, 'bucket'))], {
       env: {
         ...process.env,
@@ -114,12 +94,12 @@ describe('the agent-dns bundle', () => {
     let log = '';
     child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     const client: AgentClient<'dns'> = agentClient('dns', serviceSocket(runtimeDir, 'dns'));
-    await eventually(
-      `${name} serves the snapshot`,
+    await waitFor(
       async () => {
-        const s = await client.getStatus({}, { timeoutMs: 500 }).catch(() => undefined);
-        return s?.snapshotRevision === 'rev-1' ? s : undefined;
+        const s = await client.getStatus({}, { timeoutMs: 500 });
+        return s.snapshotRevision === 'rev-1' ? s : undefined;
       },
+      `${name} serves the snapshot`,
       30_000,
     );
     const line = log

@@ -32,6 +32,7 @@ import { ParameterStoreSecretStore, createSsmClient } from '@podmin/data-access-
 import {
   AGENT_BIN,
   commitDesiredState,
+  daemonSetManifest,
   describeUnless,
   uniqueBucketName,
   waitFor,
@@ -51,14 +52,21 @@ import {
   startTcpFlood,
 } from './__fixtures__/chaos';
 import {
-  NetnsCluster,
-  type NetnsNode,
-  type NodeAgentSetup,
+  createAgentCluster,
   netnsUnavailable,
+  sharedLocalBucket,
   startNodeAgent,
   storeClusterSecrets,
+  type NetnsCluster,
+  type NetnsNode,
+  type NodeAgentSetup,
 } from './__fixtures__/netns-cluster';
-import type { LogLine, NodeProcess } from './__fixtures__/node-process';
+import {
+  explainingSteps,
+  recentOutput,
+  type LogLine,
+  type NodeProcess,
+} from './__fixtures__/node-process';
 
 const LEASE_MS = 12_000;
 const POLL_MS = 1_000;
@@ -93,25 +101,8 @@ const RECORD_WATCH_MS = 200;
 const AWS_REGION = 'us-east-1';
 const AWS_CREDENTIALS = { accessKeyId: 'podmin-chaos', secretAccessKey: 'podmin-chaos-secret' };
 
-const manifest = `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: default }
-spec:
-  selector: { matchLabels: { app: web } }
-  template:
-    metadata:
-      labels: { app: web }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: web:v1 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: web, namespace: default }
-spec:
-  selector: { app: web }
-  ports: [{ port: 80, targetPort: 8080 }]
-`;
+/** One DaemonSet `web` with its Service, in namespace default. */
+const manifest = daemonSetManifest({ namespace: 'default', image: 'web:v1', servicePort: 80 });
 const SERVICE_NAME = 'web.default.svc.cluster.local';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -321,24 +312,8 @@ describeUnless(chaosUnavailable(), 'chaos')(
       return back;
     }
 
-    const explain = (): string =>
-      started
-        .map(
-          (p) =>
-            `--- ${p.node.id} (${p.node.ns}, pid ${p.child.pid ?? '?'}) ---\n` +
-            p.output().split('\n').slice(-30).join('\n'),
-        )
-        .join('\n');
-
     /** Runs a step and prints every node's recent log when it fails. */
-    const step = async (fn: () => Promise<void>): Promise<void> => {
-      try {
-        await fn();
-      } catch (err) {
-        console.error(explain());
-        throw err;
-      }
-    };
+    const step = explainingSteps(() => recentOutput(started, 30));
 
     const figures = (scenario: string, values: Record<string, string | number>): void => {
       console.log(
@@ -469,10 +444,7 @@ describeUnless(chaosUnavailable(), 'chaos')(
     }
 
     beforeAll(() => {
-      if (!fs.existsSync(AGENT_BIN))
-        throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
-      cluster = NetnsCluster.create(3);
-      cluster.checkReachability();
+      cluster = createAgentCluster(3);
       work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-chaos-'));
     }, 60_000);
 
@@ -491,28 +463,21 @@ describeUnless(chaosUnavailable(), 'chaos')(
       let objects: LocalDirectoryObjectStore;
 
       beforeAll(async () => {
-        const localWork = path.join(work, 'local');
-        bucket = path.join(localWork, 'bucket');
-        fs.mkdirSync(bucket, { recursive: true });
-        objects = new LocalDirectoryObjectStore(bucket);
-        const secretsFile = path.join(localWork, 'secrets.json');
+        const local = await sharedLocalBucket(path.join(work, 'local'), 'chaos');
+        objects = local.objects;
+        bucket = local.setup.bucket;
         phase = {
           name: 'local',
           cluster: 'chaos',
           objects,
           setup: {
-            bin: AGENT_BIN,
-            cluster: 'chaos',
-            bucket,
-            secretsFile,
-            work: localWork,
+            ...local.setup,
             env: {
               PODMIN_ELECTION_LEASE_MS: String(LEASE_MS),
               PODMIN_ELECTION_POLL_MS: String(POLL_MS),
             },
           },
         };
-        await storeClusterSecrets(secretsFile, 'chaos');
         await commitDesiredState(objects, {
           deploy: [
             buildDeployment(manifest, { source: 'test', name: 'web', nodegroup: 'default' }),

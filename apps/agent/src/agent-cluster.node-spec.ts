@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import type { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import {
   LEADER_RECORD_KEY,
   isResigned,
@@ -17,17 +17,23 @@ import {
   type LeaderRecord,
   type ServiceSnapshot,
 } from '@podmin/agent-feature-coordinator';
-import { AGENT_BIN, commitDesiredState, waitFor } from '@podmin/testing';
+import { commitDesiredState, daemonSetManifest, waitFor } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
-  NetnsCluster,
-  netnsUnavailable,
+  createAgentCluster,
+  sharedLocalBucket,
   startNodeAgent,
-  storeClusterSecrets,
+  type NetnsCluster,
   type NetnsNode,
+  type NodeAgentSetup,
 } from './__fixtures__/netns-cluster';
-import type { LogLine, NodeProcess } from './__fixtures__/node-process';
+import {
+  explainingSteps,
+  recentOutput,
+  type LogLine,
+  type NodeProcess,
+} from './__fixtures__/node-process';
 
 const CLUSTER = 'demo';
 const LEASE_MS = Number(process.env['PODMIN_ELECTION_LEASE_MS'] ?? 35_000);
@@ -36,32 +42,15 @@ const POLL_MS = Number(process.env['PODMIN_ELECTION_POLL_MS'] ?? 5_000);
 const SLACK_MS = 3_000;
 const FAILOVER_BOUND_MS = LEASE_MS + POLL_MS + SLACK_MS;
 
-const manifest = (name: string) => `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: ${name}, namespace: default }
-spec:
-  selector: { matchLabels: { app: ${name} } }
-  template:
-    metadata:
-      labels: { app: ${name} }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: ${name}, image: ${name}:v1 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: ${name}, namespace: default }
-spec:
-  selector: { app: ${name} }
-  ports: [{ port: 80, targetPort: 8080 }]
-`;
+/** A DaemonSet `name` with its Service, in namespace default. */
+const manifest = (name: string) =>
+  daemonSetManifest({ name, namespace: 'default', image: `${name}:v1`, servicePort: 80 });
 
 describe('three agents in three network namespaces, one bucket', () => {
   let cluster: NetnsCluster | undefined;
   let work: string;
-  let bucket: string;
-  let secretsFile: string;
   let objects: LocalDirectoryObjectStore;
+  let setup: NodeAgentSetup;
   const agents = new Map<string, NodeProcess>();
   /** Every process ever started for a node, for the failure output and teardown. */
   const started: NodeProcess[] = [];
@@ -84,14 +73,7 @@ describe('three agents in three network namespaces, one bucket', () => {
       const v = process.env[k];
       if (v !== undefined) env[k] = v;
     }
-    const p = startNodeAgent(node, {
-      bin: AGENT_BIN,
-      cluster: CLUSTER,
-      bucket,
-      secretsFile,
-      work,
-      env,
-    });
+    const p = startNodeAgent(node, { ...setup, env });
     agents.set(node.id, p);
     started.push(p);
     return p;
@@ -141,39 +123,14 @@ describe('three agents in three network namespaces, one bucket', () => {
     return read.snapshot;
   }
 
-  const explain = (): string =>
-    started
-      .map(
-        (p) =>
-          `--- ${p.node.id} (${p.node.ns}, pid ${p.child.pid ?? '?'}) ---\n` +
-          p.output().split('\n').slice(-40).join('\n'),
-      )
-      .join('\n');
-
   /** Runs a step and prints every node's recent log when it fails. */
-  const step = async (fn: () => Promise<void>): Promise<void> => {
-    try {
-      await fn();
-    } catch (err) {
-      console.error(explain());
-      throw err;
-    }
-  };
+  const step = explainingSteps(() => recentOutput(started, 40));
 
   beforeAll(async () => {
-    const unavailable = netnsUnavailable();
-    if (unavailable) throw new Error(`cannot run: ${unavailable}`);
-    if (!fs.existsSync(AGENT_BIN))
-      throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
-    cluster = NetnsCluster.create(3);
-    cluster.checkReachability();
+    cluster = createAgentCluster(3);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-cluster-'));
-    bucket = path.join(work, 'bucket');
-    fs.mkdirSync(bucket);
-    objects = new LocalDirectoryObjectStore(bucket);
     // What `podmin setup` stores create-only before any agent starts; all nodes share it.
-    secretsFile = path.join(work, 'secrets.json');
-    await storeClusterSecrets(secretsFile, CLUSTER);
+    ({ objects, setup } = await sharedLocalBucket(work, CLUSTER));
     await commitDesiredState(objects, {
       deploy: [
         buildDeployment(manifest('web'), { source: 'test', name: 'web', nodegroup: 'default' }),

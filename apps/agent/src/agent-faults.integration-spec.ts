@@ -4,31 +4,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  createSsmClient,
-  type LocalSecretStore,
-  ParameterStoreSecretStore,
-} from '@podmin/data-access-secrets';
-import {
-  createS3Client,
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-} from '@podmin/data-access-object-store';
-import {
-  awsAgentArgs,
-  type BuiltAgent,
-  commitDesiredState,
-  daemonSetManifest,
-  emulatorAgentEnv,
-  emulatorBucket,
-  freeAgentPorts,
-  seedClusterSecrets,
-  spawnBuiltAgent,
-  waitFor,
-} from '@podmin/testing';
+import type { LocalSecretStore } from '@podmin/data-access-secrets';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import { type BuiltAgent, commitDesiredState, daemonSetManifest, waitFor } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
+import { makeEmulatorNode, startEmulatorAgent } from './__fixtures__/emulator-node';
 import { makeLocalNode, startLocalAgent, type LocalNode } from './__fixtures__/local-node';
+import { podFilesOf } from './__fixtures__/pod-files';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,23 +21,6 @@ const manifest = (name: string, image: string, secret: string): string =>
 interface HealthBody {
   status: string;
   services: Array<{ name: string; healthy: boolean | null; detail: string | null }>;
-}
-
-/** Every file a node holds for its Pods (manifests, identities, secrets), by path. */
-function podFilesOf(nodeRoot: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string): void => {
-    if (!fs.existsSync(dir)) return;
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out[path.relative(nodeRoot, p)] = fs.readFileSync(p, 'utf8');
-      else if (e.isSymbolicLink()) out[path.relative(nodeRoot, p)] = `-> ${fs.readlinkSync(p)}`;
-    }
-  };
-  walk(path.join(nodeRoot, 'etc/podmin/manifests'));
-  walk(path.join(nodeRoot, 'run/podmin/workloads'));
-  return out;
 }
 
 /** The built agent against a local bucket, with every fault the issue found reproduced. */
@@ -432,14 +398,10 @@ describe('podmin-agent keeps what it has while S3 denies the index (built, S3 em
   });
 
   it('keeps its Pods and reports access denied while reads of the index are refused, then converges', async () => {
-    const { emulator, client: s3, bucket } = await emulatorBucket('podmin-denied', createS3Client);
-    const cluster = `c${Date.now().toString(36)}`;
-    const secrets = new ParameterStoreSecretStore(createSsmClient(emulator));
-    await seedClusterSecrets(secrets, cluster, {
+    const aws = await makeEmulatorNode('podmin-denied', (cluster) => ({
       [`/${cluster}/product/web/db-url`]: 'postgres://db',
-    });
-    const objects = new S3ObjectStore({ client: s3, bucket });
-    await commitDesiredState(objects, {
+    }));
+    await commitDesiredState(aws.objects, {
       deploy: [
         buildDeployment(manifest('web', 'hello:v1', 'db-url'), {
           source: 'test',
@@ -449,16 +411,14 @@ describe('podmin-agent keeps what it has while S3 denies the index (built, S3 em
       ],
     });
 
-    proxy = await deniedKeyProxy(emulator.endpoint, bucket, INDEX_KEY);
+    proxy = await deniedKeyProxy(aws.emulator.endpoint, aws.bucket, INDEX_KEY);
     nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-denied-node-'));
-    const { health, registry, dns, coordination } = await freeAgentPorts();
-    agent = spawnBuiltAgent({
-      args: awsAgentArgs(bucket, emulator.region, cluster),
-      nodeRoot,
-      ports: { health, registry, dns, coordination },
-      // S3 through the proxy; Parameter Store straight to the emulator.
-      env: { ...emulatorAgentEnv(emulator), AWS_ENDPOINT_URL_S3: proxy.endpoint },
+    // S3 through the proxy; Parameter Store straight to the emulator.
+    const running = await startEmulatorAgent(aws, nodeRoot, {
+      AWS_ENDPOINT_URL_S3: proxy.endpoint,
     });
+    agent = running.agent;
+    const { health } = running.ports;
     const healthOf = async (endpoint: 'healthz' | 'readyz') => {
       const res = await fetch(`http://127.0.0.1:${health}/${endpoint}`);
       return { status: res.status, body: (await res.json()) as HealthBody };

@@ -9,42 +9,36 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import type { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LEADER_RECORD_KEY, parseLeaderRecord } from '@podmin/agent-feature-coordinator';
-import { AGENT_BIN, commitDesiredState, waitFor } from '@podmin/testing';
+import { commitDesiredState, rollingDaemonSetManifest, waitFor } from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import { ROLLOUT_STATE_KEY, parseRolloutState, type RolloutState } from '@podmin/util-rollout';
 import { ManifestKubelet } from './__fixtures__/manifest-kubelet';
 import {
   NETNS_PREFIX,
-  NetnsCluster,
-  netnsUnavailable,
+  createAgentCluster,
+  sharedLocalBucket,
   startNodeAgent,
-  storeClusterSecrets,
+  type NetnsCluster,
   type NetnsNode,
+  type NodeAgentSetup,
 } from './__fixtures__/netns-cluster';
-import type { NodeProcess } from './__fixtures__/node-process';
+import { explainingSteps, recentOutput, type NodeProcess } from './__fixtures__/node-process';
 
 const CLUSTER = 'roll';
 const LEASE_MS = 9_000;
 const POLL_MS = 1_000;
 
-const manifest = (tag: string, deadline = '5m') => `apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: web
-  namespace: default
-  annotations: { podmin.dev/progress-deadline: ${deadline} }
-spec:
-  selector: { matchLabels: { app: web } }
-  updateStrategy: { type: RollingUpdate, rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }
-  template:
-    metadata:
-      labels: { app: web }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: web:${tag} }]
-`;
+/** DaemonSet `web` on image `web:<tag>`, one node at a time, each given `deadline` to progress. */
+const manifest = (tag: string, deadline = '5m') =>
+  rollingDaemonSetManifest({
+    namespace: 'default',
+    image: `web:${tag}`,
+    maxSurge: 0,
+    maxUnavailable: 1,
+    annotations: { 'podmin.dev/progress-deadline': deadline },
+  });
 
 /** What the sampler saw across the rollout. */
 interface Samples {
@@ -60,9 +54,8 @@ interface Samples {
 describe('rollouts across three agents in three network namespaces', () => {
   let cluster: NetnsCluster | undefined;
   let work: string;
-  let bucket: string;
-  let secretsFile: string;
   let objects: LocalDirectoryObjectStore;
+  let setup: NodeAgentSetup;
   const kubelets = new Map<string, ManifestKubelet>();
   const agents = new Map<string, NodeProcess>();
   const started: NodeProcess[] = [];
@@ -71,11 +64,7 @@ describe('rollouts across three agents in three network namespaces', () => {
 
   function startAgent(node: NetnsNode): NodeProcess {
     const p = startNodeAgent(node, {
-      bin: AGENT_BIN,
-      cluster: CLUSTER,
-      bucket,
-      secretsFile,
-      work,
+      ...setup,
       env: {
         PODMIN_KUBELET_PODS_SOCKET: path.join(work, `${node.id}.pods.sock`),
         PODMIN_ELECTION_LEASE_MS: String(LEASE_MS),
@@ -103,13 +92,17 @@ describe('rollouts across three agents in three network namespaces', () => {
     return entry.pod;
   };
 
+  const nodeIds = (): string[] => nodes().map((n) => n.id);
   const podsOf = (id: string) => kubelets.get(id)?.pods() ?? [];
   /** Whether every node in `ids` runs exactly one Pod, of `image`, Ready. */
-  const allOn = (image: string, ids: readonly string[]) =>
+  const allOn = (image: string, ids: readonly string[] = nodeIds()) =>
     ids.every((id) => {
       const pods = podsOf(id);
       return pods.length === 1 && pods[0]?.image === image && pods[0].ready;
     });
+  /** Waits (sampling every 200 ms) until {@link allOn} holds. */
+  const untilAllOn = (image: string, what: string, timeoutMs: number, ids?: readonly string[]) =>
+    waitFor(() => allOn(image, ids) || undefined, what, timeoutMs, 200);
 
   /** Samples every node's Pods every 100 ms until stopped. */
   function sample(image: string): { stop: () => Samples } {
@@ -145,43 +138,17 @@ describe('rollouts across three agents in three network namespaces', () => {
     }
   }
 
-  const explain = (): string =>
-    started
-      .map(
-        (p) =>
-          `--- ${p.node.id} ---\n` +
-          p
-            .output()
-            .split('\n')
-            .filter((l) => /rollout|admit|halt|reconcile|error/i.test(l))
-            .slice(-25)
-            .join('\n'),
-      )
-      .join('\n') +
-    `\n--- pods ---\n${JSON.stringify(Object.fromEntries(nodes().map((n) => [n.id, podsOf(n.id)])))}`;
-
-  const step = async (fn: () => Promise<void>): Promise<void> => {
-    try {
-      await fn();
-    } catch (err) {
-      console.error(explain());
-      throw err;
-    }
-  };
+  /** Runs a step and prints each node's recent rollout log and every node's Pods when it fails. */
+  const step = explainingSteps(
+    () =>
+      recentOutput(started, 25, (l) => /rollout|admit|halt|reconcile|error/i.test(l)) +
+      `\n--- pods ---\n${JSON.stringify(Object.fromEntries(nodes().map((n) => [n.id, podsOf(n.id)])))}`,
+  );
 
   beforeAll(async () => {
-    const unavailable = netnsUnavailable();
-    if (unavailable) throw new Error(`cannot run: ${unavailable}`);
-    if (!fs.existsSync(AGENT_BIN))
-      throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
-    cluster = NetnsCluster.create(3, `${NETNS_PREFIX}r${process.pid}-`);
-    cluster.checkReachability();
+    cluster = createAgentCluster(3, `${NETNS_PREFIX}r${process.pid}-`);
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-rollout-'));
-    bucket = path.join(work, 'bucket');
-    fs.mkdirSync(bucket);
-    objects = new LocalDirectoryObjectStore(bucket);
-    secretsFile = path.join(work, 'secrets.json');
-    await storeClusterSecrets(secretsFile, CLUSTER);
+    ({ objects, setup } = await sharedLocalBucket(work, CLUSTER));
     await deploy('v1');
     for (const node of cluster.nodes) {
       const kubelet = new ManifestKubelet(
@@ -193,15 +160,9 @@ describe('rollouts across three agents in three network namespaces', () => {
       kubelets.set(node.id, kubelet);
       startAgent(node);
     }
-    const ids = cluster.nodes.map((n) => n.id);
-    await step(() =>
-      waitFor(
-        () => allOn('registry.podmin.internal/apps/web:v1', ids) || undefined,
-        'every node on v1',
-        60_000,
-        200,
-      ).then(() => undefined),
-    );
+    await step(async () => {
+      await untilAllOn('registry.podmin.internal/apps/web:v1', 'every node on v1', 60_000);
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -216,25 +177,14 @@ describe('rollouts across three agents in three network namespaces', () => {
       const image = 'registry.podmin.internal/apps/web:v2';
       const sampler = sample(image);
       await deploy('v2');
-      await waitFor(
-        () =>
-          allOn(
-            image,
-            nodes().map((n) => n.id),
-          ) || undefined,
-        'every node on v2',
-        120_000,
-        200,
-      );
+      await untilAllOn(image, 'every node on v2', 120_000);
       const seen = sampler.stop();
       expect(seen.samples).toBeGreaterThan(50);
       expect(seen.maxUnavailable).toBe(1);
       expect(seen.maxDouble).toBe(0);
       const state = await rolloutState();
       expect(Object.keys(state?.deployments['default/web']?.admitted ?? {}).sort()).toEqual(
-        nodes()
-          .map((n) => n.id)
-          .sort(),
+        nodeIds().sort(),
       );
     });
   });
@@ -251,27 +201,13 @@ describe('rollouts across three agents in three network namespaces', () => {
         200,
       );
       expect(halted.reason).toMatch(/ErrImagePull/);
-      await waitFor(
-        () =>
-          allOn(
-            'registry.podmin.internal/apps/web:v2',
-            nodes().map((n) => n.id),
-          ) || undefined,
-        'every node back on v2',
-        60_000,
-        200,
-      );
+      await untilAllOn('registry.podmin.internal/apps/web:v2', 'every node back on v2', 60_000);
       // A few more polls: nobody else moves once halted.
       await new Promise((r) => setTimeout(r, 4_000));
       const seen = sampler.stop();
       expect([...seen.ran]).toEqual([halted.node]);
       expect(seen.maxUnavailable).toBeLessThanOrEqual(1);
-      expect(
-        allOn(
-          'registry.podmin.internal/apps/web:v2',
-          nodes().map((n) => n.id),
-        ),
-      ).toBe(true);
+      expect(allOn('registry.podmin.internal/apps/web:v2')).toBe(true);
     });
   });
 
@@ -292,15 +228,8 @@ describe('rollouts across three agents in three network namespaces', () => {
       );
       const leader = parseLeaderRecord((await objects.get(LEADER_RECORD_KEY)).body).leaderID;
       await agents.get(leader)?.kill();
-      const survivors = nodes()
-        .map((n) => n.id)
-        .filter((id) => id !== leader);
-      await waitFor(
-        () => allOn(image, survivors) || undefined,
-        'the survivors on v4',
-        120_000,
-        200,
-      );
+      const survivors = nodeIds().filter((id) => id !== leader);
+      await untilAllOn(image, 'the survivors on v4', 120_000, survivors);
       const seen = sampler.stop();
       expect(seen.maxUnavailable).toBeLessThanOrEqual(1);
       expect(seen.maxDouble).toBe(0);

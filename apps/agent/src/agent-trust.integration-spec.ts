@@ -4,24 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { putPayload } from '@podmin/data-access-desired-state';
-import {
-  createS3Client,
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-} from '@podmin/data-access-object-store';
-import { createSsmClient, ParameterStoreSecretStore } from '@podmin/data-access-secrets';
-import {
-  type AgentPorts,
-  awsAgentArgs,
-  type BuiltAgent,
-  daemonSetManifest,
-  emulatorAgentEnv,
-  emulatorBucket,
-  freeAgentPorts,
-  seedClusterSecrets,
-  spawnBuiltAgent,
-  waitFor,
-} from '@podmin/testing';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
+import { type BuiltAgent, daemonSetManifest, type StartedAgent, waitFor } from '@podmin/testing';
 import {
   deploymentKey,
   INDEX_KEY,
@@ -50,7 +34,9 @@ import {
   signIndexText,
   type IndexSigner,
 } from '@podmin/util-trust';
+import { makeEmulatorNode, startEmulatorAgent } from './__fixtures__/emulator-node';
 import { makeLocalNode, startLocalAgent, type LocalNode } from './__fixtures__/local-node';
+import { podFilesOf } from './__fixtures__/pod-files';
 
 /** A deployer's local Ed25519 key pair. */
 interface TestDeployer {
@@ -60,22 +46,6 @@ interface TestDeployer {
 
 const TRUST_LIST = `/demo/_system/${DEPLOYERS_KEY}`;
 const REPO = 'registry.podmin.internal/apps/hello';
-
-/** Every file a node holds for its Pods (manifests, identities, secrets), by path. */
-function podFilesOf(nodeRoot: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const top of ['etc/podmin/manifests', 'run/podmin/workloads']) {
-    const dir = path.join(nodeRoot, top);
-    if (!fs.existsSync(dir)) continue;
-    for (const rel of fs.readdirSync(dir, { recursive: true }).map(String)) {
-      const p = path.join(dir, rel);
-      const stat = fs.lstatSync(p);
-      if (stat.isFile()) out[path.join(top, rel)] = fs.readFileSync(p, 'utf8');
-      else if (stat.isSymbolicLink()) out[path.join(top, rel)] = `-> ${fs.readlinkSync(p)}`;
-    }
-  }
-  return out;
-}
 
 /**
  * The built agent on the local provider with a trust list in its Parameter Store: it applies
@@ -106,7 +76,7 @@ describe('podmin-agent runs only what a trusted deployer signed (built, local pr
 
   let node: LocalNode;
   let objects: LocalDirectoryObjectStore;
-  let running: { agent: BuiltAgent; ports: AgentPorts } | undefined;
+  let running: StartedAgent | undefined;
   let previous: IndexSignature | undefined;
 
   const alice: TestDeployer = { name: 'alice', ...generateSigningKey() };
@@ -375,11 +345,8 @@ describe('podmin-agent verifies an index signed with a KMS key (built, aws provi
   jest.setTimeout(180_000);
 
   it('applies what the KMS key signed, refuses an entry added by hand, and applies the next signed index', async () => {
-    const { emulator, client, bucket } = await emulatorBucket('podmin-trust', createS3Client);
-    const objects = new S3ObjectStore({ client, bucket });
-    const cluster = `t${Date.now().toString(36)}`;
-    const ssm = new ParameterStoreSecretStore(createSsmClient(emulator));
-    await seedClusterSecrets(ssm, cluster);
+    const aws = await makeEmulatorNode('podmin-trust');
+    const { emulator, objects, cluster, secrets: ssm } = aws;
     const kms = new KMSClient({
       region: emulator.region,
       endpoint: emulator.endpoint,
@@ -437,13 +404,7 @@ describe('podmin-agent verifies an index signed with a KMS key (built, aws provi
     const text = await commit(web);
 
     const nodeRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-trust-aws-'));
-    const ports = await freeAgentPorts();
-    const agent = spawnBuiltAgent({
-      args: awsAgentArgs(bucket, emulator.region, cluster),
-      nodeRoot,
-      ports,
-      env: emulatorAgentEnv(emulator),
-    });
+    const { agent, ports } = await startEmulatorAgent(aws, nodeRoot);
     const readiness = async (): Promise<{ status: number; detail: string }> => {
       const res = await fetch(`http://127.0.0.1:${ports.health}/readyz`);
       const body = (await res.json()) as {

@@ -5,13 +5,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalSecretStore } from '@podmin/data-access-secrets';
-import type { AgentPorts, BuiltAgent, BuiltAgentOptions } from '@podmin/testing';
 import {
-  freeAgentPorts,
   localAgentArgs,
   seedClusterSecrets,
-  spawnBuiltAgent,
+  startBuiltAgent,
   waitFor,
+  type BuiltAgent,
+  type BuiltAgentOptions,
+  type StartedAgent,
 } from '@podmin/testing';
 
 /** The service processes the supervisor runs, by the `service` field of their log lines, sorted. */
@@ -80,19 +81,16 @@ export type LocalAgentOptions = Partial<Omit<BuiltAgentOptions, 'ports'>>;
  * Starts the built agent on `node` (its bucket, node root and secrets, unless `options` says
  * otherwise) on free loopback ports.
  */
-export async function startLocalAgent(
+export function startLocalAgent(
   node: LocalNode,
   options: LocalAgentOptions = {},
-): Promise<{ agent: BuiltAgent; ports: AgentPorts }> {
-  const ports = await freeAgentPorts();
-  const agent = spawnBuiltAgent({
+): Promise<StartedAgent> {
+  return startBuiltAgent({
     args: localAgentArgs(node.bucket),
     nodeRoot: node.nodeRoot,
     ...options,
-    ports,
     env: { ...node.env, ...options.env },
   });
-  return { agent, ports };
 }
 
 /** One agent service as /readyz and /healthz list it. */

@@ -6,9 +6,10 @@ import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { LocalDirectoryObjectStore } from '@podmin/data-access-object-store';
 import { LocalSecretStore, type SecretStore } from '@podmin/data-access-secrets';
 import { formatIpv6 } from '@podmin/util-names';
-import { seedClusterSecrets } from '@podmin/testing';
+import { AGENT_BIN, seedClusterSecrets } from '@podmin/testing';
 import { NodeProcess } from './node-process';
 
 /** Every `ip` call is bounded: a wedged netlink call must fail the test, not hang it. */
@@ -23,6 +24,11 @@ export function sh(cmd: string, args: readonly string[], timeoutMs = IP_TIMEOUT_
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.trim()}`);
   return r.stdout;
+}
+
+/** Runs `ip -n <ns> …`, bounded like {@link sh}. */
+function ipIn(ns: string, ...args: string[]): string {
+  return sh('ip', ['-n', ns, ...args]);
 }
 
 /** Why this machine cannot run network-namespace tests, or undefined when it can. */
@@ -145,34 +151,21 @@ export class NetnsCluster {
   private build(): void {
     const br = this.bridgeNs;
     sh('ip', ['netns', 'add', br]);
-    sh('ip', ['-n', br, 'link', 'set', 'lo', 'up']);
-    sh('ip', ['-n', br, 'link', 'add', 'br0', 'type', 'bridge']);
-    sh('ip', ['-n', br, 'link', 'set', 'br0', 'up']);
-    sh('ip', ['-n', br, 'addr', 'add', `${this.bridge.address}/64`, 'dev', 'br0', 'nodad']);
+    ipIn(br, 'link', 'set', 'lo', 'up');
+    ipIn(br, 'link', 'add', 'br0', 'type', 'bridge');
+    ipIn(br, 'link', 'set', 'br0', 'up');
+    ipIn(br, 'addr', 'add', `${this.bridge.address}/64`, 'dev', 'br0', 'nodad');
     for (const node of this.nodes) {
       sh('ip', ['netns', 'add', node.ns]);
-      sh('ip', ['-n', node.ns, 'link', 'set', 'lo', 'up']);
+      ipIn(node.ns, 'link', 'set', 'lo', 'up');
       // Created in the bridge namespace with its peer placed straight into the node's, so no
       // name is ever taken in the host namespace.
       const port = `p${node.n}`;
-      sh('ip', [
-        '-n',
-        br,
-        'link',
-        'add',
-        port,
-        'type',
-        'veth',
-        'peer',
-        'name',
-        'eth0',
-        'netns',
-        node.ns,
-      ]);
-      sh('ip', ['-n', br, 'link', 'set', port, 'master', 'br0', 'up']);
+      ipIn(br, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', node.ns);
+      ipIn(br, 'link', 'set', port, 'master', 'br0', 'up');
       // nodad: the agent binds [address]:8081 at once; a tentative address cannot be bound.
-      sh('ip', ['-n', node.ns, 'addr', 'add', `${node.address}/64`, 'dev', 'eth0', 'nodad']);
-      sh('ip', ['-n', node.ns, 'link', 'set', 'eth0', 'up']);
+      ipIn(node.ns, 'addr', 'add', `${node.address}/64`, 'dev', 'eth0', 'nodad');
+      ipIn(node.ns, 'link', 'set', 'eth0', 'up');
     }
   }
 
@@ -308,4 +301,46 @@ export async function storeClusterSecrets(
       : secrets,
     cluster,
   );
+}
+
+/**
+ * A cluster of `count` nodes for a spec that runs the built agent on each, once every node
+ * reaches every other; throws when this machine cannot run one or the agent bundle is missing.
+ */
+export function createAgentCluster(count: number, prefix?: string): NetnsCluster {
+  const unavailable = netnsUnavailable();
+  if (unavailable) throw new Error(`cannot run: ${unavailable}`);
+  if (!fs.existsSync(AGENT_BIN))
+    throw new Error(`${AGENT_BIN} is missing (build the agent bundles first)`);
+  const cluster = NetnsCluster.create(count, prefix);
+  try {
+    cluster.checkReachability();
+  } catch (err) {
+    cluster.destroy();
+    throw err;
+  }
+  return cluster;
+}
+
+/** One local-directory bucket and secrets file that every node of a cluster shares. */
+export interface SharedLocalBucket {
+  /** The bucket, as the test reads and writes it. */
+  readonly objects: LocalDirectoryObjectStore;
+  /** Every node's agent setup (the built agent on the local provider) but its environment. */
+  readonly setup: NodeAgentSetup;
+}
+
+/**
+ * Creates `<work>/bucket` and `<work>/secrets.json`, the latter holding what `podmin setup`
+ * stores for `cluster` before any agent starts.
+ */
+export async function sharedLocalBucket(work: string, cluster: string): Promise<SharedLocalBucket> {
+  const bucket = path.join(work, 'bucket');
+  fs.mkdirSync(bucket, { recursive: true });
+  const secretsFile = path.join(work, 'secrets.json');
+  await storeClusterSecrets(secretsFile, cluster);
+  return {
+    objects: new LocalDirectoryObjectStore(bucket),
+    setup: { bin: AGENT_BIN, cluster, bucket, secretsFile, work },
+  };
 }

@@ -114,3 +114,36 @@ export class NodeProcess {
     clearTimeout(timer);
   }
 }
+
+/**
+ * The last `count` output lines of each process (only those `keep` accepts, when given), each
+ * block under a header naming its node, namespace and pid: what a failed step prints.
+ */
+export function recentOutput(
+  processes: readonly NodeProcess[],
+  count: number,
+  keep: (line: string) => boolean = () => true,
+): string {
+  return processes
+    .map(
+      (p) =>
+        `--- ${p.node.id} (${p.node.ns}, pid ${p.child.pid ?? '?'}) ---\n` +
+        p.output().split('\n').filter(keep).slice(-count).join('\n'),
+    )
+    .join('\n');
+}
+
+/**
+ * A step runner for specs that drive node processes: runs a step and, when it fails, prints
+ * `explain()` (the nodes' recent logs) before passing the failure on.
+ */
+export function explainingSteps(explain: () => string): (fn: () => Promise<void>) => Promise<void> {
+  return async (fn) => {
+    try {
+      await fn();
+    } catch (err) {
+      console.error(explain());
+      throw err;
+    }
+  };
+}

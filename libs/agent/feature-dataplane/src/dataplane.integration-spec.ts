@@ -5,7 +5,7 @@ import path from 'node:path';
 import { snapshot as snapshotTypes } from '@podmin/agent-contracts';
 import { TestCoordinator } from '@podmin/agent-contracts/testing';
 import { agentClient, serviceSocket, type AgentClient } from '@podmin/agent-data-access-grpc';
-import { describeUnless, localAgentArgs } from '@podmin/testing';
+import { describeUnless, localAgentArgs, waitFor } from '@podmin/testing';
 import { serviceVip } from '@podmin/util-desired-state';
 import { PodNetwork } from './__fixtures__/pod-network';
 
@@ -40,20 +40,6 @@ function snapshotOf(web: string[] | undefined): snapshotTypes.ServiceSnapshot {
           },
         ];
   return { generation: revision, revision: `rev-${revision}`, services };
-}
-
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const unusable =
@@ -136,19 +122,27 @@ describeUnless(unusable, 'integration:dataplane')('agent-dataplane in network na
     net.spawn(net.ns(pod), [flows, 'serve-udp', '5353', pod]);
     // Straight to the Pod from the node, so later checks never race the servers' start.
     const address = net.pods.get(pod)?.address as string;
-    await eventually(`${pod} serves`, () => {
-      const udp = net.exec(net.nodeNs, [flows, 'udp', address, '5353']).stdout;
-      const tcp = net.exec(net.nodeNs, [flows, 'tcp', address, '8080', '1', '1']).stdout;
-      return Promise.resolve(udp.startsWith(pod) && tcp.includes('ok 1 ') ? true : undefined);
-    });
+    await waitFor(
+      () => {
+        const udp = net.exec(net.nodeNs, [flows, 'udp', address, '5353']).stdout;
+        const tcp = net.exec(net.nodeNs, [flows, 'tcp', address, '8080', '1', '1']).stdout;
+        return udp.startsWith(pod) && tcp.includes('ok 1 ') ? true : undefined;
+      },
+      `${pod} serves`,
+      15_000,
+    );
   };
   const apply = async (web: string[] | undefined) => {
     const snap = snapshotOf(web);
     coordinator.setView(snap);
-    return eventually('dataplane follows the snapshot', async () => {
-      const s = await status();
-      return s.snapshotRevision === snap.revision ? s : undefined;
-    });
+    return waitFor(
+      async () => {
+        const s = await status();
+        return s.snapshotRevision === snap.revision ? s : undefined;
+      },
+      'dataplane follows the snapshot',
+      15_000,
+    );
   };
 
   beforeAll(async () => {
@@ -204,11 +198,7 @@ describeUnless(unusable, 'integration:dataplane')('agent-dataplane in network na
     );
     dataplane.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     client = agentClient('dataplane', serviceSocket(runtimeDir, 'dataplane'));
-    await eventually(
-      'agent-dataplane answers',
-      async () => status().catch(() => undefined),
-      30_000,
-    );
+    await waitFor(status, 'agent-dataplane answers', 30_000);
   }, 120_000);
 
   afterAll(() => {

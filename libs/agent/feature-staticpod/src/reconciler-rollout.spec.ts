@@ -1,6 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { commitDesiredState, InMemoryObjectStore, useTempDir } from '@podmin/testing';
+import {
+  commitDesiredState,
+  InMemoryObjectStore,
+  rollingDaemonSetManifest,
+  useTempDir,
+} from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import type { KubeletPod } from '@podmin/agent-data-access-kubelet-pods';
 import type { Admission, NodeDeploymentReport } from '@podmin/util-rollout';
@@ -11,21 +16,15 @@ import type { KubeletView } from './receipts/receipt-writer';
 import { ROLLOUT_DRAIN_MS, surgeName } from './rollout/node-rollout';
 import type { SecretSource, ServiceSink } from './staticpod.ports';
 
-const manifest = (tag: string) => `
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: product }
-spec:
-  selector: { matchLabels: { app: web } }
-  updateStrategy: { type: RollingUpdate, rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }
-  template:
-    metadata:
-      labels: { app: web }
-      annotations: { podmin.dev/aws-parameter-store: token }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: workers }
-      containers: [{ name: app, image: hello:${tag} }]
-`;
+/** DaemonSet `web` (NodeGroup workers, secret `token`) on `hello:<tag>`, surging one at a time. */
+const manifest = (tag: string) =>
+  rollingDaemonSetManifest({
+    nodegroup: 'workers',
+    secret: 'token',
+    containers: { app: `hello:${tag}` },
+    maxSurge: 1,
+    maxUnavailable: 0,
+  });
 
 /** Secret source fake: every key resolves to a fixed value. */
 const secrets: SecretSource = { fetch: () => Promise.resolve(Buffer.from('s3cret')) };

@@ -29,6 +29,13 @@ ${opts.service ? `---\napiVersion: v1\nkind: Service\nmetadata: { name: ${name}-
 const deployment = (name: string, opts: Parameters<typeof manifest>[1] = {}) =>
   buildDeployment(manifest(name, opts), { source: 'test', name });
 
+/** A pass's outcome that published, changing and removing these many Pod files. */
+const published = (changedFiles: number, removedFiles: number) => ({
+  status: 'published' as const,
+  changedFiles,
+  removedFiles,
+});
+
 /** Clock fake: a fixed instant the test can move. */
 class FakeClock {
   instant = new Date('2026-01-02T03:04:05Z');
@@ -51,14 +58,9 @@ describe('StaticPodReconciler decisions', () => {
       ? fs.readdirSync(paths().workloads, { recursive: true }).map(String).sort()
       : [];
 
-  beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-reconciler-'));
-    store = new InMemoryObjectStore();
-    secrets = new FakeSecrets((name) => `value of ${name}`);
-    identity = new FakeIdentity('2026-01-03T03:04:05Z');
-    sink = new RecordingSink();
-    clock = new FakeClock();
-    reconciler = new StaticPodReconciler(
+  /** A reconciler of node root {@link root} on this test's fakes, as the agent starts one. */
+  const startReconciler = () =>
+    new StaticPodReconciler(
       { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
       store,
       secrets,
@@ -66,16 +68,21 @@ describe('StaticPodReconciler decisions', () => {
       sink,
       clock.now,
     );
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'podmin-reconciler-'));
+    store = new InMemoryObjectStore();
+    secrets = new FakeSecrets((name) => `value of ${name}`);
+    identity = new FakeIdentity('2026-01-03T03:04:05Z');
+    sink = new RecordingSink();
+    clock = new FakeClock();
+    reconciler = startReconciler();
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   it('publishes a new deployment, its secrets and its Service, and records the clock', async () => {
     await commitDesiredState(store, { deploy: [deployment('web', { service: true })] });
-    await expect(reconciler.reconcileOnce()).resolves.toEqual({
-      status: 'published',
-      changedFiles: 1,
-      removedFiles: 0,
-    });
+    await expect(reconciler.reconcileOnce()).resolves.toEqual(published(1, 0));
     expect(manifests()).toEqual(['web.yaml']);
     expect(secrets.fetched).toEqual(['aws-parameter-store:/demo/product/web/token']);
     expect(sink.published).toEqual([
@@ -126,11 +133,7 @@ describe('StaticPodReconciler decisions', () => {
     await reconciler.reconcileOnce();
     expect(workloadFiles()).toEqual(expect.arrayContaining(['api', 'web']));
     await commitDesiredState(store, { remove: ['workers/web'] });
-    await expect(reconciler.reconcileOnce()).resolves.toEqual({
-      status: 'published',
-      changedFiles: 0,
-      removedFiles: 1,
-    });
+    await expect(reconciler.reconcileOnce()).resolves.toEqual(published(0, 1));
     expect(manifests()).toEqual(['api.yaml']);
     expect(identity.removed).toEqual(['web']);
     expect(workloadFiles().some((f) => f.startsWith('web'))).toBe(false);
@@ -287,14 +290,7 @@ describe('StaticPodReconciler decisions', () => {
     await commitDesiredState(store, { deploy: [deployment('web')] });
     await reconciler.reconcileOnce();
     store.objects.delete(INDEX_KEY);
-    const restarted = new StaticPodReconciler(
-      { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
-      store,
-      secrets,
-      identity,
-      sink,
-      clock.now,
-    );
+    const restarted = startReconciler();
     await expect(restarted.reconcileOnce()).rejects.toThrow(/disappeared/);
     expect(manifests()).toEqual(['web.yaml']);
   });
@@ -350,16 +346,7 @@ describe('StaticPodReconciler decisions', () => {
 
   it('removes nothing as stale while a deployment it never published is broken', async () => {
     await commitDesiredState(store, { deploy: [deployment('web')] });
-    const restarted = () =>
-      new StaticPodReconciler(
-        { cluster: 'demo', nodegroup: 'workers', nodeAddress: 'fd00::1', paths: paths() },
-        store,
-        secrets,
-        identity,
-        sink,
-        clock.now,
-      );
-    await restarted().reconcileOnce();
+    await startReconciler().reconcileOnce();
     // After a restart the payload of web is gone: its Pod name is unknown, so its file stays.
     const key = JSON.parse(store.objects.get(INDEX_KEY)!.body.toString()) as Record<
       string,
@@ -367,7 +354,7 @@ describe('StaticPodReconciler decisions', () => {
     >;
     store.objects.delete(key['workers/web']!.pod);
     await commitDesiredState(store, { deploy: [deployment('api')] });
-    const restartedOnce = restarted();
+    const restartedOnce = startReconciler();
     const err = (await restartedOnce.reconcileOnce().catch((e: unknown) => e)) as DegradedPassError;
     expect(err.faults).toMatchObject([{ deployment: 'workers/web', kept: false }]);
     expect(restartedOnce.applied().deployments).toMatchObject([

@@ -6,13 +6,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { LocalImageStore } from '@podmin/cli-data-access-image-store';
-import {
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-  createS3Client,
-} from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { makeTempDir, emulatorBucket } from '@podmin/testing';
+import { makeTempDir } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { PodminError } from '@podmin/util-errors';
 import {
@@ -25,6 +20,7 @@ import {
 import { QuietReporter } from './__fixtures__/quiet-reporter';
 import { readLayer, startRegistryProcess } from './__fixtures__/registry-process';
 import type { RegistryProcess } from './__fixtures__/registry-process';
+import { testBuckets, type TestBucket } from './__fixtures__/test-buckets';
 import { buildImage } from './build/build-image';
 import type { BuildResult } from './build/build-image';
 import type { ImageDeps } from './image-deps';
@@ -35,48 +31,7 @@ import { RegistryClient } from './registry/registry-client';
 const run = promisify(execFile);
 const FIXTURE = path.join(__dirname, '__fixtures__', 'hello-app');
 
-interface Bucket {
-  objects: ObjectStore;
-  registryFlags: string[];
-  registryEnv: Record<string, string>;
-  read: (key: string) => Promise<Buffer>;
-  cleanup: () => Promise<void>;
-}
-
-const buckets: Array<[string, () => Promise<Bucket>]> = [
-  [
-    'local directory',
-    async () => {
-      const dir = await makeTempDir('podmin-image-bucket');
-      return {
-        objects: new LocalDirectoryObjectStore(dir.path),
-        registryFlags: ['--provider', 'local', '--bucket', dir.path, '--region', 'local'],
-        registryEnv: {},
-        read: (key) => readFile(path.join(dir.path, key)),
-        cleanup: dir.cleanup,
-      };
-    },
-  ],
-  [
-    'S3 emulator',
-    async () => {
-      const { emulator, client, bucket } = await emulatorBucket('images', createS3Client);
-      const objects = new S3ObjectStore({ client, bucket });
-      return {
-        objects,
-        registryFlags: ['--provider', 'aws', '--bucket', bucket, '--region', emulator.region],
-        registryEnv: {
-          AWS_ENDPOINT_URL_S3: emulator.endpoint,
-          AWS_ACCESS_KEY_ID: emulator.credentials.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: emulator.credentials.secretAccessKey,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        },
-        read: async (key) => (await objects.get(key, { maxBytes: 64 * 1024 * 1024 })).body,
-        cleanup: () => Promise.resolve(client.destroy()),
-      };
-    },
-  ],
-];
+const buckets = testBuckets('images');
 
 describe('build → push → registry → skopeo / pull', () => {
   let work: TempDir;
@@ -100,7 +55,7 @@ describe('build → push → registry → skopeo / pull', () => {
   afterAll(() => work.cleanup());
 
   describe.each(buckets)('through a %s bucket', (kind, makeBucket) => {
-    let bucket: Bucket;
+    let bucket: TestBucket;
     let registry: RegistryProcess;
 
     beforeAll(async () => {
@@ -246,7 +201,7 @@ describe('build → push → registry → skopeo / pull', () => {
   });
 
   describe('pull with bearer-token auth', () => {
-    let bucket: Bucket;
+    let bucket: TestBucket;
     let registry: RegistryProcess;
     let front: http.Server;
     let frontHost: string;

@@ -1,18 +1,9 @@
 import { syncDependencies } from '@podmin/cli-data-access-dependencies';
 import { RecordingReporter } from '@podmin/cli-util-io';
-import {
-  LocalDirectoryObjectStore,
-  S3ObjectStore,
-  createS3Client,
-} from '@podmin/data-access-object-store';
 import type { ObjectStore } from '@podmin/data-access-object-store';
-import { makeTempDir, emulatorBucket } from '@podmin/testing';
+import { makeTempDir } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
-import {
-  DEPENDENCY_MANIFEST_KEY,
-  parseDependencyManifest,
-  type DesiredImage,
-} from '@podmin/util-dependencies';
+import { DEPENDENCY_MANIFEST_KEY, parseDependencyManifest } from '@podmin/util-dependencies';
 import {
   REF_NAME_ANNOTATION,
   blobPath,
@@ -20,22 +11,17 @@ import {
   serializeLayoutIndex,
 } from '@podmin/util-oci';
 import {
-  PAUSE_SOURCE,
+  PAUSE_IMAGE,
   blobBytesOnDisk,
   buildPauseImage,
   offlineDeps,
 } from './__fixtures__/pause-image';
+import { testBuckets, type TestBucket } from './__fixtures__/test-buckets';
 import type { BuildResult } from './build/build-image';
 import type { ImageDeps } from './image-deps';
 import { DependencyImageMirror } from './mirror';
 
-const PAUSE: DesiredImage = {
-  name: 'pause',
-  version: '3.10.1',
-  source: PAUSE_SOURCE,
-  path: 'mirror/registry.k8s.io/pause',
-};
-const PREFIX = 'mirror/registry.k8s.io/pause/';
+const PREFIX = `${PAUSE_IMAGE.path}/`;
 
 /** Delegating store that records every write (`method key`) it passes on. */
 class WriteCountingStore implements ObjectStore {
@@ -64,110 +50,93 @@ class WriteCountingStore implements ObjectStore {
   };
 }
 
-interface BucketUnderTest {
-  store: ObjectStore;
-  cleanup: () => Promise<void>;
-}
+describe.each(testBuckets('podmin-mirror'))(
+  'syncDependencies with the real image mirror on a %s bucket',
+  (_label, open) => {
+    let work: TempDir;
+    let deps: ImageDeps;
+    let built: BuildResult;
+    let bucket: TestBucket;
+    let store: WriteCountingStore;
+    let reporter: RecordingReporter;
 
-const buckets: Array<[string, () => Promise<BucketUnderTest>]> = [
-  [
-    'the local directory store',
-    async () => {
-      const dir = await makeTempDir('podmin-mirror-bucket');
-      return { store: new LocalDirectoryObjectStore(dir.path), cleanup: dir.cleanup };
-    },
-  ],
-  [
-    'S3 on the moto emulator',
-    async () => {
-      const { client, bucket } = await emulatorBucket('podmin-mirror', createS3Client);
-      return {
-        store: new S3ObjectStore({ client, bucket }),
-        cleanup: () => Promise.resolve(client.destroy()),
-      };
-    },
-  ],
-];
-
-describe.each(buckets)('syncDependencies with the real image mirror on %s', (_label, open) => {
-  let work: TempDir;
-  let deps: ImageDeps;
-  let built: BuildResult;
-  let bucket: BucketUnderTest;
-  let store: WriteCountingStore;
-  let reporter: RecordingReporter;
-
-  beforeEach(async () => {
-    work = await makeTempDir('podmin-mirror-cache');
-    reporter = new RecordingReporter();
-    deps = offlineDeps(work.path, reporter);
-    // registry.k8s.io is out of reach here: the store holds a build under the pause name.
-    built = await buildPauseImage(deps);
-    bucket = await open();
-    store = new WriteCountingStore(bucket.store);
-  }, 180_000);
-  afterEach(async () => {
-    await bucket.cleanup();
-    await work.cleanup();
-  });
-
-  /** A sync of the image half only: no files, the pause image, the real mirror. */
-  const sync = () =>
-    syncDependencies(store, ['amd64', 'arm64'], {
-      resolver: {
-        resolveFiles: () => Promise.resolve([]),
-        resolveImages: () => Promise.resolve([PAUSE]),
-      },
-      cache: { ensureAll: () => Promise.resolve([]) },
-      images: new DependencyImageMirror(deps),
-      reporter,
+    beforeEach(async () => {
+      work = await makeTempDir('podmin-mirror-cache');
+      reporter = new RecordingReporter();
+      deps = offlineDeps(work.path, reporter);
+      // registry.k8s.io is out of reach here: the store holds a build under the pause name.
+      built = await buildPauseImage(deps);
+      bucket = await open();
+      store = new WriteCountingStore(bucket.objects);
+    }, 180_000);
+    afterEach(async () => {
+      await bucket.cleanup();
+      await work.cleanup();
     });
 
-  it('uploads once, is present with no write, and repairs a stripped index without blob uploads', async () => {
-    const first = await sync();
-    expect(first).toMatchObject({ written: true, imagesChanged: ['pause'] });
-    const blobWrites = store.writes.filter((w) => w.startsWith(`putIfAbsent ${PREFIX}blobs/`));
-    // index, two manifests, two configs, one layer shared by both platforms
-    expect(blobWrites).toHaveLength(6);
-    expect(store.writes).toEqual([
-      ...blobWrites,
-      `putIfAbsent ${PREFIX}oci-layout`,
-      `putIfAbsent ${PREFIX}index.json`,
-      `putIfAbsent ${DEPENDENCY_MANIFEST_KEY}`,
-    ]);
-    const manifest = parseDependencyManifest((await store.get(DEPENDENCY_MANIFEST_KEY)).body);
-    expect(manifest.images).toEqual({
-      pause: {
-        version: '3.10.1',
-        source: 'registry.k8s.io/pause:3.10.1',
-        path: 'mirror/registry.k8s.io/pause',
-        digest: built.index.digest,
-        size: await blobBytesOnDisk(deps.store, 'registry.k8s.io/pause'),
-      },
-    });
-    const published = parseImageIndex((await store.get(`${PREFIX}index.json`)).body);
-    expect(published.manifests.map((d) => d.digest)).toEqual([
-      built.index.digest,
-      ...built.manifests.map((d) => d.digest).sort(),
-    ]);
-    expect(published.manifests[0]?.annotations?.[REF_NAME_ANNOTATION]).toBe('3.10.1');
-    const indexBlob = await store.get(`${PREFIX}${blobPath(built.index.digest)}`);
-    expect(indexBlob.body.length).toBe(built.index.size);
+    /** A sync of the image half only: no files, the pause image, the real mirror. */
+    const sync = () =>
+      syncDependencies(store, ['amd64', 'arm64'], {
+        resolver: {
+          resolveFiles: () => Promise.resolve([]),
+          resolveImages: () => Promise.resolve([PAUSE_IMAGE]),
+        },
+        cache: { ensureAll: () => Promise.resolve([]) },
+        images: new DependencyImageMirror(deps),
+        reporter,
+      });
 
-    store.writes.length = 0;
-    const second = await sync();
-    expect(second).toMatchObject({ written: false, imagesChanged: [], uploaded: [], deleted: [] });
-    expect(store.writes).toEqual([]);
+    it('uploads once, is present with no write, and repairs a stripped index without blob uploads', async () => {
+      const first = await sync();
+      expect(first).toMatchObject({ written: true, imagesChanged: ['pause'] });
+      const blobWrites = store.writes.filter((w) => w.startsWith(`putIfAbsent ${PREFIX}blobs/`));
+      // index, two manifests, two configs, one layer shared by both platforms
+      expect(blobWrites).toHaveLength(6);
+      expect(store.writes).toEqual([
+        ...blobWrites,
+        `putIfAbsent ${PREFIX}oci-layout`,
+        `putIfAbsent ${PREFIX}index.json`,
+        `putIfAbsent ${DEPENDENCY_MANIFEST_KEY}`,
+      ]);
+      const manifest = parseDependencyManifest((await store.get(DEPENDENCY_MANIFEST_KEY)).body);
+      expect(manifest.images).toEqual({
+        pause: {
+          version: '3.10.1',
+          source: 'registry.k8s.io/pause:3.10.1',
+          path: 'mirror/registry.k8s.io/pause',
+          digest: built.index.digest,
+          size: await blobBytesOnDisk(deps.store, 'registry.k8s.io/pause'),
+        },
+      });
+      const published = parseImageIndex((await store.get(`${PREFIX}index.json`)).body);
+      expect(published.manifests.map((d) => d.digest)).toEqual([
+        built.index.digest,
+        ...built.manifests.map((d) => d.digest).sort(),
+      ]);
+      expect(published.manifests[0]?.annotations?.[REF_NAME_ANNOTATION]).toBe('3.10.1');
+      const indexBlob = await store.get(`${PREFIX}${blobPath(built.index.digest)}`);
+      expect(indexBlob.body.length).toBe(built.index.size);
 
-    // A legacy index: the tag without the nested manifests lifted to top level.
-    await bucket.store.put(
-      `${PREFIX}index.json`,
-      serializeLayoutIndex({ ...published, manifests: published.manifests.slice(0, 1) }),
-    );
-    const third = await sync();
-    expect(third).toMatchObject({ written: false, imagesChanged: ['pause'] });
-    expect(store.writes).toEqual([`putIfMatch ${PREFIX}index.json`]);
-    expect(parseImageIndex((await store.get(`${PREFIX}index.json`)).body)).toEqual(published);
-    expect(third.manifest).toEqual(manifest);
-  }, 180_000);
-});
+      store.writes.length = 0;
+      const second = await sync();
+      expect(second).toMatchObject({
+        written: false,
+        imagesChanged: [],
+        uploaded: [],
+        deleted: [],
+      });
+      expect(store.writes).toEqual([]);
+
+      // A legacy index: the tag without the nested manifests lifted to top level.
+      await bucket.objects.put(
+        `${PREFIX}index.json`,
+        serializeLayoutIndex({ ...published, manifests: published.manifests.slice(0, 1) }),
+      );
+      const third = await sync();
+      expect(third).toMatchObject({ written: false, imagesChanged: ['pause'] });
+      expect(store.writes).toEqual([`putIfMatch ${PREFIX}index.json`]);
+      expect(parseImageIndex((await store.get(`${PREFIX}index.json`)).body)).toEqual(published);
+      expect(third.manifest).toEqual(manifest);
+    }, 180_000);
+  },
+);

@@ -11,7 +11,7 @@ import {
 import type { Descriptor } from '@podmin/util-oci';
 import { QuietReporter } from './__fixtures__/quiet-reporter';
 import {
-  PAUSE_SOURCE,
+  PAUSE_IMAGE,
   blobBytesOnDisk,
   buildPauseImage,
   offlineDeps,
@@ -20,13 +20,7 @@ import type { BuildResult } from './build/build-image';
 import type { ImageDeps } from './image-deps';
 import { DependencyImageMirror, uniqueContentSize } from './mirror';
 
-const PAUSE = {
-  name: 'pause',
-  version: '3.10.1',
-  source: PAUSE_SOURCE,
-  path: 'mirror/registry.k8s.io/pause',
-};
-const INDEX_KEY = 'mirror/registry.k8s.io/pause/index.json';
+const INDEX_KEY = `${PAUSE_IMAGE.path}/index.json`;
 
 const blob = (name: string, size: number, mediaType = 'application/octet-stream'): Descriptor => ({
   mediaType,
@@ -69,8 +63,14 @@ describe('DependencyImageMirror', () => {
     deps = offlineDeps(work.path, new QuietReporter());
     built = await buildPauseImage(deps);
     mirror = new DependencyImageMirror(deps, { backoff: () => Promise.resolve() });
-    const { digest, size } = await mirror.resolve(PAUSE);
-    entry = { version: PAUSE.version, source: PAUSE.source, path: PAUSE.path, digest, size };
+    const { digest, size } = await mirror.resolve(PAUSE_IMAGE);
+    entry = {
+      version: PAUSE_IMAGE.version,
+      source: PAUSE_IMAGE.source,
+      path: PAUSE_IMAGE.path,
+      digest,
+      size,
+    };
   });
   afterAll(() => work.cleanup());
 

@@ -1,17 +1,13 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { makeTempDir } from '@podmin/testing';
+import { bundleForNode, makeTempDir } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { md5Etag } from './etag';
 import { LOCAL_LOCK_DIR, LocalDirectoryObjectStore } from './local-directory-object-store';
 import { describeObjectStoreContract, expectCode } from './object-store.contract';
-
-const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(__dirname, '../../../..');
 
 describeObjectStoreContract('LocalDirectoryObjectStore on a temp dir', async () => {
   const dir = await makeTempDir('podmin-local-store-contract');
@@ -169,19 +165,8 @@ describe('LocalDirectoryObjectStore across processes', () => {
   beforeAll(async () => {
     work = await makeTempDir('podmin-local-store-race');
     bundle = path.join(work.path, 'object-store.cjs');
-    // Children cannot use jest's TypeScript transform, so they load an esbuild bundle of the library.
-    await execFileAsync(
-      path.join(repoRoot, 'node_modules', '.bin', 'esbuild'),
-      [
-        path.join(repoRoot, 'libs/shared/data-access-object-store/src/index.ts'),
-        '--bundle',
-        '--platform=node',
-        '--format=cjs',
-        '--log-level=warning',
-        `--outfile=${bundle}`,
-      ],
-      { cwd: repoRoot },
-    );
+    // The children load the library as one bundle of its index.
+    bundleForNode(path.join(__dirname, 'index.ts'), bundle);
   }, 60_000);
 
   afterAll(async () => {

@@ -6,8 +6,8 @@ import {
   mutualTlsClientOptions,
   mutualTlsServerOptions,
 } from './mtls';
-import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
 import { issueWorkloadLeaf } from './workload-leaf';
+import { workloadIssuer } from './__fixtures__/workload-issuer';
 
 const NOW = new Date('2030-01-01T00:00:00Z');
 const node = { cluster: 'prod', nodegroup: 'workers', nodeId: 'i-1', ipv6: '2001:db8::1' };
@@ -48,9 +48,8 @@ describe('mutual TLS helpers', () => {
       /outside trust domain prod.podmin.internal/,
     );
     expect(() => checkSpiffePeer(undefined, { cluster: 'prod' })).toThrow(/no peer certificate/);
-    const key = WorkloadCaKey.fromSeed(Buffer.alloc(32, 3));
     const workload = await issueWorkloadLeaf(
-      { certificate: await createWorkloadCaCertificate(key, 'prod', NOW), key },
+      await workloadIssuer(3, NOW),
       { cluster: 'prod', namespace: 'default', pod: 'i-1' },
       NOW,
     );

@@ -11,16 +11,15 @@ import {
   otelLogsSpiffeId,
   validateCaBundle,
 } from './telemetry-leaf';
-import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
 import { issueWorkloadLeaf, type WorkloadIssuer } from './workload-leaf';
+import { workloadIssuer } from './__fixtures__/workload-issuer';
 
 const NOW = new Date('2030-03-01T12:00:00Z');
-const key = WorkloadCaKey.fromSeed(Buffer.alloc(32, 7));
 const node = { cluster: 'prod', nodeId: 'ip-10-0-1-5.ec2.internal' };
 let issuer: WorkloadIssuer;
 
 beforeAll(async () => {
-  issuer = { certificate: await createWorkloadCaCertificate(key, 'prod', NOW), key };
+  issuer = await workloadIssuer(7, NOW);
 });
 
 describe('the log-export client leaf', () => {
@@ -44,9 +43,9 @@ describe('the log-export client leaf', () => {
   it('openssl accepts it as a TLS client and refuses it as a TLS server', async () => {
     const leaf = await issueTelemetryLeaf(issuer, node, new Date());
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'telemetry-leaf-'));
-    const caNow = await createWorkloadCaCertificate(key, 'prod', new Date());
-    const fresh = await issueTelemetryLeaf({ certificate: caNow, key }, node, new Date());
-    fs.writeFileSync(path.join(dir, 'ca.pem'), caNow.pem);
+    const caNow = await workloadIssuer(7, new Date());
+    const fresh = await issueTelemetryLeaf(caNow, node, new Date());
+    fs.writeFileSync(path.join(dir, 'ca.pem'), caNow.certificate.pem);
     fs.writeFileSync(path.join(dir, 'leaf.pem'), fresh.certificatePem);
     const verify = (purpose: string) =>
       promisify(execFile)('openssl', [
@@ -85,8 +84,7 @@ describe('the log-export client leaf', () => {
     expect(
       check(leaf.certificatePem, leaf.privateKeyPem, node, new Date(NOW.getTime() + 18 * HOUR_MS)),
     ).toBe('renewal-due');
-    const otherCa = WorkloadCaKey.fromSeed(Buffer.alloc(32, 9));
-    const foreign = await createWorkloadCaCertificate(otherCa, 'prod', NOW);
+    const foreign = (await workloadIssuer(9, NOW)).certificate;
     expect(checkTelemetryLeaf(leaf.certificatePem, leaf.privateKeyPem, node, [foreign], NOW)).toBe(
       'untrusted',
     );
@@ -100,11 +98,7 @@ describe('the log-export client leaf', () => {
 
 describe('the exporter’s private server-CA bundle', () => {
   it('accepts CA certificates only, normalised', async () => {
-    const second = await createWorkloadCaCertificate(
-      WorkloadCaKey.fromSeed(Buffer.alloc(32, 3)),
-      'b',
-      NOW,
-    );
+    const second = (await workloadIssuer(3, NOW, 'b')).certificate;
     const bundle = `\n${issuer.certificate.pem.replace(/\n/g, '\r\n')}\n${second.pem}`;
     expect(validateCaBundle(Buffer.from(bundle), NOW)).toBe(issuer.certificate.pem + second.pem);
   });

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { parseCertificate } from './certificate';
 import { CLOCK_SKEW_MARGIN_MS, HOUR_MS } from './clock';
 import { parseEd25519PrivateKeyPem, publicKeysEqual } from './ed25519';
-import { WorkloadCaKey, createWorkloadCaCertificate } from './workload-ca';
 import type { WorkloadIdentity, WorkloadIssuer } from './workload-leaf';
 import {
   checkWorkloadLeaf,
@@ -10,14 +9,14 @@ import {
   serviceDnsNames,
   workloadSpiffeId,
 } from './workload-leaf';
+import { workloadIssuer } from './__fixtures__/workload-issuer';
 
 const NOW = new Date('2030-03-01T12:00:00Z');
-const key = WorkloadCaKey.fromSeed(Buffer.alloc(32, 1));
 const web = { cluster: 'prod', namespace: 'shop', pod: 'web-7f9c' };
 let issuer: WorkloadIssuer;
 
 beforeAll(async () => {
-  issuer = { certificate: await createWorkloadCaCertificate(key, 'prod', NOW), key };
+  issuer = await workloadIssuer(1, NOW);
 });
 
 describe('workload leaves', () => {
@@ -91,11 +90,7 @@ describe('workload leaves', () => {
     const other = await issueWorkloadLeaf(issuer, web, NOW);
     expect(check(NOW, id, other.privateKeyPem)).toBe('key-mismatch');
     expect(check(NOW, id, 'garbage')).toBe('unreadable');
-    const foreign = await createWorkloadCaCertificate(
-      WorkloadCaKey.fromSeed(Buffer.alloc(32, 2)),
-      'prod',
-      NOW,
-    );
+    const foreign = (await workloadIssuer(2, NOW)).certificate;
     expect(check(NOW, id, leaf.privateKeyPem, [foreign])).toBe('untrusted');
     expect(parseCertificate(leaf.certificatePem).pem).toBe(leaf.certificatePem);
   });

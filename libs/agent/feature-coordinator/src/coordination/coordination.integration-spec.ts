@@ -153,6 +153,18 @@ function sClient(port: number, args: string[]): Promise<{ code: number | null; o
   });
 }
 
+/** openssl s_client to the test's server, presenting the leaf {@link writeLeaf} stored as `name`. */
+const sClientAs = (name: string, version = '-tls1_3') =>
+  sClient(server.port, [version, '-cert', file(`${name}.crt`), '-key', file(`${name}.key`)]);
+
+/** Says Hello as `nodeId` with `leaf`; expects the handshake refused and returns what was logged. */
+async function handshakeRefusalOf(leaf: IssuedCertificate, nodeId: string) {
+  const from = log.lines.length;
+  const err = await failureOf(helloWith(leaf, prodCa, request(nodeId)));
+  expect(err.code).toBe('SERVICE_UNAVAILABLE');
+  return (await refusalAfter(from)).fields;
+}
+
 beforeAll(async () => {
   dir = await makeTempDir('coordination-mtls');
   const now = systemClock.now();
@@ -220,24 +232,15 @@ describe('coordination over mutual TLS 1.3 on [::1]', () => {
   it('(a) refuses a client certificate from another CA: grpc-js and openssl s_client', async () => {
     const intruder = await issueNodeLeaf(foreignCa, node('node-x'), systemClock.now());
     await writeLeaf('foreign', intruder);
-    let from = log.lines.length;
-    const err = await failureOf(helloWith(intruder, prodCa, request('node-x')));
-    expect(err.code).toBe('SERVICE_UNAVAILABLE');
-    expect((await refusalAfter(from)).fields).toMatchObject({
+    expect(await handshakeRefusalOf(intruder, 'node-x')).toMatchObject({
       stage: 'handshake',
       remoteAddress: '::1',
       reason: expect.stringMatching(/not issued by the cluster CA/),
     });
     expect(table.nodes().map((n) => n.nodeId)).not.toContain('node-x');
 
-    from = log.lines.length;
-    const result = await sClient(server.port, [
-      '-tls1_3',
-      '-cert',
-      file('foreign.crt'),
-      '-key',
-      file('foreign.key'),
-    ]);
+    const from = log.lines.length;
+    const result = await sClientAs('foreign');
     expect(result.out).toMatch(CLOSED_BY_SERVER);
     expect(result.code).not.toBe(0);
     expect((await refusalAfter(from)).fields).toMatchObject({
@@ -282,13 +285,7 @@ describe('coordination over mutual TLS 1.3 on [::1]', () => {
     const leaf = await issueNodeLeaf(prodCa, node('node-o'), systemClock.now());
     await writeLeaf('valid', leaf);
     let from = log.lines.length;
-    const old = await sClient(server.port, [
-      '-tls1_2',
-      '-cert',
-      file('valid.crt'),
-      '-key',
-      file('valid.key'),
-    ]);
+    const old = await sClientAs('valid', '-tls1_2');
     expect(old.code).not.toBe(0);
     expect(old.out).toMatch(/protocol version|alert|no protocols available/i);
     expect((await refusalAfter(from)).fields).toMatchObject({
@@ -298,13 +295,7 @@ describe('coordination over mutual TLS 1.3 on [::1]', () => {
     });
 
     from = log.lines.length;
-    const current = await sClient(server.port, [
-      '-tls1_3',
-      '-cert',
-      file('valid.crt'),
-      '-key',
-      file('valid.key'),
-    ]);
+    const current = await sClientAs('valid');
     expect(current.out).toContain('Protocol version: TLSv1.3');
     expect(current.out).toContain('Verification: OK');
     expect(current.out).not.toMatch(CLOSED_BY_SERVER);
@@ -328,21 +319,12 @@ describe('coordination over mutual TLS 1.3 on [::1]', () => {
     const threeHoursAgo = new Date(systemClock.now().getTime() - 3 * HOUR_MS);
     const expired = await issueNodeLeaf(prodCa, node('node-e'), threeHoursAgo, HOUR_MS);
     await writeLeaf('expired', expired);
-    let from = log.lines.length;
-    const err = await failureOf(helloWith(expired, prodCa, request('node-e')));
-    expect(err.code).toBe('SERVICE_UNAVAILABLE');
-    expect((await refusalAfter(from)).fields).toMatchObject({
+    expect(await handshakeRefusalOf(expired, 'node-e')).toMatchObject({
       stage: 'handshake',
       reason: expect.stringMatching(/client certificate has expired/),
     });
-    from = log.lines.length;
-    const result = await sClient(server.port, [
-      '-tls1_3',
-      '-cert',
-      file('expired.crt'),
-      '-key',
-      file('expired.key'),
-    ]);
+    const from = log.lines.length;
+    const result = await sClientAs('expired');
     expect(result.code).not.toBe(0);
     expect(result.out).toMatch(CLOSED_BY_SERVER);
     expect((await refusalAfter(from)).fields.reason).toMatch(/expired/i);

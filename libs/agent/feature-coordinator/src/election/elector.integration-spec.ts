@@ -1,15 +1,14 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import {
   LocalDirectoryObjectStore,
   S3ObjectStore,
   createS3Client,
 } from '@podmin/data-access-object-store';
-import { emulatorBucket, makeTempDir, waitFor } from '@podmin/testing';
+import { bundleForNode, emulatorBucket, makeTempDir, waitFor } from '@podmin/testing';
 import type { TempDir } from '@podmin/testing';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import type { LeaseStore } from './election.ports';
@@ -18,8 +17,6 @@ import type { ElectionTiming } from './election-timing';
 import { isResigned, parseLeaderRecord } from './leader-record';
 import { systemElector } from '../adapters/system-elector';
 
-const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(__dirname, '../../../../..');
 const TIMING: Partial<ElectionTiming> = { leaseMs: 3000, pollMs: 500, renewMarginMs: 1000 };
 const LEASE = TIMING.leaseMs!;
 const POLL = TIMING.pollMs!;
@@ -211,18 +208,7 @@ describe('electors in separate processes', () => {
   beforeAll(async () => {
     work = await makeTempDir('podmin-election-processes');
     bundle = path.join(work.path, 'elector-child.cjs');
-    await execFileAsync(
-      path.join(repoRoot, 'node_modules', '.bin', 'esbuild'),
-      [
-        path.join(__dirname, '..', '__fixtures__', 'elector-child.ts'),
-        '--bundle',
-        '--platform=node',
-        '--format=cjs',
-        '--log-level=warning',
-        `--outfile=${bundle}`,
-      ],
-      { cwd: repoRoot },
-    );
+    bundleForNode(path.join(__dirname, '..', '__fixtures__', 'elector-child.ts'), bundle);
   }, 120_000);
 
   afterEach(async () => {

@@ -1,4 +1,9 @@
-import { InMemoryObjectStore, commitDesiredState } from '@podmin/testing';
+import {
+  InMemoryObjectStore,
+  commitDesiredState,
+  rollingDaemonSetManifest,
+  type TestRollingDaemonSet,
+} from '@podmin/testing';
 import { buildDeployment } from '@podmin/util-manifest';
 import {
   ROLLOUT_STATE_KEY,
@@ -9,36 +14,22 @@ import type { DesiredIndex } from '@podmin/util-desired-state';
 import { RecordingLog } from '../__fixtures__/recording-log';
 import { RolloutCoordinator } from './rollout-coordinator';
 
-const manifest = (
-  tag: string,
-  strategy = '{ maxSurge: 0, maxUnavailable: 1 }',
-) => `apiVersion: apps/v1
-kind: DaemonSet
-metadata: { name: web, namespace: default }
-spec:
-  selector: { matchLabels: { app: web } }
-  updateStrategy: { type: RollingUpdate, rollingUpdate: ${strategy} }
-  template:
-    metadata:
-      labels: { app: web }
-    spec:
-      nodeSelector: { podmin.dev/nodegroup: default }
-      containers: [{ name: web, image: web:${tag} }]
-`;
+/** How many nodes a rollout may add, and take away, at once. */
+type Strategy = Pick<TestRollingDaemonSet, 'maxSurge' | 'maxUnavailable'>;
 
+/** Commits DaemonSet `web` on image `web:<tag>`, one node at a time unless `strategy` says otherwise. */
 async function deploy(
   store: InMemoryObjectStore,
   tag: string,
-  strategy?: string,
+  strategy: Strategy = { maxSurge: 0, maxUnavailable: 1 },
 ): Promise<DesiredIndex> {
+  const manifest = rollingDaemonSetManifest({
+    namespace: 'default',
+    image: `web:${tag}`,
+    ...strategy,
+  });
   return commitDesiredState(store, {
-    deploy: [
-      buildDeployment(manifest(tag, strategy), {
-        source: 'test',
-        name: 'web',
-        nodegroup: 'default',
-      }),
-    ],
+    deploy: [buildDeployment(manifest, { source: 'test', name: 'web', nodegroup: 'default' })],
   });
 }
 
@@ -118,9 +109,8 @@ describe('RolloutCoordinator', () => {
   it('halts on a node that gave the target up, and writes nothing once the term ended', async () => {
     const store = new InMemoryObjectStore();
     const clock = { ms: 5_000 };
-    const v1 = (await deploy(store, 'v1', '{ maxSurge: 1, maxUnavailable: 0 }'))['default/web']!
-      .pod;
-    const entries = await deploy(store, 'v2', '{ maxSurge: 1, maxUnavailable: 0 }');
+    const v1 = (await deploy(store, 'v1', { maxSurge: 1, maxUnavailable: 0 }))['default/web']!.pod;
+    const entries = await deploy(store, 'v2', { maxSurge: 1, maxUnavailable: 0 });
     const v2 = entries['default/web']!.pod;
     const { rollouts, log } = leader(store, clock);
     rollouts.startTerm();

@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalImageStore } from '@podmin/cli-data-access-image-store';
+import type { DesiredImage } from '@podmin/util-dependencies';
 import { buildImage } from '../build/build-image';
 import type { BuildResult } from '../build/build-image';
 import type { ImageDeps, ImageReporter } from '../image-deps';
@@ -8,6 +9,14 @@ import { RegistryClient } from '../registry/registry-client';
 
 /** The pause image source the fixtures stand in for. */
 export const PAUSE_SOURCE = 'registry.k8s.io/pause:3.10.1';
+
+/** The pause image as the dependency catalog names it, mirrored below `mirror/`. */
+export const PAUSE_IMAGE: DesiredImage = {
+  name: 'pause',
+  version: '3.10.1',
+  source: PAUSE_SOURCE,
+  path: 'mirror/registry.k8s.io/pause',
+};
 
 /** A registry client whose every request fails: proves a test never pulls (and this machine cannot). */
 export function offlineRegistry(): RegistryClient {
