@@ -111,7 +111,7 @@ await main(async () => {
     "export { computeSnapshot } from './libs/agent/feature-coordinator/src/snapshot/compute-snapshot';",
     "export { ServicesViewHub, ViewSource } from './libs/agent/feature-coordinator/src/coordinator/services-view';",
     "export { agentClient } from './libs/agent/data-access-grpc/src/agent-client';",
-    "export { serviceExecArgv, serviceEnv, COORDINATOR_NICE } from '@podmin/agent-feature-supervisor';",
+    "export { serviceExecArgv, serviceEnv, COORDINATOR_NICE, SHORT_SLICE_NS, requestSlice } from '@podmin/agent-feature-supervisor';",
     "export { serviceVip } from '@podmin/util-desired-state';",
     "export { clusterSearches } from '@podmin/util-manifest';",
   ]);
@@ -249,6 +249,9 @@ await main(async () => {
     },
   );
   fs.closeSync(agentLogFd);
+  // The supervisor's short EEVDF slice for agent-dns (scheduling.ts), on every thread it has.
+  const sliced = lib.requestSlice(agent.child.pid, lib.SHORT_SLICE_NS);
+  console.log(`agent-dns: ${lib.SHORT_SLICE_NS / 1000} µs slice on ${sliced} threads`);
   const udpLine = fs
     .readFileSync(agentLog, 'utf8')
     .split('\n')

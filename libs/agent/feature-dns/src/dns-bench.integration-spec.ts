@@ -26,6 +26,7 @@ describe('bench/dns.mjs --quick', () => {
       );
     for (const line of [
       /^agent-dns UDP: recvmmsg-worker; idle RSS [\d.]+ MiB/m,
+      /^agent-dns: 100 µs slice on [1-9]\d* threads$/m,
       /^ {2}agent-dns +[\d,]+ q\/s .*, +[\d,]+ q per CPU-second/m,
       /^ {2}NSD \([\d.]+\) +[\d,]+ q\/s .*, +[\d,]+ q per CPU-second/m,
       new RegExp(String.raw`^q per CPU-s, resolver: agent-dns / NSD +${verdict}$`, 'm'),

@@ -17,6 +17,7 @@ import {
 } from '@podmin/agent-data-access-node';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
+import { SHORT_SLICE_NS } from './scheduling';
 import { Supervisor, type BackoffPolicy, type MemoryProfile, type ServiceSpec } from './supervisor';
 
 export { DEFAULT_HEALTH_ADDRESS };
@@ -83,7 +84,7 @@ export function serviceSpecs(
       nice: COORDINATOR_NICE,
       pauseAfterStop: { ms: DNS_TTL_MARGIN_MS, why: 'wait DNS TTL margin' },
     },
-    spec('dns', 30, 'fast'),
+    { ...spec('dns', 30, 'fast'), sliceNs: SHORT_SLICE_NS },
     spec('identity', 60, 'lean'),
     spec('registry', 50, 'fast'),
     spec('dataplane', 70, 'fast'),

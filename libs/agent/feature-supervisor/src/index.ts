@@ -1,3 +1,4 @@
 export * from './supervisor';
 export * from './health-server';
 export * from './agent';
+export * from './scheduling';

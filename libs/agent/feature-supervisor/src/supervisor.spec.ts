@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { startHealthServer } from './health-server';
+import { SHORT_SLICE_NS } from './scheduling';
 import {
   FAST_EXEC_ARGV,
   LEAN_ENV,
@@ -204,6 +205,42 @@ describe('Supervisor', () => {
         status: 0,
         stderr: '',
       });
+    }
+  });
+
+  it('gives every thread of a service with sliceNs that EEVDF slice, keeping its niceness', async () => {
+    const slices = (pid: number) =>
+      fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+        const sched = fs.readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8');
+        return Number(/^se\.slice\s*:\s*(\d+)/m.exec(sched)?.[1] ?? NaN);
+      });
+    if (!fs.readFileSync('/proc/self/sched', 'utf8').includes('se.slice')) {
+      console.log('SKIPPED slice: this kernel shows no se.slice in /proc/PID/sched');
+      return;
+    }
+    const { log } = capture();
+    const supervisor = new Supervisor(
+      [
+        { ...spec('quick', 'ready', 1), sliceNs: SHORT_SLICE_NS, nice: 5 },
+        spec('plain', 'ready', 2),
+      ],
+      log,
+    );
+    try {
+      supervisor.start();
+      await until(() => supervisor.ready(), 'readiness');
+      const pid = (name: string) => supervisor.statuses().find((s) => s.name === name)?.pid ?? 0;
+      await until(
+        () => slices(pid('quick')).every((slice) => slice === SHORT_SLICE_NS),
+        'the short slice on every thread',
+      );
+      expect(slices(pid('quick')).length).toBeGreaterThan(1);
+      expect(
+        fs.readdirSync(`/proc/${pid('quick')}/task`).map((t) => os.getPriority(Number(t))),
+      ).toEqual(slices(pid('quick')).map(() => 5));
+      expect(slices(pid('plain')).every((slice) => slice !== SHORT_SLICE_NS)).toBe(true);
+    } finally {
+      await supervisor.stop();
     }
   });
 

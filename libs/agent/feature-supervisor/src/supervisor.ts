@@ -5,6 +5,7 @@ import readline from 'node:readline';
 import { isChildMessage, type SupervisorMessage } from '@podmin/agent-contracts';
 import { SERVICE_STOP_GRACE_MS } from '@podmin/agent-util-config';
 import type { JsonLogger } from '@podmin/agent-util-logging';
+import { requestSlice } from './scheduling';
 
 /** One supervised service process. */
 export interface ServiceSpec {
@@ -26,6 +27,11 @@ export interface ServiceSpec {
    * CPU to latency-sensitive processes (DNS answers) on a small node.
    */
   nice?: number;
+  /**
+   * The EEVDF slice (ns) its threads ask for: a latency-critical service (DNS answers) asks
+   * for a short one ({@link SHORT_SLICE_NS}), so it preempts background work on waking.
+   */
+  sliceNs?: number;
   /**
    * The service counts as ready only once it has reported itself healthy (staticpod: the node
    * has converged to its desired state at least once), not merely once it started.
@@ -161,6 +167,15 @@ export const forkLauncher: Launcher = (spec) => {
       : { execArgv }),
     env: serviceEnv(spec),
   });
+  if (spec.sliceNs !== undefined) {
+    // Once at the start (threads created later inherit it) and again at the first message,
+    // for the threads Node started in between.
+    const ask = () => {
+      if (child.pid !== undefined) requestSlice(child.pid, spec.sliceNs as number);
+    };
+    child.once('spawn', ask);
+    child.once('message', ask);
+  }
   if (spec.nice && !niced && child.pid !== undefined) {
     try {
       os.setPriority(child.pid, spec.nice);
