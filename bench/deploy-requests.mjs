@@ -122,11 +122,24 @@ await main(async () => {
     forcePathStyle: true,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
   });
-  const stored = await s3.send(
-    new lib.GetObjectCommand({ Bucket: bucket, Key: 'deployments/index.json' }),
-  );
+  // The SDK retries a failed request but not a body whose socket closes after the headers
+  // arrived ("aborted"); this read-back is the bench's own check, so it reads again.
+  const readIndex = async (attempt = 1) => {
+    try {
+      const stored = await s3.send(
+        new lib.GetObjectCommand({ Bucket: bucket, Key: 'deployments/index.json' }),
+      );
+      return await stored.Body.transformToString();
+    } catch (err) {
+      if (attempt >= 3 || !/aborted|ECONNRESET|socket hang up/i.test(String(err?.message)))
+        throw err;
+      console.log(`read-back of the index: ${err.message}; reading again (${attempt + 1}/3)`);
+      return readIndex(attempt + 1);
+    }
+  };
+  const storedText = await readIndex();
   s3.destroy();
-  const { index, signature } = lib.parseSignedIndex(await stored.Body.transformToString());
+  const { index, signature } = lib.parseSignedIndex(storedText);
   const publicKey = lib.publicKeyOfPrivate(
     privateKey.export({ type: 'pkcs8', format: 'pem' }),
     'key',
