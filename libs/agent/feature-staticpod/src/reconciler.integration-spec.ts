@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { LocalDirectoryObjectStore, type ObjectStore } from '@podmin/data-access-object-store';
 import { PodminError } from '@podmin/util-errors';
-import { commitDesiredState } from '@podmin/testing';
+import { commitDesiredState, fileTree } from '@podmin/testing';
 import { INDEX_KEY, parseIndex } from '@podmin/util-desired-state';
 import { buildDeployment } from '@podmin/util-manifest';
 import { FakeIdentity, FakeSecrets, RecordingSink } from './__fixtures__/fake-ports';
@@ -62,20 +62,6 @@ function switchable(store: ObjectStore): ObjectStore & { down: boolean } {
         : store.getIfChanged(...a),
   };
   return wrapper as unknown as ObjectStore & { down: boolean };
-}
-
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string): void => {
-    if (!fs.existsSync(d)) return;
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = fs.readFileSync(p, 'utf8');
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 describe('StaticPodReconciler on a real filesystem and local bucket', () => {
@@ -245,7 +231,7 @@ describe('StaticPodReconciler on a real filesystem and local bucket', () => {
     beforeEach(async () => {
       await deploy(store, 'web', 'workers', { secrets: 'db-url' });
       await reconciler.reconcileOnce();
-      published = snapshot(path.join(tmp, 'node'));
+      published = fileTree(path.join(tmp, 'node'));
     });
 
     async function expectFaultThenRecovery(
@@ -257,7 +243,7 @@ describe('StaticPodReconciler on a real filesystem and local bucket', () => {
       await expect(reconciler.reconcileOnce()).rejects.toThrow(message);
       expect(reconciler.status()).toMatchObject({ healthy: false });
       expect(reconciler.status().lastError).toMatch(message);
-      expect(snapshot(path.join(tmp, 'node'))).toEqual(published);
+      expect(fileTree(path.join(tmp, 'node'))).toEqual(published);
       await clear();
       await reconciler.reconcileOnce();
       expect(reconciler.status()).toMatchObject({ healthy: true, lastError: null });

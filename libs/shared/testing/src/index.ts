@@ -2,6 +2,8 @@
 export { getAwsEmulator, type AwsEmulator } from './aws-emulator';
 /** A fresh bucket in the emulator, created through the caller's S3 client factory. */
 export { emulatorBucket, type EmulatorBucket } from './emulator-bucket';
+/** Every file below a directory with its text, links listed and not followed. */
+export { fileTree } from './file-tree';
 /** Temporary directories with a cleanup function, or one per test (`useTempDir`). */
 export { makeTempDir, useTempDir, type TempDir } from './temp-dir';
 /** A temporary HOME with its own XDG directories, for CLI runs. */
