@@ -7,7 +7,8 @@ import { DNS_TTL_SECONDS } from '@podmin/agent-util-config';
 import { JsonLogger } from '@podmin/agent-util-logging';
 import { localAgentFlags } from '@podmin/testing';
 import { DNS_TTL_MARGIN_MS, parseAgentArgs, runAgent, serviceSpecs } from './agent';
-import { STOP_GRACE_MS, serviceEnv, stopBoundMs } from './supervisor';
+import { serviceEnv } from './launcher';
+import { STOP_GRACE_MS, stopBoundMs } from './supervisor';
 
 const env = { PODMIN_NODE_ROOT: '/srv/node' };
 

@@ -11,11 +11,10 @@ import {
   LEAN_ENV,
   SERVICE_ENV,
   SERVICE_EXEC_ARGV,
-  Supervisor,
   serviceEnv,
   serviceExecArgv,
-  type ServiceSpec,
-} from './supervisor';
+} from './launcher';
+import { Supervisor, type ServiceSpec } from './supervisor';
 
 const fixture = path.join(__dirname, '__fixtures__', 'service.cjs');
 const spec = (name: string, mode: string, stopOrder: number): ServiceSpec => ({
