@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { JsonLogger } from '@podmin/agent-util-logging';
+import { itIf } from '@podmin/testing';
 import { startHealthServer } from './health-server';
 import { SHORT_SLICE_NS } from './scheduling';
 import {
@@ -15,6 +16,15 @@ import {
   serviceExecArgv,
 } from './launcher';
 import { Supervisor, type ServiceSpec } from './supervisor';
+
+/** Whether the running kernel's release is at least major.minor. */
+function kernelAtLeast(major: number, minor: number): boolean {
+  const [a = 0, b = 0] = os
+    .release()
+    .split('.')
+    .map((n) => parseInt(n, 10));
+  return a > major || (a === major && b >= minor);
+}
 
 const fixture = path.join(__dirname, '__fixtures__', 'service.cjs');
 const spec = (name: string, mode: string, stopOrder: number): ServiceSpec => ({
@@ -207,41 +217,44 @@ describe('Supervisor', () => {
     }
   });
 
-  it('gives every thread of a service with sliceNs that EEVDF slice, keeping its niceness', async () => {
-    const slices = (pid: number) =>
-      fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-        const sched = fs.readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8');
-        return Number(/^se\.slice\s*:\s*(\d+)/m.exec(sched)?.[1] ?? NaN);
-      });
-    if (!fs.readFileSync('/proc/self/sched', 'utf8').includes('se.slice')) {
-      console.log('SKIPPED slice: this kernel shows no se.slice in /proc/PID/sched');
-      return;
-    }
-    const { log } = capture();
-    const supervisor = new Supervisor(
-      [
-        { ...spec('quick', 'ready', 1), sliceNs: SHORT_SLICE_NS, nice: 5 },
-        spec('plain', 'ready', 2),
-      ],
-      log,
-    );
-    try {
-      supervisor.start();
-      await until(() => supervisor.ready(), 'readiness');
-      const pid = (name: string) => supervisor.statuses().find((s) => s.name === name)?.pid ?? 0;
-      await until(
-        () => slices(pid('quick')).every((slice) => slice === SHORT_SLICE_NS),
-        'the short slice on every thread',
+  itIf(
+    kernelAtLeast(6, 12) && fs.readFileSync('/proc/self/sched', 'utf8').includes('se.slice'),
+    'slice',
+    `Linux ${os.release()} honours no per-task EEVDF slice (6.12 and later do)`,
+  )(
+    'gives every thread of a service with sliceNs that EEVDF slice, keeping its niceness',
+    async () => {
+      const slices = (pid: number) =>
+        fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+          const sched = fs.readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8');
+          return Number(/^se\.slice\s*:\s*(\d+)/m.exec(sched)?.[1] ?? NaN);
+        });
+      const { log } = capture();
+      const supervisor = new Supervisor(
+        [
+          { ...spec('quick', 'ready', 1), sliceNs: SHORT_SLICE_NS, nice: 5 },
+          spec('plain', 'ready', 2),
+        ],
+        log,
       );
-      expect(slices(pid('quick')).length).toBeGreaterThan(1);
-      expect(
-        fs.readdirSync(`/proc/${pid('quick')}/task`).map((t) => os.getPriority(Number(t))),
-      ).toEqual(slices(pid('quick')).map(() => 5));
-      expect(slices(pid('plain')).every((slice) => slice !== SHORT_SLICE_NS)).toBe(true);
-    } finally {
-      await supervisor.stop();
-    }
-  });
+      try {
+        supervisor.start();
+        await until(() => supervisor.ready(), 'readiness');
+        const pid = (name: string) => supervisor.statuses().find((s) => s.name === name)?.pid ?? 0;
+        await until(
+          () => slices(pid('quick')).every((slice) => slice === SHORT_SLICE_NS),
+          'the short slice on every thread',
+        );
+        expect(slices(pid('quick')).length).toBeGreaterThan(1);
+        expect(
+          fs.readdirSync(`/proc/${pid('quick')}/task`).map((t) => os.getPriority(Number(t))),
+        ).toEqual(slices(pid('quick')).map(() => 5));
+        expect(slices(pid('plain')).every((slice) => slice !== SHORT_SLICE_NS)).toBe(true);
+      } finally {
+        await supervisor.stop();
+      }
+    },
+  );
 
   it('reports a service that declares itself unhealthy', async () => {
     const { log } = capture();
