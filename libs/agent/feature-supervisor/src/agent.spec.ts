@@ -8,6 +8,7 @@ import { JsonLogger } from '@podmin/agent-util-logging';
 import { localAgentFlags } from '@podmin/testing';
 import { DNS_TTL_MARGIN_MS, parseAgentArgs, runAgent, serviceSpecs } from './agent';
 import { serviceEnv } from './launcher';
+import { SHORT_SLICE_NS } from './scheduling';
 import { STOP_GRACE_MS, stopBoundMs } from './supervisor';
 
 const env = { PODMIN_NODE_ROOT: '/srv/node' };
@@ -64,6 +65,16 @@ describe('parseAgentArgs', () => {
       registry: 'fast',
       dataplane: 'fast',
     });
+  });
+
+  it('gives agent-dns alone the short EEVDF slice', () => {
+    const config = parseAgentArgs(localAgentFlags, env);
+    if (typeof config === 'string') throw new Error('expected config');
+    expect(
+      serviceSpecs(config, '/opt/podmin/bin')
+        .filter((s) => s.sliceNs !== undefined)
+        .map((s) => [s.name, s.sliceNs]),
+    ).toEqual([['dns', SHORT_SLICE_NS]]);
   });
 
   it('stops the dataplane last, after the services Pods depend on', () => {
