@@ -3,7 +3,9 @@
 // within 1.2× a bare `node -e 0` with a warm code cache and within 1.5× on the first run after
 // install (an empty cache directory: a fresh XDG_CACHE_HOME for every such run); `podmin --help`
 // within 1.5× warm, `podmin deploy` to a local bucket within 2×; validate and --help peak at
-// ≤ 60 MiB RSS.
+// ≤ 60 MiB RSS. Beside them, unbudgeted, the floor (bench/lib/cli-floor.mjs): yargs and yaml
+// validating the same file with none of podmin's code, bundled and code-cached as podmin is, and
+// each of the two alone; and how much podmin's validate takes above that floor.
 //   node bench/cli-start.mjs [--quick] [runs]     (--quick: 5 runs)
 // Each round runs every command right next to a `node -e 0` of its own (which of the two goes
 // first alternates), so a machine that slows down for a while slows both sides of a pair; each
@@ -15,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { main, result, tempDir, yieldToSignals } from './lib/bench.mjs';
+import { floorPrograms } from './lib/cli-floor.mjs';
 import { PODMIN_BIN as bin, deployWebArgs, homeEnv } from './lib/cli.mjs';
 
 if (!fs.existsSync(bin)) {
@@ -99,10 +102,16 @@ await main(async () => {
         args: () => [bin, ...deployWebArgs(`web=hello:v${++tag}`, '-f', 'daemonset.yaml')],
       },
     ];
+    // The floor (bench/lib/cli-floor.mjs): yargs and yaml with none of podmin's code, timed in
+    // the same pairs, unbudgeted: what the warm validate budget is measured against.
+    const floors = (await floorPrograms(path.join(dir, 'floor'), 'daemonset.yaml')).map((f) => ({
+      name: `floor, ${f.name}`,
+      args: () => f.args,
+    }));
     const bare = ['-e', '0'];
     // Warm up: the first run of a command writes the CLI's V8 code cache, and the page cache.
     for (let i = 0; i < Math.min(3, runs); i++) {
-      for (const c of commands) (time(bare), time(c.args()));
+      for (const c of [...commands, ...floors]) (time(bare), time(c.args()));
       await yieldToSignals();
     }
     // The first run after install: no code cache in the cache directory (a fresh one each run).
@@ -120,7 +129,7 @@ await main(async () => {
       }
     };
     const bareTimes = [];
-    for (const c of commands) {
+    for (const c of [...commands, ...floors]) {
       c.times = [];
       c.ratios = [];
     }
@@ -141,7 +150,7 @@ await main(async () => {
         bareTimes.push(base);
         cold.ratios.push(command / base);
       }
-      for (const c of commands) {
+      for (const c of [...commands, ...floors]) {
         let command, base;
         if (i % 2) {
           command = time(c.args());
@@ -173,6 +182,20 @@ await main(async () => {
         ratio,
         max: c.budget,
       });
+    }
+    for (const f of floors) {
+      console.log(
+        `${f.name}: median ${median(f.times).toFixed(1)} ms, ratio ${median(f.ratios).toFixed(2)}x (unbudgeted)`,
+      );
+    }
+    {
+      // What podmin's own code adds to a warm validate over the floor, in the same rounds.
+      const above = median(validate.times.map((t, k) => t - floors[0].times[k]));
+      const ratio = median(floors[0].ratios);
+      console.log(
+        `${validate.name} above the floor: ${above.toFixed(1)} ms; the floor alone is ${ratio.toFixed(2)}x node -e 0, ` +
+          `${ratio > 1.2 ? 'over' : 'within'} the warm validate budget of 1.2x`,
+      );
     }
     {
       const ratio = median(cold.ratios);
