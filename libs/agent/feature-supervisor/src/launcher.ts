@@ -88,6 +88,18 @@ export function serviceEnv(
  */
 const NICE_PROGRAM = ['/usr/bin/nice', '/bin/nice'].find((file) => fs.existsSync(file));
 
+/** How many threads of a child forkLauncher started took its `sliceNs`, at the latest ask. */
+const slicedThreads = new WeakMap<ChildProcess, number>();
+
+/**
+ * The number of threads of `child` that took its service's `sliceNs` when it was last asked
+ * (at its start, and again at its first message); undefined when none was asked for or another
+ * launcher started it. A kernel before 6.12 takes the call and ignores the slice.
+ */
+export function slicedThreadsOf(child: ChildProcess): number | undefined {
+  return slicedThreads.get(child);
+}
+
 /** Forks a Node script with an IPC channel, piped stdout/stderr and its profile's settings. */
 export const forkLauncher: Launcher = (spec) => {
   const execArgv = serviceExecArgv(spec);
@@ -106,7 +118,8 @@ export const forkLauncher: Launcher = (spec) => {
     // Once at the start (threads created later inherit it) and again at the first message,
     // for the threads Node started in between.
     const ask = () => {
-      if (child.pid !== undefined) requestSlice(child.pid, spec.sliceNs as number);
+      if (child.pid !== undefined)
+        slicedThreads.set(child, requestSlice(child.pid, spec.sliceNs as number));
     };
     child.once('spawn', ask);
     child.once('message', ask);

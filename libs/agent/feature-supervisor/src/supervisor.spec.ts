@@ -229,7 +229,7 @@ describe('Supervisor', () => {
           const sched = fs.readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8');
           return Number(/^se\.slice\s*:\s*(\d+)/m.exec(sched)?.[1] ?? NaN);
         });
-      const { log } = capture();
+      const { log, lines } = capture();
       const supervisor = new Supervisor(
         [
           { ...spec('quick', 'ready', 1), sliceNs: SHORT_SLICE_NS, nice: 5 },
@@ -250,6 +250,12 @@ describe('Supervisor', () => {
           fs.readdirSync(`/proc/${pid('quick')}/task`).map((t) => os.getPriority(Number(t))),
         ).toEqual(slices(pid('quick')).map(() => 5));
         expect(slices(pid('plain')).every((slice) => slice !== SHORT_SLICE_NS)).toBe(true);
+        // The supervisor says so when the service is ready, for that service alone.
+        const ready = (name: string) =>
+          lines.find((l) => l['msg'] === 'service ready' && l['service'] === name);
+        expect(ready('quick')).toMatchObject({ sliceNs: SHORT_SLICE_NS });
+        expect(ready('quick')?.['slicedThreads']).toBeGreaterThan(1);
+        expect(ready('plain')).not.toHaveProperty('slicedThreads');
       } finally {
         await supervisor.stop();
       }

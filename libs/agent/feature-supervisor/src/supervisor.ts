@@ -3,7 +3,7 @@ import readline from 'node:readline';
 import { isChildMessage, type SupervisorMessage } from '@podmin/agent-contracts';
 import { SERVICE_STOP_GRACE_MS } from '@podmin/agent-util-config';
 import type { JsonLogger } from '@podmin/agent-util-logging';
-import { forkLauncher, type Launcher } from './launcher';
+import { forkLauncher, slicedThreadsOf, type Launcher } from './launcher';
 
 /** One supervised service process. */
 export interface ServiceSpec {
@@ -203,7 +203,12 @@ export class Supervisor {
       const m = message;
       if (m.type === 'ready') {
         slot.status.ready = true;
-        this.log.event('info', 'service ready', { service: slot.spec.name });
+        // The launcher asked for the slice again at this first message, so the count is final.
+        const sliced = slicedThreadsOf(child);
+        this.log.event('info', 'service ready', {
+          service: slot.spec.name,
+          ...(sliced === undefined ? {} : { sliceNs: slot.spec.sliceNs, slicedThreads: sliced }),
+        });
       } else {
         if (slot.status.healthy !== m.healthy || slot.status.detail !== (m.detail ?? null))
           this.log.event('info', 'service health', {
