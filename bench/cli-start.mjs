@@ -104,7 +104,7 @@ await main(async () => {
     ];
     // The floor (bench/lib/cli-floor.mjs): yargs and yaml with none of podmin's code, timed in
     // the same pairs, unbudgeted: what the warm validate budget is measured against.
-    const floors = (await floorPrograms(path.join(dir, 'floor'), 'daemonset.yaml')).map((f) => ({
+    const floors = floorPrograms(path.join(dir, 'floor'), 'daemonset.yaml').map((f) => ({
       name: `floor, ${f.name}`,
       args: () => f.args,
     }));

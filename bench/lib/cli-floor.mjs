@@ -56,14 +56,14 @@ script.runInThisContext().call(mod.exports, mod.exports, require, mod, file, __d
  * Builds the floor programs below `dir` and returns, for each, its name and the node arguments
  * that run it on `file` the way `podmin validate -f FILE` is run (`launcher validate -f FILE`).
  */
-export async function floorPrograms(dir, file) {
+export function floorPrograms(dir, file) {
   const esbuild = createRequire(path.join(root, 'package.json'))('esbuild');
   const programs = [];
   for (const [name, source] of Object.entries(PROGRAMS)) {
     const at = path.join(dir, name.replace(/[^a-z]+/g, '-'));
     fs.mkdirSync(at, { recursive: true });
     fs.writeFileSync(path.join(at, 'source.cjs'), source);
-    await esbuild.build({
+    esbuild.buildSync({
       entryPoints: [path.join(at, 'source.cjs')],
       outfile: path.join(at, 'program.cjs'),
       bundle: true,
