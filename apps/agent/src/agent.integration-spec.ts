@@ -241,10 +241,18 @@ describe('podmin-agent (built)', () => {
         .output()
         .split('\n')
         .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { msg: string });
+        .map((l) => JSON.parse(l) as { msg: string; service?: string; slicedThreads?: number });
       expect(lines.map((l) => l.msg)).toEqual(
         expect.arrayContaining(['start agent', 'service ready', 'shut down', 'stopped']),
       );
+      // agent-dns alone is given the short scheduler slice, and the agent says on how many threads.
+      const sliced = lines
+        .filter((l) => l.msg === 'service ready' && l.slicedThreads !== undefined)
+        .map((l) => l.service);
+      expect(sliced).toEqual(['dns']);
+      expect(
+        lines.find((l) => l.msg === 'service ready' && l.service === 'dns')?.slicedThreads,
+      ).toBeGreaterThan(0);
       // Nothing is left listening.
       await expect(fetch(`http://127.0.0.1:${registryPort}/v2/`)).rejects.toThrow();
     } catch (err) {
